@@ -1,0 +1,25 @@
+"""memlab: classification-gated persistent memory for LLM agents, as a research toolkit."""
+
+from memlab.errors import InvalidArgument, MemlabError, NotFound, SchemaError, TaintError
+from memlab.levels import Level, can_flow_to
+from memlab.records import AuditEvent, Hit, Memory, TaintEvent
+from memlab.session import Session
+from memlab.store import MemoryStore
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "MemoryStore",
+    "Session",
+    "Level",
+    "can_flow_to",
+    "Memory",
+    "Hit",
+    "TaintEvent",
+    "AuditEvent",
+    "MemlabError",
+    "InvalidArgument",
+    "NotFound",
+    "TaintError",
+    "SchemaError",
+]

@@ -1,0 +1,33 @@
+"""The exception hierarchy: every error memlab raises derives from ``MemlabError``."""
+
+__all__ = ["MemlabError", "InvalidArgument", "NotFound", "TaintError", "SchemaError"]
+
+
+class MemlabError(Exception):
+    """Base class of every memlab error; ``code`` is its name in tool results."""
+
+    code = "error"
+
+
+class InvalidArgument(MemlabError, ValueError):
+    """An argument is missing, has the wrong type, or has a value out of range."""
+
+    code = "invalid_argument"
+
+
+class NotFound(MemlabError, LookupError):
+    """No memory with that key is visible to the session (at the level the tool acts on)."""
+
+    code = "not_found"
+
+
+class TaintError(MemlabError):
+    """A session's taint would go down; taint is a high-water mark."""
+
+    code = "taint_error"
+
+
+class SchemaError(MemlabError):
+    """The database is not a memlab store this version can open safely."""
+
+    code = "schema_error"

@@ -1,0 +1,76 @@
+"""Immutable value objects that cross module boundaries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from memlab.levels import Level
+
+__all__ = ["Memory", "Hit", "TaintEvent", "AuditEvent"]
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One version of one memory, as a session sees it."""
+
+    key: str
+    """The agent's identifier for the fact, e.g. ``user-name``."""
+    content: str
+    """The remembered text."""
+    tags: tuple[str, ...]
+    """Ordered, de-duplicated tags."""
+    classification: Level
+    """The taint of the session that saved this version."""
+    version: int
+    """1, 2, ... per agent, key and classification."""
+    saved_at: str
+    """ISO 8601 UTC time of the save."""
+    saved_by: str
+    """Id of the session that saved it."""
+
+    def ref(self) -> str:
+        """The version's identifier in audit rows: ``key@LEVEL/vN``."""
+        return f"{self.key}@{self.classification.name}/v{self.version}"
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result."""
+
+    memory: Memory
+    score: float
+    """BM25 relevance, higher is better, from the visible levels' statistics only."""
+    snippet: str
+    """An excerpt of the content with matched words marked ``**like this**``."""
+
+
+@dataclass(frozen=True)
+class TaintEvent:
+    """A session's taint went up."""
+
+    session_id: str
+    at: str
+    from_level: Level
+    to_level: Level
+    reason: str
+
+
+@dataclass(frozen=True)
+class AuditEvent:
+    """One tool call, as the auditor sees it: identifiers, never memory content."""
+
+    at: str
+    session_id: str
+    agent: str
+    taint: Level
+    tool: str
+    outcome: str
+    """``ok``, ``not_found`` or an error code such as ``invalid_argument``."""
+    key: str | None = None
+    query: str | None = None
+    records: tuple[str, ...] = ()
+    """Refs (``key@LEVEL/vN``) of the versions the call returned or wrote."""
+    notes: tuple[str, ...] = field(default=())
+    """What hooks changed, e.g. a stripped classification argument."""
+    message: str | None = None
+    """The error message, when the call failed."""

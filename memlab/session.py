@@ -1,0 +1,184 @@
+"""A session: an agent's conversation at a live, monotonic taint, and the five memory tools."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from memlab import arguments
+from memlab.errors import InvalidArgument, MemlabError, NotFound, TaintError
+from memlab.levels import Level
+from memlab.policy import save_classification
+from memlab.records import AuditEvent, Hit, Memory, TaintEvent
+from memlab.search import match_expression
+
+if TYPE_CHECKING:
+    from memlab.store import MemoryStore
+
+__all__ = ["Session"]
+
+
+class Session:
+    """One conversation of one agent. Create it with ``MemoryStore.session``.
+
+    Every tool works on the session's **effective view** at its **live** taint: for each key, the newest
+    live version at the highest classification the taint can read. Every call, failed ones included,
+    appends one audit event.
+    """
+
+    def __init__(self, store: MemoryStore, session_id: str, agent: str, taint: Level) -> None:
+        self.store = store
+        self.id = session_id
+        self.agent = agent
+        self._taint = taint
+
+    def __repr__(self) -> str:
+        return f"Session(id={self.id!r}, agent={self.agent!r}, taint={self._taint.name})"
+
+    @property
+    def taint(self) -> Level:
+        """The session's current taint: the highest level of anything it has been exposed to."""
+        return self._taint
+
+    def escalate(self, level: Level | str, *, reason: str = "") -> Level:
+        """Raise the taint to ``level`` (a no-op when already there) and record a taint event.
+
+        Raises:
+            TaintError: ``level`` is below the current taint; only a new session starts low.
+
+        >>> s.escalate(Level.CONFIDENTIAL, reason="read payroll")  # doctest: +SKIP
+        <Level.CONFIDENTIAL: 2>
+        """
+        level = Level.parse(level)
+        if level < self._taint:
+            raise TaintError(
+                f"cannot lower the taint of session {self.id} from {self._taint.name} to {level.name}; "
+                "start a new session instead"
+            )
+        if level > self._taint:
+            event = TaintEvent(self.id, self.store.now(), self._taint, level, reason)
+            self.store.storage.add_taint_event(event)
+            self._taint = level
+        return self._taint
+
+    # -- the five tools -----------------------------------------------------------------------------
+
+    def memory_save(self, key: str, content: str, tags: list[str] | tuple[str, ...] | None = None) -> Memory:
+        """Save a new version of ``key`` at the session's current taint.
+
+        A key that exists only above the taint gets a new version at the taint (polyinstantiation);
+        the caller learns nothing about the higher one.
+
+        >>> s.memory_save("user-name", "Alice", tags=["personal"]).classification  # doctest: +SKIP
+        <Level.PUBLIC: 0>
+        """
+        return self._invoke("memory_save", {"key": key, "content": content, "tags": tags})
+
+    def memory_get(self, key: str) -> Memory | None:
+        """The key's entry in the effective view, or None (also when only a hidden version exists)."""
+        return self._invoke("memory_get", {"key": key})
+
+    def memory_search(self, query: str, max_results: int = arguments.DEFAULT_MAX_RESULTS) -> list[Hit]:
+        """Rank the effective view against a natural-language query (never FTS5 syntax).
+
+        >>> [hit.memory.key for hit in s.memory_search("what is my name?")]  # doctest: +SKIP
+        ['user-name']
+        """
+        return self._invoke("memory_search", {"query": query, "max_results": max_results})
+
+    def memory_list(self, tag: str | None = None) -> list[Memory]:
+        """The effective view ordered by key, filtered by ``tag`` after shadowing."""
+        return self._invoke("memory_list", {"tag": tag})
+
+    def memory_delete(self, key: str) -> Memory:
+        """Soft-delete the key's current version at exactly the session's taint.
+
+        Raises:
+            NotFound: no live version at this taint (whatever exists at other levels).
+        """
+        return self._invoke("memory_delete", {"key": key})
+
+    # -- one path for every call --------------------------------------------------------------------
+
+    def _invoke(self, tool: str, raw: Mapping[str, Any], notes: tuple[str, ...] = ()) -> Any:
+        """Validate, run and audit one tool call; the tool layer enters here after its hooks."""
+        taint = self._taint  # the live taint, read once: the whole call acts at one level
+        given = raw if isinstance(raw, Mapping) else {}
+        event = AuditEvent(
+            at=self.store.now(),
+            session_id=self.id,
+            agent=self.agent,
+            taint=taint,
+            tool=str(tool),
+            outcome="ok",
+            key=_text_or_none(given.get("key")),
+            query=_text_or_none(given.get("query")),
+            notes=tuple(notes),
+        )
+        try:
+            args = arguments.bind(tool, raw)
+        except InvalidArgument as error:
+            self.store.storage.append_audit(_failed(event, error))
+            raise
+        return getattr(self, f"_{tool}")(taint, event, **args)
+
+    def _memory_save(self, taint: Level, event: AuditEvent, *, key: str, content: str, tags: tuple[str, ...]) -> Memory:
+        return self.store.storage.save(
+            self.agent,
+            key,
+            content,
+            tags,
+            save_classification(taint),
+            saved_at=event.at,
+            saved_by=self.id,
+            audit=lambda memory: replace(event, records=(memory.ref(),)),
+        )
+
+    def _memory_get(self, taint: Level, event: AuditEvent, *, key: str) -> Memory | None:
+        memory = self.store.storage.effective(self.agent, taint, key)
+        found = memory is not None
+        self.store.storage.append_audit(
+            replace(event, outcome="ok" if found else "not_found", records=(memory.ref(),) if found else ())
+        )
+        return memory
+
+    def _memory_search(self, taint: Level, event: AuditEvent, *, query: str, max_results: int) -> list[Hit]:
+        match = match_expression(query)
+        hits = [] if match is None else self.store.storage.search(self.agent, taint, match, max_results)
+        self.store.storage.append_audit(replace(event, records=tuple(hit.memory.ref() for hit in hits)))
+        return hits
+
+    def _memory_list(self, taint: Level, event: AuditEvent, *, tag: str | None) -> list[Memory]:
+        view = self.store.storage.effective_view(self.agent, taint)
+        memories = [memory for memory in view if tag is None or tag in memory.tags]
+        self.store.storage.append_audit(replace(event, records=tuple(memory.ref() for memory in memories)))
+        return memories
+
+    def _memory_delete(self, taint: Level, event: AuditEvent, *, key: str) -> Memory:
+        deleted = self.store.storage.delete(
+            self.agent,
+            key,
+            taint,
+            deleted_at=event.at,
+            deleted_by=self.id,
+            audit=lambda memory: replace(event, records=(memory.ref(),))
+            if memory is not None
+            else _failed(event, _not_found(key)),
+        )
+        if deleted is None:
+            raise _not_found(key)
+        return deleted
+
+
+def _not_found(key: str) -> NotFound:
+    # The message depends on the key alone: a hidden version and no version at all read the same.
+    return NotFound(f"no memory with key {key!r} at this session's level")
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _failed(event: AuditEvent, error: MemlabError) -> AuditEvent:
+    return replace(event, outcome=error.code, message=str(error))

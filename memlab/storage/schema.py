@@ -1,0 +1,135 @@
+"""The sqlite schema: tables, the append-only audit, and the version check made on open."""
+
+from __future__ import annotations
+
+import sqlite_utils
+
+from memlab.errors import SchemaError
+from memlab.levels import Level
+
+__all__ = ["SCHEMA_VERSION", "FORMAT", "ensure_schema", "fts_table", "create_fts_tables"]
+
+SCHEMA_VERSION = 1
+FORMAT = "memlab"
+DEFAULT_TOKENIZE = "porter unicode61"
+
+# bm25 weights of the indexed columns (key, content, tags): a word of the key says more than one of the text.
+BM25_WEIGHTS = (2.0, 1.0, 1.0)
+
+
+def fts_table(agent_id: int, taint: Level) -> str:
+    """The FTS5 index holding the effective view of ``agent_id`` at ``taint``."""
+    return f"fts_{agent_id}_{taint.name.lower()}"
+
+
+def ensure_schema(db: sqlite_utils.Database, tokenize: str = DEFAULT_TOKENIZE) -> dict[str, str]:
+    """Check the store's schema, creating it in an empty database; return the meta table.
+
+    Raises:
+        SchemaError: the database holds other tables, or a memlab schema newer than this code.
+    """
+    tables = set(db.table_names())
+    if "memlab_meta" not in tables:
+        if tables:
+            shown = ", ".join(sorted(tables)[:5])
+            raise SchemaError(f"not a memlab store: the database already holds other tables ({shown})")
+        _create(db, tokenize)
+    meta = {row["name"]: row["value"] for row in db["memlab_meta"].rows}
+    if meta.get("format") != FORMAT:
+        raise SchemaError(f"not a memlab store: format is {meta.get('format')!r}, expected {FORMAT!r}")
+    version = int(meta.get("schema_version", "0"))
+    if version > SCHEMA_VERSION:
+        raise SchemaError(
+            f"this store has schema version {version}, written by a newer memlab; "
+            f"this memlab reads schema version {SCHEMA_VERSION} — upgrade memlab to open it"
+        )
+    if version < SCHEMA_VERSION:
+        raise SchemaError(f"schema version {version} is unknown; no migration leads from it to {SCHEMA_VERSION}")
+    return meta
+
+
+def _create(db: sqlite_utils.Database, tokenize: str) -> None:
+    db["memlab_meta"].create({"name": str, "value": str}, pk="name", not_null={"value"})
+    db["memlab_meta"].insert_all(
+        [
+            {"name": "format", "value": FORMAT},
+            {"name": "schema_version", "value": str(SCHEMA_VERSION)},
+            {"name": "tokenize", "value": tokenize},
+        ]
+    )
+    db["agents"].create({"id": int, "name": str}, pk="id", not_null={"name"})
+    db["agents"].create_index(["name"], unique=True)
+    db["sessions"].create(
+        {"id": str, "agent": str, "taint": str, "created_at": str},
+        pk="id",
+        not_null={"agent", "taint", "created_at"},
+    )
+    db["taint_events"].create(
+        {"id": int, "session_id": str, "at": str, "from_level": str, "to_level": str, "reason": str},
+        pk="id",
+        not_null={"session_id", "at", "from_level", "to_level"},
+        foreign_keys=[("session_id", "sessions", "id")],
+    )
+    db["memories"].create(
+        {
+            "id": int,
+            "agent_id": int,
+            "key": str,
+            "content": str,
+            "tags": str,
+            "classification": int,
+            "version": int,
+            "saved_at": str,
+            "saved_by": str,
+            "deleted_at": str,
+            "deleted_by": str,
+        },
+        pk="id",
+        not_null={"agent_id", "key", "content", "tags", "classification", "version", "saved_at", "saved_by"},
+        foreign_keys=[("agent_id", "agents", "id")],
+    )
+    db["memories"].create_index(["agent_id", "key", "classification", "version"], unique=True)
+    # The effective view, materialised: for each agent and taint T, the version a session at T sees.
+    db["effective"].create(
+        {"agent_id": int, "taint": int, "key": str, "memory_id": int},
+        pk=("agent_id", "taint", "key"),
+        not_null={"memory_id"},
+    )
+    db["effective"].create_index(["agent_id", "key"])
+    db["audit"].create(
+        {
+            "seq": int,
+            "at": str,
+            "session_id": str,
+            "agent": str,
+            "taint": str,
+            "tool": str,
+            "key": str,
+            "query": str,
+            "outcome": str,
+            "records": str,
+            "notes": str,
+            "message": str,
+        },
+        pk="seq",
+        not_null={"at", "session_id", "agent", "taint", "tool", "outcome"},
+    )
+    for action in ("UPDATE", "DELETE"):
+        db.execute(
+            f"CREATE TRIGGER audit_no_{action.lower()} BEFORE {action} ON audit "
+            f"BEGIN SELECT RAISE(ABORT, 'the audit trail is append-only'); END"
+        )
+
+
+def create_fts_tables(db: sqlite_utils.Database, agent_id: int, tokenize: str) -> None:
+    """One external-content FTS5 index per taint level for a new agent.
+
+    Memory rows never change their indexed columns (a save adds a version), so ``memories`` can serve
+    as the content table: the indexes hold only terms and statistics.
+    """
+    tokenize_sql = "'" + tokenize.replace("'", "''") + "'"
+    for taint in Level:
+        db.execute(
+            f'CREATE VIRTUAL TABLE "{fts_table(agent_id, taint)}" USING fts5('
+            f"key, content, tags, content='memories', content_rowid='id', tokenize={tokenize_sql})"
+        )

@@ -1,0 +1,308 @@
+"""The sqlite-utils storage provider: versioned rows, a materialised effective view, per-level FTS5.
+
+For every agent and every taint level T the store keeps the effective view of a session at T twice:
+as rows of ``effective`` (key -> version) and as an FTS5 index over exactly those versions. A search
+at T is then a single ``MATCH ... ORDER BY bm25`` on index T: shadowing is already applied, and the
+BM25 statistics (document count, average length, term rarity) come from the visible versions only, so
+nothing saved or deleted above T, or by another agent, moves a score a session at T sees.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from memlab.errors import InvalidArgument, SchemaError
+from memlab.levels import Level
+from memlab.records import AuditEvent, Hit, Memory, TaintEvent
+from memlab.storage.schema import BM25_WEIGHTS, DEFAULT_TOKENIZE, create_fts_tables, ensure_schema, fts_table
+
+__all__ = ["SqliteStorage"]
+
+_MEMORY_COLUMNS = "m.key, m.content, m.tags, m.classification, m.version, m.saved_at, m.saved_by"
+_SNIPPET_TOKENS = 16
+
+
+class SqliteStorage:
+    """Memories in one SQLite file (or in memory), through sqlite-utils.
+
+    Args:
+        path: the database file; None for a private in-memory database.
+        busy_timeout: seconds a writer waits for another process's transaction before failing.
+        tokenize: the FTS5 tokenizer of a new store (an existing store keeps its own).
+    """
+
+    def __init__(
+        self, path: str | Path | None = None, *, busy_timeout: float = 30.0, tokenize: str = DEFAULT_TOKENIZE
+    ) -> None:
+        self.path = None if path is None else Path(path)
+        conn = sqlite3.connect(
+            ":memory:" if path is None else str(path),
+            timeout=busy_timeout,
+            isolation_level=None,  # transactions are explicit: BEGIN IMMEDIATE in _write()
+            check_same_thread=False,
+        )
+        try:
+            self.db = sqlite_utils.Database(conn, execute_plugins=False)
+            if path is not None:
+                self.db.enable_wal()
+                self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            with self._write():
+                self.meta = ensure_schema(self.db, tokenize)
+        except sqlite3.DatabaseError as error:
+            conn.close()
+            raise SchemaError(f"cannot open {path} as a memlab store: {error}") from error
+        except SchemaError:
+            conn.close()
+            raise
+        self.tokenize = self.meta["tokenize"]
+
+    # -- transactions -------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[None]:
+        """One short write transaction, taking the write lock up front so concurrent writers queue."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.rollback()
+            raise
+        self.db.execute("COMMIT")
+
+    # -- sessions -----------------------------------------------------------------------------------
+
+    def add_session(self, session_id: str, agent: str, taint: Level, created_at: str) -> None:
+        try:
+            with self._write():
+                self.db["sessions"].insert(
+                    {"id": session_id, "agent": agent, "taint": taint.name, "created_at": created_at}
+                )
+        except sqlite3.IntegrityError as error:
+            raise InvalidArgument(f"session id {session_id!r} is already taken in this store") from error
+
+    def add_taint_event(self, event: TaintEvent) -> None:
+        with self._write():
+            self.db["taint_events"].insert(
+                {
+                    "session_id": event.session_id,
+                    "at": event.at,
+                    "from_level": event.from_level.name,
+                    "to_level": event.to_level.name,
+                    "reason": event.reason,
+                }
+            )
+
+    # -- writes -------------------------------------------------------------------------------------
+
+    def save(
+        self,
+        agent: str,
+        key: str,
+        content: str,
+        tags: tuple[str, ...],
+        classification: Level,
+        *,
+        saved_at: str,
+        saved_by: str,
+        audit: Callable[[Memory], AuditEvent],
+    ) -> Memory:
+        with self._write():
+            agent_id = self._agent_id(agent, create=True)
+            (latest,) = self.db.execute(
+                "SELECT COALESCE(MAX(version), 0) FROM memories WHERE agent_id = ? AND key = ? AND classification = ?",
+                (agent_id, key, int(classification)),
+            ).fetchone()
+            memory = Memory(key, content, tags, classification, latest + 1, saved_at, saved_by)
+            self.db.execute(
+                "INSERT INTO memories (agent_id, key, content, tags, classification, version, saved_at, saved_by) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (agent_id, key, content, json.dumps(list(tags)), int(classification), memory.version, saved_at, saved_by),
+            )
+            self._refresh_effective(agent_id, key, classification)
+            self._append_audit(audit(memory))
+        return memory
+
+    def delete(
+        self,
+        agent: str,
+        key: str,
+        classification: Level,
+        *,
+        deleted_at: str,
+        deleted_by: str,
+        audit: Callable[[Memory | None], AuditEvent],
+    ) -> Memory | None:
+        with self._write():
+            agent_id = self._agent_id(agent, create=False)
+            row = None
+            if agent_id is not None:
+                row = self.db.execute(
+                    f"SELECT m.id, m.deleted_at, {_MEMORY_COLUMNS} FROM memories m "
+                    "WHERE agent_id = ? AND key = ? AND classification = ? ORDER BY version DESC LIMIT 1",
+                    (agent_id, key, int(classification)),
+                ).fetchone()
+            if row is None or row[1] is not None:
+                self._append_audit(audit(None))
+                return None
+            self.db.execute(
+                "UPDATE memories SET deleted_at = ?, deleted_by = ? WHERE id = ?", (deleted_at, deleted_by, row[0])
+            )
+            memory = _memory(row[2:])
+            self._refresh_effective(agent_id, key, classification)
+            self._append_audit(audit(memory))
+        return memory
+
+    def _agent_id(self, agent: str, *, create: bool) -> int | None:
+        row = self.db.execute("SELECT id FROM agents WHERE name = ?", (agent,)).fetchone()
+        if row is not None or not create:
+            return None if row is None else row[0]
+        agent_id = self.db.execute("INSERT INTO agents (name) VALUES (?)", (agent,)).lastrowid
+        create_fts_tables(self.db, agent_id, self.tokenize)
+        return agent_id
+
+    def _refresh_effective(self, agent_id: int, key: str, changed: Level) -> None:
+        """Bring the effective view and its FTS indexes up to date for one key at every taint >= ``changed``."""
+        live: dict[Level, int] = {}
+        for memory_id, level, deleted_at in self.db.execute(
+            "SELECT m.id, m.classification, m.deleted_at FROM memories m WHERE agent_id = ? AND key = ? "
+            "AND version = (SELECT MAX(version) FROM memories WHERE agent_id = m.agent_id AND key = m.key "
+            "AND classification = m.classification)",
+            (agent_id, key),
+        ):
+            if deleted_at is None:
+                live[Level(level)] = memory_id
+        shown = dict(
+            self.db.execute("SELECT taint, memory_id FROM effective WHERE agent_id = ? AND key = ?", (agent_id, key))
+        )
+        for taint in Level:
+            if taint < changed:
+                continue
+            visible = [level for level in live if level <= taint]
+            winner = live[max(visible)] if visible else None
+            before = shown.get(int(taint))
+            if winner == before:
+                continue
+            table = fts_table(agent_id, taint)
+            if before is not None:
+                self.db.execute(
+                    f'INSERT INTO "{table}" ("{table}", rowid, key, content, tags) '
+                    "SELECT 'delete', id, key, content, tags FROM memories WHERE id = ?",
+                    (before,),
+                )
+            if winner is None:
+                self.db.execute(
+                    "DELETE FROM effective WHERE agent_id = ? AND taint = ? AND key = ?", (agent_id, int(taint), key)
+                )
+            else:
+                self.db.execute(
+                    f'INSERT INTO "{table}" (rowid, key, content, tags) SELECT id, key, content, tags FROM memories WHERE id = ?',
+                    (winner,),
+                )
+                self.db.execute(
+                    "INSERT OR REPLACE INTO effective (agent_id, taint, key, memory_id) VALUES (?, ?, ?, ?)",
+                    (agent_id, int(taint), key, winner),
+                )
+
+    # -- reads --------------------------------------------------------------------------------------
+
+    def effective(self, agent: str, taint: Level, key: str) -> Memory | None:
+        row = self.db.execute(
+            f"SELECT {_MEMORY_COLUMNS} FROM effective e JOIN agents a ON a.id = e.agent_id "
+            "JOIN memories m ON m.id = e.memory_id WHERE a.name = ? AND e.taint = ? AND e.key = ?",
+            (agent, int(taint), key),
+        ).fetchone()
+        return None if row is None else _memory(row)
+
+    def effective_view(self, agent: str, taint: Level) -> list[Memory]:
+        rows = self.db.execute(
+            f"SELECT {_MEMORY_COLUMNS} FROM effective e JOIN agents a ON a.id = e.agent_id "
+            "JOIN memories m ON m.id = e.memory_id WHERE a.name = ? AND e.taint = ? ORDER BY e.key",
+            (agent, int(taint)),
+        )
+        return [_memory(row) for row in rows]
+
+    def search(self, agent: str, taint: Level, match: str, limit: int) -> list[Hit]:
+        agent_id = self._agent_id(agent, create=False)
+        if agent_id is None:
+            return []
+        table = fts_table(agent_id, taint)
+        weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+        # Rank first on the index alone (ties by save order, which only visible saves decide), then
+        # fetch rows and snippets for the few winners: snippets for every match would cost far more.
+        top = self.db.execute(
+            f'SELECT rowid, bm25("{table}", {weights}) AS b FROM "{table}" WHERE "{table}" MATCH ? '
+            "ORDER BY b, rowid LIMIT ?",
+            (match, limit),
+        ).fetchall()
+        if not top:
+            return []
+        marks = ",".join("?" * len(top))
+        details = {
+            row[0]: row[1:]
+            for row in self.db.execute(
+                f"SELECT f.rowid, snippet(\"{table}\", 1, '**', '**', '…', {_SNIPPET_TOKENS}), {_MEMORY_COLUMNS} "
+                f'FROM "{table}" f JOIN memories m ON m.id = f.rowid WHERE "{table}" MATCH ? AND f.rowid IN ({marks})',
+                (match, *(memory_id for memory_id, _ in top)),
+            )
+        }
+        return [Hit(_memory(details[memory_id][1:]), -score, details[memory_id][0]) for memory_id, score in top]
+
+    # -- audit and auditor views --------------------------------------------------------------------
+
+    def append_audit(self, event: AuditEvent) -> None:
+        with self._write():
+            self._append_audit(event)
+
+    def _append_audit(self, event: AuditEvent) -> None:
+        self.db.execute(
+            "INSERT INTO audit (at, session_id, agent, taint, tool, key, query, outcome, records, notes, message) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                event.at,
+                event.session_id,
+                event.agent,
+                event.taint.name,
+                event.tool,
+                event.key,
+                event.query,
+                event.outcome,
+                json.dumps(list(event.records)),
+                json.dumps(list(event.notes)),
+                event.message,
+            ),
+        )
+
+    def audit_rows(self) -> Iterator[dict[str, Any]]:
+        for row in self.db.query("SELECT * FROM audit ORDER BY seq"):
+            yield {**row, "records": json.loads(row["records"]), "notes": json.loads(row["notes"])}
+
+    def history_rows(self, agent: str, key: str) -> Iterator[dict[str, Any]]:
+        for row in self.db.query(
+            "SELECT m.key, m.classification, m.version, m.content, m.tags, m.saved_at, m.saved_by, "
+            "m.deleted_at, m.deleted_by FROM memories m JOIN agents a ON a.id = m.agent_id "
+            "WHERE a.name = ? AND m.key = ? ORDER BY m.classification, m.version",
+            (agent, key),
+        ):
+            yield {**row, "classification": Level(row["classification"]).name, "tags": json.loads(row["tags"])}
+
+    def session_rows(self) -> Iterator[dict[str, Any]]:
+        return self.db.query("SELECT id, agent, taint AS initial_taint, created_at FROM sessions ORDER BY created_at, id")
+
+    def taint_event_rows(self) -> Iterator[dict[str, Any]]:
+        return self.db.query("SELECT session_id, at, from_level, to_level, reason FROM taint_events ORDER BY id")
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def _memory(row: tuple[Any, ...]) -> Memory:
+    key, content, tags, classification, version, saved_at, saved_by = row
+    return Memory(key, content, tuple(json.loads(tags)), Level(classification), version, saved_at, saved_by)

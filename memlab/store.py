@@ -1,0 +1,113 @@
+"""``MemoryStore``: opens storage, creates sessions, and offers the auditor's views."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+
+from memlab.errors import InvalidArgument
+from memlab.levels import Level
+from memlab.policy import DEFAULT_HOOKS, Hook
+from memlab.session import Session
+from memlab.storage import SqliteStorage, StorageProvider
+
+__all__ = ["MemoryStore"]
+
+
+def _utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class MemoryStore:
+    """Durable, classification-gated memory for agents.
+
+    Args:
+        path: a database file (created if missing, shared safely between processes); None keeps the
+            store in memory.
+        storage: a ``StorageProvider`` to use instead of opening ``path``.
+        clock: returns the current time; tests and notebooks pass a fixed one for reproducible output.
+
+    >>> store = MemoryStore()
+    >>> store.session(taint="internal").memory_save("user-name", "Alice").classification
+    <Level.INTERNAL: 1>
+    """
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        storage: StorageProvider | None = None,
+        clock: Callable[[], datetime] = _utc_now,
+    ) -> None:
+        self.storage: StorageProvider = storage if storage is not None else SqliteStorage(path)
+        self.clock = clock
+        self.hooks: list[Hook] = list(DEFAULT_HOOKS)
+        """The pre-tool-call hooks ``memlab.tools.call`` runs, in order; append your own."""
+
+    def __enter__(self) -> MemoryStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the database."""
+        self.storage.close()
+
+    def now(self) -> str:
+        """The store clock's time as ISO 8601 UTC text, as every row records it."""
+        return self.clock().astimezone(timezone.utc).isoformat(timespec="microseconds")
+
+    def session(
+        self, taint: Level | str = Level.PUBLIC, agent: str = "main", *, session_id: str | None = None
+    ) -> Session:
+        """Start a session of ``agent`` at ``taint``; it is recorded so the audit can name it.
+
+        Args:
+            taint: the starting taint; it can only go up (``Session.escalate``).
+            agent: the memory namespace; names match exactly (case and every character count).
+            session_id: a readable id for notebooks; by default a random one.
+        Raises:
+            InvalidArgument: a bad level or agent name, or a session id this store already has.
+        """
+        taint = Level.parse(taint)
+        if not isinstance(agent, str) or not agent.strip():
+            raise InvalidArgument(f"agent must be a non-empty string, not {agent!r}")
+        if session_id is None:
+            session_id = uuid.uuid4().hex[:12]
+        elif not isinstance(session_id, str) or not session_id.strip():
+            raise InvalidArgument(f"session_id must be a non-empty string, not {session_id!r}")
+        self.storage.add_session(session_id, agent, taint, self.now())
+        return Session(self, session_id, agent, taint)
+
+    # -- the auditor's views (sessions never read these) ---------------------------------------------
+
+    def audit(self) -> pd.DataFrame:
+        """Every tool call ever made, oldest first: one row per audit event."""
+        return _frame(
+            self.storage.audit_rows(),
+            ["seq", "at", "session_id", "agent", "taint", "tool", "key", "query", "outcome", "records", "notes", "message"],
+        )
+
+    def history(self, key: str, agent: str = "main") -> pd.DataFrame:
+        """Every version of ``key`` at every level, deleted ones included, by level then version."""
+        return _frame(
+            self.storage.history_rows(agent, key),
+            ["key", "classification", "version", "content", "tags", "saved_at", "saved_by", "deleted_at", "deleted_by"],
+        )
+
+    def sessions(self) -> pd.DataFrame:
+        """Every session started in this store."""
+        return _frame(self.storage.session_rows(), ["id", "agent", "initial_taint", "created_at"])
+
+    def taint_events(self) -> pd.DataFrame:
+        """Every escalation of every session, oldest first."""
+        return _frame(self.storage.taint_event_rows(), ["session_id", "at", "from_level", "to_level", "reason"])
+
+
+def _frame(rows, columns: list[str]) -> pd.DataFrame:
+    return pd.DataFrame(list(rows), columns=columns)

@@ -1,0 +1,155 @@
+"""The LLM-facing layer: JSON Schema tool definitions and ``call``, which never raises.
+
+``call(session, name, arguments)`` runs the store's pre-tool-call hooks, then the tool, and returns
+plain JSON data. A key hidden above the taint and a key that does not exist get the same answer.
+
+>>> call(session, "memory_save", {"key": "user-name", "content": "Alice"})  # doctest: +SKIP
+{'saved': True, 'key': 'user-name', 'classification': 'PUBLIC', 'version': 1}
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from memlab.arguments import DEFAULT_MAX_RESULTS, MAX_RESULTS_CAP
+from memlab.errors import InvalidArgument, MemlabError
+from memlab.policy import ToolCall, run_hooks
+from memlab.records import Hit, Memory
+from memlab.session import Session
+
+__all__ = ["SCHEMAS", "call"]
+
+log = logging.getLogger(__name__)
+
+_KEY = {"type": "string", "description": "Unique identifier of the memory, e.g. 'user-name' or 'project-deadline'."}
+
+SCHEMAS: list[dict[str, Any]] = [
+    {
+        "name": "memory_save",
+        "description": "Save a fact or piece of information to durable memory. The classification is set "
+        "automatically to the session's current security level; it cannot be chosen.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "key": _KEY,
+                "content": {"type": "string", "description": "The content to remember."},
+                "tags": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "Tags for grouping, e.g. ['personal', 'preference'].",
+                },
+            },
+            "required": ["key", "content"],
+            "additionalProperties": False,
+        },
+    },
+    {
+        "name": "memory_get",
+        "description": "Retrieve one memory by key, if it exists and is accessible at the current security level. "
+        "Versions at a higher classification shadow lower ones.",
+        "parameters": {
+            "type": "object",
+            "properties": {"key": {**_KEY, "description": "The key of the memory to retrieve."}},
+            "required": ["key"],
+            "additionalProperties": False,
+        },
+    },
+    {
+        "name": "memory_search",
+        "description": "Search all accessible memories with natural language (full-text search with stemming).",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "Natural-language search query."},
+                "max_results": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_RESULTS_CAP,
+                    "default": DEFAULT_MAX_RESULTS,
+                    "description": f"Maximum number of results (default {DEFAULT_MAX_RESULTS}).",
+                },
+            },
+            "required": ["query"],
+            "additionalProperties": False,
+        },
+    },
+    {
+        "name": "memory_list",
+        "description": "List all accessible memories, optionally filtered by tag.",
+        "parameters": {
+            "type": "object",
+            "properties": {"tag": {"type": "string", "description": "Tag to filter by."}},
+            "required": [],
+            "additionalProperties": False,
+        },
+    },
+    {
+        "name": "memory_delete",
+        "description": "Delete a memory by key. Only memories at the session's current security level can be "
+        "deleted; the record is hidden but kept for audit.",
+        "parameters": {
+            "type": "object",
+            "properties": {"key": {**_KEY, "description": "The key of the memory to delete."}},
+            "required": ["key"],
+            "additionalProperties": False,
+        },
+    },
+]
+
+
+def call(session: Session, name: str, arguments: Any = None) -> dict[str, Any]:
+    """Run tool ``name`` for ``session``; bad input gives ``{"error": {"code", "message"}}``, never an exception."""
+    if arguments is None:
+        arguments = {}
+    try:
+        if not isinstance(arguments, dict):
+            raise InvalidArgument(f"arguments must be an object, not {type(arguments).__name__}")
+        request = run_hooks(session.store.hooks, ToolCall(session, str(name), dict(arguments)))
+        result = session._invoke(request.tool, request.arguments, tuple(request.notes))
+    except MemlabError as error:
+        return _error(error.code, str(error))
+    except Exception as error:  # the model must never see a traceback
+        log.exception("memlab tool %s failed", name)
+        return _error("internal_error", f"{name} failed: {type(error).__name__}")
+    return _render(request.tool, request.arguments, result)
+
+
+def _render(tool: str, arguments: dict[str, Any], result: Any) -> dict[str, Any]:
+    if tool == "memory_save":
+        return {"saved": True, "key": result.key, "classification": result.classification.name, "version": result.version}
+    if tool == "memory_get":
+        if result is None:
+            return {"found": False, "key": arguments["key"]}
+        return {"found": True, **_memory(result)}
+    if tool == "memory_search":
+        return {"query": arguments["query"], "results": [_hit(hit) for hit in result]}
+    if tool == "memory_list":
+        return {"memories": [_memory(memory) for memory in result]}
+    return {"deleted": True, "key": result.key, "classification": result.classification.name}
+
+
+def _memory(memory: Memory) -> dict[str, Any]:
+    return {
+        "key": memory.key,
+        "content": memory.content,
+        "tags": list(memory.tags),
+        "classification": memory.classification.name,
+        "saved_at": memory.saved_at,
+    }
+
+
+def _hit(hit: Hit) -> dict[str, Any]:
+    memory = hit.memory
+    return {
+        "key": memory.key,
+        "content": memory.content,
+        "tags": list(memory.tags),
+        "classification": memory.classification.name,
+        "score": hit.score,
+        "snippet": hit.snippet,
+    }
+
+
+def _error(code: str, message: str) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message}}
