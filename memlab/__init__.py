@@ -1,6 +1,6 @@
 """memlab: classification-gated persistent memory for LLM agents, as a research toolkit."""
 
-from memlab.errors import InvalidArgument, MemlabError, NotFound, SchemaError, TaintError
+from memlab.errors import Denied, InvalidArgument, MemlabError, NotFound, SchemaError, TaintError
 from memlab.levels import Level, can_flow_to
 from memlab.records import AuditEvent, Hit, Memory, TaintEvent
 from memlab.session import Session
@@ -20,6 +20,7 @@ __all__ = [
     "MemlabError",
     "InvalidArgument",
     "NotFound",
+    "Denied",
     "TaintError",
     "SchemaError",
 ]

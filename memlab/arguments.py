@@ -121,7 +121,9 @@ def bind(tool: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
     parameters = TOOL_PARAMETERS[tool]
     unknown = sorted(str(name) for name in arguments if name not in parameters)
     if unknown:
-        raise InvalidArgument(f"{tool} takes no argument {', '.join(map(repr, unknown))}; it takes {', '.join(parameters)}")
+        raise InvalidArgument(
+            f"{tool} takes no argument {', '.join(map(repr, unknown))}; it takes {', '.join(parameters)}"
+        )
     missing = sorted(name for name in REQUIRED[tool] if arguments.get(name) is None)
     if missing:
         raise InvalidArgument(f"{tool} needs {', '.join(map(repr, missing))}")

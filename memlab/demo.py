@@ -45,27 +45,51 @@ def run(db: str | None = None, out: TextIO | None = None) -> MemoryStore:
     internal.memory_save("user-name", "Samantha Rivera, team lead", tags=["personal", "work"])
     internal.memory_save("project-deadline", "The migration ships on March 3rd", tags=["work"])
     confidential.memory_save("salary-review", "Samantha's raise is approved for April", tags=["hr"])
-    show("1. Shadowing: each session sees the highest version of user-name it may read", effective_views(
-        [public, internal, confidential]
-    ))
+    show(
+        "1. Shadowing: each session sees the highest version of user-name it may read",
+        effective_views([public, internal, confidential]),
+    )
 
     show(
         "2. A model asks to save at PUBLIC from the confidential session; the hook strips it",
-        tools.call(confidential, "memory_save", {"key": "review-note", "content": "Discuss the raise", "classification": "PUBLIC"}),
+        tools.call(
+            confidential,
+            "memory_save",
+            {"key": "review-note", "content": "Discuss the raise", "classification": "PUBLIC"},
+        ),
     )
 
     public.escalate(Level.INTERNAL, reason="user opened the team wiki")
-    show("3. After escalating, public-chat saves at its live taint", public.memory_save("wiki-page", "Team wiki: onboarding").classification.name)
+    show(
+        "3. After escalating, public-chat saves at its live taint",
+        public.memory_save("wiki-page", "Team wiki: onboarding").classification.name,
+    )
 
     hits = internal.memory_search("what is Samantha's name?")
     show(
         "4. Search from team-chat (confidential memories never appear, nor move its scores)",
-        pd.DataFrame([{"key": h.memory.key, "classification": h.memory.classification.name, "score": round(h.score, 4), "snippet": h.snippet} for h in hits]),
+        pd.DataFrame(
+            [
+                {
+                    "key": h.memory.key,
+                    "classification": h.memory.classification.name,
+                    "score": round(h.score, 4),
+                    "snippet": h.snippet,
+                }
+                for h in hits
+            ]
+        ),
     )
 
     internal.memory_delete("user-name")
-    show("5. team-chat soft-deletes its user-name: the PUBLIC version is effective again", effective_views([internal, confidential]))
+    show(
+        "5. team-chat soft-deletes its user-name: the PUBLIC version is effective again",
+        effective_views([internal, confidential]),
+    )
     show("6. The history of user-name keeps every version, the deleted one too", store.history("user-name"))
-    show("7. The audit trail (identifiers, never content)", store.audit()[["session_id", "taint", "tool", "key", "query", "outcome", "records", "notes"]])
+    show(
+        "7. The audit trail (identifiers, never content)",
+        store.audit()[["session_id", "taint", "tool", "key", "query", "outcome", "records", "notes"]],
+    )
     show("8. Taint events", store.taint_events())
     return store

@@ -1,6 +1,6 @@
 """The exception hierarchy: every error memlab raises derives from ``MemlabError``."""
 
-__all__ = ["MemlabError", "InvalidArgument", "NotFound", "TaintError", "SchemaError"]
+__all__ = ["MemlabError", "InvalidArgument", "NotFound", "Denied", "TaintError", "SchemaError"]
 
 
 class MemlabError(Exception):
@@ -19,6 +19,12 @@ class NotFound(MemlabError, LookupError):
     """No memory with that key is visible to the session (at the level the tool acts on)."""
 
     code = "not_found"
+
+
+class Denied(MemlabError):
+    """A policy hook refused the call."""
+
+    code = "denied"
 
 
 class TaintError(MemlabError):

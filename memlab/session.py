@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from memlab import arguments
 from memlab.errors import InvalidArgument, MemlabError, NotFound, TaintError
 from memlab.levels import Level
-from memlab.policy import save_classification
+from memlab.policy import Hook, ToolCall, run_hooks, save_classification
 from memlab.records import AuditEvent, Hit, Memory, TaintEvent
 from memlab.search import match_expression
 
@@ -101,27 +101,44 @@ class Session:
 
     # -- one path for every call --------------------------------------------------------------------
 
-    def _invoke(self, tool: str, raw: Mapping[str, Any], notes: tuple[str, ...] = ()) -> Any:
-        """Validate, run and audit one tool call; the tool layer enters here after its hooks."""
+    def _invoke(self, tool: str, raw: Any, hooks: Sequence[Hook] = ()) -> Any:
+        """Run one tool call and return the tool's result (see ``_run``)."""
+        return self._run(tool, raw, hooks)[0]
+
+    def _run(self, tool: str, raw: Any, hooks: Sequence[Hook] = ()) -> tuple[Any, dict[str, Any]]:
+        """Run one tool call: pre-tool-call hooks, validation, the tool, and its audit event.
+
+        The Python methods call this without hooks (they have no level argument to strip); the tool
+        layer passes the store's hooks. A refused or invalid call is audited, then re-raised.
+
+        Returns:
+            The tool's result and the validated arguments it ran with.
+        """
         taint = self._taint  # the live taint, read once: the whole call acts at one level
-        given = raw if isinstance(raw, Mapping) else {}
-        event = AuditEvent(
+        call = ToolCall(self, str(tool), dict(raw) if isinstance(raw, Mapping) else {})
+        try:
+            if not isinstance(raw, Mapping):
+                raise InvalidArgument(f"arguments must be an object, not {type(raw).__name__}")
+            call = run_hooks(hooks, call)
+            args = arguments.bind(call.tool, call.arguments)
+        except MemlabError as error:
+            self.store.storage.append_audit(_failed(self._event(taint, call), error))
+            raise
+        return getattr(self, f"_{call.tool}")(taint, self._event(taint, call), **args), args
+
+    def _event(self, taint: Level, call: ToolCall) -> AuditEvent:
+        given = call.arguments if isinstance(call.arguments, Mapping) else {}
+        return AuditEvent(
             at=self.store.now(),
             session_id=self.id,
             agent=self.agent,
             taint=taint,
-            tool=str(tool),
+            tool=call.tool,
             outcome="ok",
             key=_text_or_none(given.get("key")),
             query=_text_or_none(given.get("query")),
-            notes=tuple(notes),
+            notes=tuple(call.notes),
         )
-        try:
-            args = arguments.bind(tool, raw)
-        except InvalidArgument as error:
-            self.store.storage.append_audit(_failed(event, error))
-            raise
-        return getattr(self, f"_{tool}")(taint, event, **args)
 
     def _memory_save(self, taint: Level, event: AuditEvent, *, key: str, content: str, tags: tuple[str, ...]) -> Memory:
         return self.store.storage.save(
@@ -162,9 +179,9 @@ class Session:
             taint,
             deleted_at=event.at,
             deleted_by=self.id,
-            audit=lambda memory: replace(event, records=(memory.ref(),))
-            if memory is not None
-            else _failed(event, _not_found(key)),
+            audit=lambda memory: (
+                replace(event, records=(memory.ref(),)) if memory is not None else _failed(event, _not_found(key))
+            ),
         )
         if deleted is None:
             raise _not_found(key)

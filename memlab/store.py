@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
@@ -19,7 +19,7 @@ __all__ = ["MemoryStore"]
 
 
 def _utc_now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class MemoryStore:
@@ -60,7 +60,7 @@ class MemoryStore:
 
     def now(self) -> str:
         """The store clock's time as ISO 8601 UTC text, as every row records it."""
-        return self.clock().astimezone(timezone.utc).isoformat(timespec="microseconds")
+        return self.clock().astimezone(UTC).isoformat(timespec="microseconds")
 
     def session(
         self, taint: Level | str = Level.PUBLIC, agent: str = "main", *, session_id: str | None = None
@@ -90,7 +90,20 @@ class MemoryStore:
         """Every tool call ever made, oldest first: one row per audit event."""
         return _frame(
             self.storage.audit_rows(),
-            ["seq", "at", "session_id", "agent", "taint", "tool", "key", "query", "outcome", "records", "notes", "message"],
+            [
+                "seq",
+                "at",
+                "session_id",
+                "agent",
+                "taint",
+                "tool",
+                "key",
+                "query",
+                "outcome",
+                "records",
+                "notes",
+                "message",
+            ],
         )
 
     def history(self, key: str, agent: str = "main") -> pd.DataFrame:

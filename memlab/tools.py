@@ -13,8 +13,7 @@ import logging
 from typing import Any
 
 from memlab.arguments import DEFAULT_MAX_RESULTS, MAX_RESULTS_CAP
-from memlab.errors import InvalidArgument, MemlabError
-from memlab.policy import ToolCall, run_hooks
+from memlab.errors import MemlabError
 from memlab.records import Hit, Memory
 from memlab.session import Session
 
@@ -103,21 +102,23 @@ def call(session: Session, name: str, arguments: Any = None) -> dict[str, Any]:
     if arguments is None:
         arguments = {}
     try:
-        if not isinstance(arguments, dict):
-            raise InvalidArgument(f"arguments must be an object, not {type(arguments).__name__}")
-        request = run_hooks(session.store.hooks, ToolCall(session, str(name), dict(arguments)))
-        result = session._invoke(request.tool, request.arguments, tuple(request.notes))
+        result, bound = session._run(name, arguments, hooks=session.store.hooks)
     except MemlabError as error:
         return _error(error.code, str(error))
     except Exception as error:  # the model must never see a traceback
         log.exception("memlab tool %s failed", name)
         return _error("internal_error", f"{name} failed: {type(error).__name__}")
-    return _render(request.tool, request.arguments, result)
+    return _render(name, bound, result)
 
 
 def _render(tool: str, arguments: dict[str, Any], result: Any) -> dict[str, Any]:
     if tool == "memory_save":
-        return {"saved": True, "key": result.key, "classification": result.classification.name, "version": result.version}
+        return {
+            "saved": True,
+            "key": result.key,
+            "classification": result.classification.name,
+            "version": result.version,
+        }
     if tool == "memory_get":
         if result is None:
             return {"found": False, "key": arguments["key"]}

@@ -124,7 +124,16 @@ class SqliteStorage:
             self.db.execute(
                 "INSERT INTO memories (agent_id, key, content, tags, classification, version, saved_at, saved_by) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (agent_id, key, content, json.dumps(list(tags)), int(classification), memory.version, saved_at, saved_by),
+                (
+                    agent_id,
+                    key,
+                    content,
+                    json.dumps(list(tags)),
+                    int(classification),
+                    memory.version,
+                    saved_at,
+                    saved_by,
+                ),
             )
             self._refresh_effective(agent_id, key, classification)
             self._append_audit(audit(memory))
@@ -203,7 +212,8 @@ class SqliteStorage:
                 )
             else:
                 self.db.execute(
-                    f'INSERT INTO "{table}" (rowid, key, content, tags) SELECT id, key, content, tags FROM memories WHERE id = ?',
+                    f'INSERT INTO "{table}" (rowid, key, content, tags) '
+                    "SELECT id, key, content, tags FROM memories WHERE id = ?",
                     (winner,),
                 )
                 self.db.execute(
@@ -294,7 +304,9 @@ class SqliteStorage:
             yield {**row, "classification": Level(row["classification"]).name, "tags": json.loads(row["tags"])}
 
     def session_rows(self) -> Iterator[dict[str, Any]]:
-        return self.db.query("SELECT id, agent, taint AS initial_taint, created_at FROM sessions ORDER BY created_at, id")
+        return self.db.query(
+            "SELECT id, agent, taint AS initial_taint, created_at FROM sessions ORDER BY created_at, id"
+        )
 
     def taint_event_rows(self) -> Iterator[dict[str, Any]]:
         return self.db.query("SELECT session_id, at, from_level, to_level, reason FROM taint_events ORDER BY id")

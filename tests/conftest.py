@@ -1,0 +1,27 @@
+"""Shared fixtures: a fresh in-memory store, a database path, a fixed clock."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from memlab import MemoryStore
+
+FIXED_TIME = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+
+
+def fixed_clock() -> datetime:
+    return FIXED_TIME
+
+
+@pytest.fixture
+def store():
+    with MemoryStore() as fresh:
+        yield fresh
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "memories.db"

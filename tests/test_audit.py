@@ -1,0 +1,77 @@
+"""The audit trail: one event per call, identifiers not content, append-only in the database itself."""
+
+import sqlite3
+
+import pytest
+
+from memlab import InvalidArgument, Level, NotFound, tools
+
+
+def test_every_call_appends_one_event(store):
+    session = store.session(Level.INTERNAL, session_id="s1")
+    session.memory_save("user-name", "Alice", tags=["personal"])
+    session.memory_get("user-name")
+    session.memory_get("missing")
+    session.memory_search("alice")
+    session.memory_list(tag="personal")
+    session.memory_delete("user-name")
+    with pytest.raises(NotFound):
+        session.memory_delete("user-name")
+    with pytest.raises(InvalidArgument):
+        session.memory_save("", "x")
+    audit = store.audit()
+    assert audit[["session_id", "agent", "taint", "tool", "key", "query", "outcome"]].fillna("").values.tolist() == [
+        ["s1", "main", "INTERNAL", "memory_save", "user-name", "", "ok"],
+        ["s1", "main", "INTERNAL", "memory_get", "user-name", "", "ok"],
+        ["s1", "main", "INTERNAL", "memory_get", "missing", "", "not_found"],
+        ["s1", "main", "INTERNAL", "memory_search", "", "alice", "ok"],
+        ["s1", "main", "INTERNAL", "memory_list", "", "", "ok"],
+        ["s1", "main", "INTERNAL", "memory_delete", "user-name", "", "ok"],
+        ["s1", "main", "INTERNAL", "memory_delete", "user-name", "", "not_found"],
+        ["s1", "main", "INTERNAL", "memory_save", "", "", "invalid_argument"],
+    ]
+    assert audit["records"].tolist()[:6] == [["user-name@INTERNAL/v1"]] * 2 + [[]] + [["user-name@INTERNAL/v1"]] * 3
+    assert audit["message"].tolist()[-1] == "key must not be empty"
+
+
+def test_the_audit_records_the_taint_at_each_call(store):
+    session = store.session()
+    session.memory_get("k")
+    session.escalate(Level.RESTRICTED)
+    session.memory_get("k")
+    assert store.audit()["taint"].tolist() == ["PUBLIC", "RESTRICTED"]
+
+
+def test_audit_rows_hold_no_memory_content(store):
+    session = store.session()
+    secret = "the launch code is 0000"
+    session.memory_save("code", secret, tags=["ops"])
+    session.memory_get("code")
+    session.memory_list()
+    session.memory_delete("code")
+    tools.call(session, "memory_save", {"key": "k2", "content": secret, "classification": "PUBLIC"})
+    dump = "\n".join(str(row) for row in store.storage.audit_rows())
+    assert "launch" not in dump and "0000" not in dump
+
+
+def test_the_database_refuses_to_change_or_remove_audit_rows(store):
+    store.session().memory_get("k")
+    for statement in ("UPDATE audit SET outcome = 'ok'", "DELETE FROM audit"):
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+            store.storage.db.execute(statement)
+    assert len(store.audit()) == 1
+
+
+def test_history_shows_every_version_at_every_level(store):
+    store.session(Level.PUBLIC, session_id="p").memory_save("user-name", "Sam")
+    internal = store.session(Level.INTERNAL, session_id="i")
+    internal.memory_save("user-name", "Samantha")
+    internal.memory_save("user-name", "Samantha R.")
+    internal.memory_delete("user-name")
+    history = store.history("user-name")
+    assert history[["classification", "version", "content", "saved_by", "deleted_by"]].fillna("").values.tolist() == [
+        ["PUBLIC", 1, "Sam", "p", ""],
+        ["INTERNAL", 1, "Samantha", "i", ""],
+        ["INTERNAL", 2, "Samantha R.", "i", "i"],
+    ]
+    assert store.history("user-name", agent="other").empty

@@ -1,0 +1,92 @@
+"""Noninterference: what a session at taint <= L observes depends only on operations at levels <= L.
+
+Two stores get the same operations from "low" sessions (taint <= L, agent ``main``); one of them also gets
+operations from "high" sessions (taint > L, same agent) and from another agent at any level. Every
+observation of the low sessions — results, order, scores, snippets, versions, errors — must be identical.
+"""
+
+from __future__ import annotations
+
+import hypothesis.strategies as st
+from hypothesis import given, settings
+
+from memlab import Level, MemlabError, MemoryStore, tools
+from tests.conftest import fixed_clock
+
+WORDS = ["alice", "bob", "runs", "running", "deadline", "march", "python", "coffee", "salary", "review", "team"]
+KEYS = ["user-name", "deadline", "salary", "notes", "plan"]
+READS = {"memory_get", "memory_list", "memory_search"}
+
+
+def operation(actor: str):
+    text = st.lists(st.sampled_from(WORDS), min_size=1, max_size=5).map(" ".join)
+    return st.one_of(
+        st.tuples(
+            st.just(actor),
+            st.just("memory_save"),
+            st.fixed_dictionaries(
+                {
+                    "key": st.sampled_from(KEYS),
+                    "content": text,
+                    "tags": st.lists(st.sampled_from(["work", "hr"]), max_size=2),
+                }
+            ),
+        ),
+        st.tuples(st.just(actor), st.just("memory_get"), st.fixed_dictionaries({"key": st.sampled_from(KEYS)})),
+        st.tuples(st.just(actor), st.just("memory_delete"), st.fixed_dictionaries({"key": st.sampled_from(KEYS)})),
+        st.tuples(
+            st.just(actor),
+            st.just("memory_list"),
+            st.fixed_dictionaries({"tag": st.sampled_from([None, "work", "hr"])}),
+        ),
+        st.tuples(
+            st.just(actor),
+            st.just("memory_search"),
+            st.fixed_dictionaries({"query": text, "max_results": st.integers(1, 5)}),
+        ),
+    )
+
+
+@st.composite
+def scenario(draw):
+    bound = draw(st.sampled_from([Level.PUBLIC, Level.INTERNAL, Level.CONFIDENTIAL]))
+    low = {
+        "low-a": draw(st.sampled_from([lv for lv in Level if lv <= bound])),
+        "low-b": draw(st.sampled_from([lv for lv in Level if lv <= bound])),
+    }
+    high = {
+        "high": ("main", draw(st.sampled_from([lv for lv in Level if lv > bound]))),
+        "other-agent": ("other", draw(st.sampled_from(list(Level)))),
+    }
+    actors = st.sampled_from([*low, *high])
+    ops = draw(st.lists(actors.flatmap(operation), min_size=1, max_size=30))
+    return bound, low, high, ops
+
+
+def run(low, high, ops, *, with_high: bool) -> list[object]:
+    store = MemoryStore(clock=fixed_clock)
+    sessions = {name: store.session(level, "main", session_id=name) for name, level in low.items()}
+    if with_high:
+        sessions |= {name: store.session(level, agent, session_id=name) for name, (agent, level) in high.items()}
+    seen = []
+    for actor, tool, arguments in ops:
+        if actor not in low and not with_high:
+            continue
+        session = sessions[actor]
+        try:
+            result = session._invoke(tool, arguments)
+        except MemlabError as error:
+            result = (type(error).__name__, str(error))
+        if actor in low:
+            # Reads again through the LLM-facing layer: its JSON must not differ either.
+            shown = tools.call(session, tool, arguments) if tool in READS else None
+            seen.append((actor, tool, result, shown))
+    store.close()
+    return seen
+
+
+@settings(max_examples=400, deadline=None)
+@given(scenario())
+def test_low_sessions_cannot_observe_high_operations(case):
+    bound, low, high, ops = case
+    assert run(low, high, ops, with_high=False) == run(low, high, ops, with_high=True)

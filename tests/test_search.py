@@ -1,0 +1,169 @@
+"""Search: natural language only, stemming, shadowing before matching, statistics from visible levels only."""
+
+import pytest
+
+from memlab import Level
+from memlab.search import match_expression, query_terms
+
+HOSTILE_QUERIES = [
+    "what's my name?",
+    "C++",
+    '"unbalanced',
+    "foo AND",
+    "*",
+    "AND",
+    "OR OR",
+    "NOT x",
+    "NEAR(a b)",
+    "NEAR(",
+    "a:b",
+    "content:alice",
+    "key:user",
+    "^start",
+    "-minus",
+    "+plus",
+    "col:",
+    "(",
+    ")",
+    "()",
+    "{a b}",
+    "[x]",
+    "'",
+    "''",
+    '"',
+    '""',
+    'a"b',
+    "emoji 🎉 party",
+    "🎉",
+    "",
+    "   ",
+    "\t\n",
+    "\x00",
+    "%",
+    "_",
+    "a%b_c",
+    "x" * 4000,
+    "ünïcödé café",
+    "日本語のテキスト",
+    "SELECT * FROM memories; --",
+    "rank:1",
+    "rowid=1",
+    "alice*",
+    "al*ce",
+    "\\",
+    "a/b",
+    "1.5e10",
+    "NEAR(alice, 3)",
+]
+
+
+@pytest.fixture
+def session(store):
+    s = store.session()
+    s.memory_save("user-name", "Alice Smith", tags=["personal"])
+    s.memory_save("hobby", "She loves running marathons", tags=["preference", "sport"])
+    return s
+
+
+@pytest.mark.parametrize("query", HOSTILE_QUERIES)
+def test_no_query_raises(session, query):
+    hits = session.memory_search(query)
+    assert isinstance(hits, list)
+
+
+def test_query_terms_are_words_without_stopwords():
+    assert query_terms("What's my NAME?") == ["name"]
+    assert query_terms("who is it") == ["who", "is", "it"]  # nothing but stopwords: keep them all
+    assert query_terms("C++ and c") == ["c"]
+    assert match_expression("  ") is None
+    assert match_expression('NEAR(x "y') == '"near" OR "x" OR "y"'
+
+
+def test_stemming_matches_other_forms(session):
+    assert [h.memory.key for h in session.memory_search("runs")] == ["hobby"]
+    assert [h.memory.key for h in session.memory_search("marathon")] == ["hobby"]
+
+
+def test_keys_and_tags_are_searchable_as_words(session):
+    assert [h.memory.key for h in session.memory_search("what is my name?")] == ["user-name"]
+    assert [h.memory.key for h in session.memory_search("sport")] == ["hobby"]
+
+
+def test_classification_and_agent_are_never_matched(store):
+    session = store.session(agent="public")
+    session.memory_save("note", "nothing special")
+    assert session.memory_search("public") == []
+    assert session.memory_search("PUBLIC main") == []
+
+
+def test_snippet_marks_the_matched_words(session):
+    (hit,) = session.memory_search("marathon")
+    assert hit.snippet == "She loves running **marathons**"
+
+
+def test_lower_version_never_surfaces_when_the_higher_one_is_visible(store):
+    """A reference mistake: searching before shadowing let the lower version match."""
+    store.session(Level.PUBLIC).memory_save("user-name", "Sam from accounting")
+    store.session(Level.INTERNAL).memory_save("user-name", "Samantha Rivera")
+    internal = store.session(Level.INTERNAL)
+    assert internal.memory_search("accounting") == []
+    assert [h.memory.content for h in internal.memory_search("Rivera")] == ["Samantha Rivera"]
+    assert [h.memory.content for h in store.session().memory_search("accounting")] == ["Sam from accounting"]
+
+
+def test_results_are_ranked_and_limited(store):
+    session = store.session()
+    session.memory_save("a", "coffee")
+    session.memory_save("b", "coffee coffee coffee with milk and sugar and more words here")
+    session.memory_save("c", "tea")
+    for n in range(20):
+        session.memory_save(f"filler-{n}", f"unrelated text number {n}")
+    hits = session.memory_search("coffee", max_results=5)
+    assert [h.memory.key for h in hits] == ["a", "b"]
+    assert hits[0].score > hits[1].score > 0
+    assert len(session.memory_search("unrelated", max_results=3)) == 3
+
+
+def test_equal_scores_keep_save_order(store):
+    session = store.session()
+    for key in ["z", "m", "a"]:
+        session.memory_save(key, "same words")
+    assert [h.memory.key for h in session.memory_search("same")] == ["z", "m", "a"]
+
+
+def _scores(session, query):
+    return [(h.memory.key, h.score) for h in session.memory_search(query)]
+
+
+def test_hidden_levels_do_not_move_visible_scores(store):
+    """bm25 over one shared index would let CONFIDENTIAL rows change PUBLIC scores; per-level indexes do not."""
+    public = store.session(Level.PUBLIC)
+    public.memory_save("fruit", "apple and banana")
+    public.memory_save("pie", "apple pie recipe with cinnamon")
+    public.memory_save("car", "a red car")
+    confidential = store.session(Level.CONFIDENTIAL)
+    before_public = _scores(public, "apple cinnamon")
+    before_confidential = _scores(confidential, "apple cinnamon")
+
+    for n in range(30):
+        confidential.memory_save(f"secret-{n}", "apple merger cinnamon codename apple")
+    confidential.memory_save("fruit", "apple apple apple (confidential shadow)")
+    assert _scores(public, "apple cinnamon") == before_public
+    assert _scores(confidential, "apple cinnamon") != before_confidential  # the statistics did change up there
+
+    for n in range(30):
+        confidential.memory_delete(f"secret-{n}")
+    confidential.memory_delete("fruit")
+    assert _scores(public, "apple cinnamon") == before_public
+    assert _scores(confidential, "apple cinnamon") == before_confidential
+
+
+def test_other_agents_do_not_move_scores(store):
+    mine = store.session(agent="alice")
+    mine.memory_save("fruit", "apple and banana")
+    mine.memory_save("car", "a red car")
+    before = _scores(mine, "apple")
+    other = store.session(agent="bob")
+    for n in range(10):
+        other.memory_save(f"n{n}", "apple apple")
+    assert _scores(mine, "apple") == before
