@@ -24,6 +24,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import json
 import os
@@ -40,7 +41,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memlab import Level, MemoryStore
+import memlab
+from memlab import Level, MemoryStore, Session
 from memlab.search import match_expression
 from memlab.search.query import STOPWORDS
 
@@ -302,7 +304,7 @@ def bench_size(corpus: Corpus, size: int, args: argparse.Namespace, workdir: Pat
         "raw": lambda key: raw.get(key),
         "raw+audit": lambda key: raw.get_audited(key),
     }
-    assert all(reader.memory_get(key) is not None and raw.get(key) is not None for key in get_keys[:100])
+    check_gets(reader, raw, get_keys[:100])
     interleaved(get_calls, warmup_keys)
     gets = interleaved(get_calls, get_keys)
 
@@ -314,6 +316,7 @@ def bench_size(corpus: Corpus, size: int, args: argparse.Namespace, workdir: Pat
     }
     interleaved(search_calls, warmup_queries)
     searches = interleaved(search_calls, queries)
+    check_searches(sessions, raw, queries[:50])
     hits = sum(1 for q in queries if raw.search(q, 10))
     print(f"  {hits}/{len(queries)} queries have a raw hit; mean query length {_mean_words(queries):.1f} words")
     print(
@@ -348,6 +351,31 @@ def bench_size(corpus: Corpus, size: int, args: argparse.Namespace, workdir: Pat
     return rows
 
 
+def check_gets(reader: Session, raw: RawStore, keys: Sequence[str]) -> None:
+    """Both sides must return the same content, or the comparison means nothing."""
+    for key in keys:
+        memory, row = reader.memory_get(key), raw.get(key)
+        if memory is None or row is None or memory.content != row[2]:
+            raise SystemExit(f"memory_get({key!r}) disagrees with the raw lookup: {memory} vs {row}")
+
+
+def check_searches(sessions: dict[Level, Session], raw: RawStore, queries: Sequence[str]) -> None:
+    """memlab must find as many results as raw (top 10) and never a memory above the session's taint."""
+    for query in queries:
+        expected = len(raw.search(query, 10))
+        confidential = sessions[Level.CONFIDENTIAL].memory_search(query, max_results=10)
+        if len(confidential) != expected:
+            raise SystemExit(f"search {query!r}: {len(confidential)} hits at CONFIDENTIAL, raw has {expected}")
+        for level, session in sessions.items():
+            leaked = [
+                hit.memory.key
+                for hit in session.memory_search(query, max_results=10)
+                if hit.memory.classification > level
+            ]
+            if leaked:
+                raise SystemExit(f"search {query!r} at {level.name} returned memories above it: {leaked[:3]}")
+
+
 def _mean_words(queries: Sequence[str]) -> float:
     return statistics.fmean(len(q.split()) for q in queries)
 
@@ -364,8 +392,17 @@ def environment() -> list[str]:
         f"date:       {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
         f"python:     {sys.version.split()[0]} ({platform.python_implementation()}) on {platform.platform()}",
         f"sqlite:     {sqlite3.sqlite_version} (sqlite-utils {_version('sqlite-utils')}, memlab {_version('memlab')})",
-        f"cpus:       {os.cpu_count()}",
+        f"cpus:       {os.cpu_count()} (load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} at start)",
+        f"memlab:     {Path(memlab.__file__).parent} (source sha256 {_source_digest()})",
     ]
+
+
+def _source_digest() -> str:
+    """A fingerprint of the memlab source measured, since the package is installed editable."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(memlab.__file__).parent.rglob("*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def _version(package: str) -> str:

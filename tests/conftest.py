@@ -6,6 +6,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# The suite is reproducible: the same examples every run. `pytest --hypothesis-profile=explore` searches anew.
+settings.register_profile("default", derandomize=True, deadline=None)
+settings.register_profile("explore", derandomize=False, deadline=None, max_examples=2000)
+settings.load_profile("default")
 
 from memlab import MemoryStore
 

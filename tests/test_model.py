@@ -112,4 +112,4 @@ class StoreMatchesModel(RuleBasedStateMachine):
 
 
 TestStoreMatchesModel = StoreMatchesModel.TestCase
-TestStoreMatchesModel.settings = settings(max_examples=150, stateful_step_count=40, deadline=None)
+TestStoreMatchesModel.settings = settings(max_examples=300, stateful_step_count=50)

@@ -85,7 +85,7 @@ def run(low, high, ops, *, with_high: bool) -> list[object]:
     return seen
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=1000)
 @given(scenario())
 def test_low_sessions_cannot_observe_high_operations(case):
     bound, low, high, ops = case
