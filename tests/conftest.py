@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from memlab import MemoryStore
+
 # The suite is reproducible: the same examples every run. `pytest --hypothesis-profile=explore` searches anew.
 settings.register_profile("default", derandomize=True, deadline=None)
 settings.register_profile("explore", derandomize=False, deadline=None, max_examples=2000)
 settings.load_profile("default")
 
-from memlab import MemoryStore
 
 FIXED_TIME = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
