@@ -18,9 +18,10 @@ KEYS = ["user-name", "deadline", "salary", "notes", "plan"]
 READS = {"memory_get", "memory_list", "memory_search"}
 
 
-def operation(actor: str):
+def operation(actor: str, escalations: list[Level]):
     text = st.lists(st.sampled_from(WORDS), min_size=1, max_size=5).map(" ".join)
     return st.one_of(
+        st.tuples(st.just(actor), st.just("escalate"), st.sampled_from(escalations)),
         st.tuples(
             st.just(actor),
             st.just("memory_save"),
@@ -58,8 +59,11 @@ def scenario(draw):
         "high": ("main", draw(st.sampled_from([lv for lv in Level if lv > bound]))),
         "other-agent": ("other", draw(st.sampled_from(list(Level)))),
     }
+    # Low sessions may escalate but stay <= L; the high ones stay above L.
+    escalations = {name: [lv for lv in Level if lv <= bound] for name in low}
+    escalations |= {"high": [lv for lv in Level if lv > bound], "other-agent": list(Level)}
     actors = st.sampled_from([*low, *high])
-    ops = draw(st.lists(actors.flatmap(operation), min_size=1, max_size=30))
+    ops = draw(st.lists(actors.flatmap(lambda actor: operation(actor, escalations[actor])), min_size=1, max_size=30))
     return bound, low, high, ops
 
 
@@ -74,7 +78,10 @@ def run(low, high, ops, *, with_high: bool) -> list[object]:
             continue
         session = sessions[actor]
         try:
-            result = session._invoke(tool, arguments)
+            if tool == "escalate":
+                result = session.escalate(arguments)
+            else:
+                result = session._invoke(tool, arguments)
         except MemlabError as error:
             result = (type(error).__name__, str(error))
         if actor in low:

@@ -1,0 +1,48 @@
+"""The ``memlab`` command and the README's promises about it."""
+
+import io
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from memlab import Level, MemoryStore
+from memlab.cli import main
+from memlab.demo import run
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_demo_walks_through_levels_shadowing_delete_and_audit():
+    out = io.StringIO()
+    store = run(out=out)
+    text = out.getvalue()
+    for heading in ["Shadowing", "strips it", "live taint", "Search", "soft-deletes", "history", "audit", "Taint"]:
+        assert heading in text
+    assert "Samantha Rivera, team lead (INTERNAL)" in text
+    assert "'classification': 'CONFIDENTIAL'" in text  # the stripped PUBLIC request
+    assert store.session(Level.INTERNAL).memory_get("user-name").classification is Level.PUBLIC
+    assert (store.audit()["outcome"] == "ok").all()
+
+
+def test_demo_keeps_a_database_when_asked(tmp_path, capsys):
+    assert main(["demo", "--db", str(tmp_path / "demo.db")]) == 0
+    assert "== 1." in capsys.readouterr().out
+    with MemoryStore(tmp_path / "demo.db") as store:
+        assert store.session(Level.CONFIDENTIAL).memory_get("salary-review") is not None
+
+
+def test_the_installed_command_runs():
+    result = subprocess.run([sys.executable, "-m", "memlab.cli", "demo"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "The audit trail" in result.stdout
+
+
+def test_ci_runs_exactly_the_readme_test_command():
+    readme = (ROOT / "README.md").read_text()
+    commands = re.findall(r"```bash\n(.+?)\n```", readme)
+    assert len(commands) >= 2
+    main_job, test_command = commands[0], commands[1]
+    assert "memlab" in main_job.split("&&")[-1]
+    assert test_command in (ROOT / ".ci" / "run").read_text()
+    assert test_command.rstrip().endswith("pytest")
