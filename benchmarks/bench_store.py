@@ -18,7 +18,10 @@ It then measures, interleaving memlab and raw call by call so drift hits both al
 
 Usage::
 
-    python benchmarks/bench_store.py [--sizes 10000,100000] [--seed 0] [--queries 300] [--saves 3000]
+    python benchmarks/bench_store.py [--sizes 10000,100000] [--seed 0] [--queries 300] [--saves 3000] [--gets 3000]
+
+Every timed call is checked afterwards for sameness (gets return the same content, CONFIDENTIAL searches
+as many hits as raw, no search returns a memory above its session's taint); a failed check aborts the run.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -300,9 +304,9 @@ def bench_size(corpus: Corpus, size: int, args: argparse.Namespace, workdir: Pat
 
     reader = sessions[Level.CONFIDENTIAL]  # sees every key, so every get is a hit, as in the raw lookup
     get_calls: dict[str, Callable[[Any], object]] = {
-        "memlab": lambda key: reader.memory_get(key),
-        "raw": lambda key: raw.get(key),
-        "raw+audit": lambda key: raw.get_audited(key),
+        "memlab": reader.memory_get,
+        "raw": raw.get,
+        "raw+audit": raw.get_audited,
     }
     check_gets(reader, raw, get_keys[:100])
     interleaved(get_calls, warmup_keys)
@@ -406,8 +410,6 @@ def _source_digest() -> str:
 
 
 def _version(package: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version(package)
     except PackageNotFoundError:
@@ -455,7 +457,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         for size in sizes:
             print(f"\nN = {size:,}")
             results[size] = bench_size(corpus, size, args, workdir)
-    print(f"\ntotal run time {time.perf_counter() - started:.0f} s\n")
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"\ntotal run time {time.perf_counter() - started:.0f} s; load average {load} at the end\n")
     print_table(results)
     print("latencies are per call (perf_counter), memlab and raw interleaved call by call after a warm-up;")
     print("get = memlab at CONFIDENTIAL taint (every key visible); search = max_results 10, same MATCH expression.")

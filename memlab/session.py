@@ -153,24 +153,38 @@ class Session:
         )
 
     def _memory_get(self, taint: Level, event: AuditEvent, *, key: str) -> Memory | None:
-        memory = self.store.storage.effective(self.agent, taint, key)
-        found = memory is not None
-        self.store.storage.append_audit(
-            replace(event, outcome="ok" if found else "not_found", records=(memory.ref(),) if found else ())
+        return self.store.storage.effective(
+            self.agent,
+            taint,
+            key,
+            audit=lambda memory: (
+                replace(event, outcome="not_found") if memory is None else replace(event, records=(memory.ref(),))
+            ),
         )
-        return memory
 
     def _memory_search(self, taint: Level, event: AuditEvent, *, query: str, max_results: int) -> list[Hit]:
         match = match_expression(query)
-        hits = [] if match is None else self.store.storage.search(self.agent, taint, match, max_results)
-        self.store.storage.append_audit(replace(event, records=tuple(hit.memory.ref() for hit in hits)))
-        return hits
+        if match is None:  # no words at all: nothing can match
+            self.store.storage.append_audit(event)
+            return []
+        return self.store.storage.search(
+            self.agent,
+            taint,
+            match,
+            max_results,
+            audit=lambda hits: replace(event, records=tuple(hit.memory.ref() for hit in hits)),
+        )
 
     def _memory_list(self, taint: Level, event: AuditEvent, *, tag: str | None) -> list[Memory]:
-        view = self.store.storage.effective_view(self.agent, taint)
-        memories = [memory for memory in view if tag is None or tag in memory.tags]
-        self.store.storage.append_audit(replace(event, records=tuple(memory.ref() for memory in memories)))
-        return memories
+        def listed(view: list[Memory]) -> list[Memory]:
+            return [memory for memory in view if tag is None or tag in memory.tags]
+
+        view = self.store.storage.effective_view(
+            self.agent,
+            taint,
+            audit=lambda view: replace(event, records=tuple(memory.ref() for memory in listed(view))),
+        )
+        return listed(view)
 
     def _memory_delete(self, taint: Level, event: AuditEvent, *, key: str) -> Memory:
         deleted = self.store.storage.delete(

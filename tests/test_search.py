@@ -167,3 +167,19 @@ def test_other_agents_do_not_move_scores(store):
     for n in range(10):
         other.memory_save(f"n{n}", "apple apple")
     assert _scores(mine, "apple") == before
+
+
+def test_a_level_first_used_late_is_indexed_with_everything_below_it(store):
+    """Indexes are kept only for levels that had a save; the first save at a level builds its index."""
+    store.session(Level.PUBLIC).memory_save("fruit", "apple and banana")
+    store.session(Level.CONFIDENTIAL).memory_save("merger", "apple buys pear")
+    restricted = store.session(Level.RESTRICTED)  # nothing saved at RESTRICTED: it reads CONFIDENTIAL's index
+    assert sorted(h.memory.key for h in restricted.memory_search("apple")) == ["fruit", "merger"]
+    internal = store.session(Level.INTERNAL)
+    assert [h.memory.key for h in internal.memory_search("apple")] == ["fruit"]
+    before = _scores(internal, "apple banana")
+    internal.memory_save("recipe", "apple pie")  # the first INTERNAL save starts the INTERNAL index
+    assert sorted(h.memory.key for h in internal.memory_search("apple")) == ["fruit", "recipe"]
+    assert _scores(store.session(Level.PUBLIC), "apple banana") == before
+    assert sorted(h.memory.key for h in restricted.memory_search("apple")) == ["fruit", "merger", "recipe"]
+    assert store.session(Level.PUBLIC).memory_search("pie") == []

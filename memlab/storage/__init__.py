@@ -15,9 +15,10 @@ __all__ = ["StorageProvider", "SqliteStorage"]
 class StorageProvider(Protocol):
     """What a session and the store need from storage.
 
-    Writes append their audit event in the same transaction (``audit`` builds it from the result), so
-    a change is never stored without its audit row. Reads take the taint explicitly: storage applies
-    shadowing but never decides who may call it.
+    Every tool-level call appends its audit event in the same transaction (``audit`` builds it from the
+    result), so nothing is read or written without its audit row. Reads take the taint explicitly:
+    storage applies shadowing but never decides who may call it. ``search`` takes a safe FTS5 MATCH
+    expression (``memlab.search.match_expression``), never user text.
     """
 
     def add_session(self, session_id: str, agent: str, taint: Level, created_at: str) -> None: ...
@@ -48,11 +49,17 @@ class StorageProvider(Protocol):
         audit: Callable[[Memory | None], AuditEvent],
     ) -> Memory | None: ...
 
-    def effective(self, agent: str, taint: Level, key: str) -> Memory | None: ...
+    def effective(
+        self, agent: str, taint: Level, key: str, *, audit: Callable[[Memory | None], AuditEvent]
+    ) -> Memory | None: ...
 
-    def effective_view(self, agent: str, taint: Level) -> list[Memory]: ...
+    def effective_view(
+        self, agent: str, taint: Level, *, audit: Callable[[list[Memory]], AuditEvent]
+    ) -> list[Memory]: ...
 
-    def search(self, agent: str, taint: Level, match: str, limit: int) -> list[Hit]: ...
+    def search(
+        self, agent: str, taint: Level, match: str, limit: int, *, audit: Callable[[list[Hit]], AuditEvent]
+    ) -> list[Hit]: ...
 
     def append_audit(self, event: AuditEvent) -> None: ...
 

@@ -57,7 +57,10 @@ def _create(db: sqlite_utils.Database, tokenize: str) -> None:
             {"name": "tokenize", "value": tokenize},
         ]
     )
-    db["agents"].create({"id": int, "name": str}, pk="id", not_null={"name"})
+    # indexed_levels: bit mask of the levels whose FTS5 index is kept (those that ever had a save).
+    db["agents"].create(
+        {"id": int, "name": str, "indexed_levels": int}, pk="id", not_null={"name"}, defaults={"indexed_levels": 0}
+    )
     db["agents"].create_index(["name"], unique=True)
     db["sessions"].create(
         {"id": str, "agent": str, "taint": str, "created_at": str},
@@ -90,12 +93,11 @@ def _create(db: sqlite_utils.Database, tokenize: str) -> None:
     )
     db["memories"].create_index(["agent_id", "key", "classification", "version"], unique=True)
     # The effective view, materialised: for each agent and taint T, the version a session at T sees.
-    db["effective"].create(
-        {"agent_id": int, "taint": int, "key": str, "memory_id": int},
-        pk=("agent_id", "taint", "key"),
-        not_null={"memory_id"},
+    # A key's rows for the four taints share one page: a save touches them together.
+    db.execute(
+        "CREATE TABLE effective (agent_id INTEGER NOT NULL, key TEXT NOT NULL, taint INTEGER NOT NULL, "
+        "memory_id INTEGER NOT NULL, PRIMARY KEY (agent_id, key, taint)) WITHOUT ROWID"
     )
-    db["effective"].create_index(["agent_id", "key"])
     db["audit"].create(
         {
             "seq": int,
@@ -122,14 +124,17 @@ def _create(db: sqlite_utils.Database, tokenize: str) -> None:
 
 
 def create_fts_tables(db: sqlite_utils.Database, agent_id: int, tokenize: str) -> None:
-    """One external-content FTS5 index per taint level for a new agent.
+    """One external-content FTS5 index per taint level for a new agent, ranked by weighted bm25.
 
     Memory rows never change their indexed columns (a save adds a version), so ``memories`` can serve
     as the content table: the indexes hold only terms and statistics.
     """
     tokenize_sql = "'" + tokenize.replace("'", "''") + "'"
+    rank = "bm25(" + ", ".join(str(weight) for weight in BM25_WEIGHTS) + ")"
     for taint in Level:
+        table = fts_table(agent_id, taint)
         db.execute(
-            f'CREATE VIRTUAL TABLE "{fts_table(agent_id, taint)}" USING fts5('
+            f'CREATE VIRTUAL TABLE "{table}" USING fts5('
             f"key, content, tags, content='memories', content_rowid='id', tokenize={tokenize_sql})"
         )
+        db.execute(f'INSERT INTO "{table}" ("{table}", rank) VALUES (\'rank\', ?)', (rank,))

@@ -21,12 +21,13 @@ import sqlite_utils
 from memlab.errors import InvalidArgument, SchemaError
 from memlab.levels import Level
 from memlab.records import AuditEvent, Hit, Memory, TaintEvent
-from memlab.storage.schema import BM25_WEIGHTS, DEFAULT_TOKENIZE, create_fts_tables, ensure_schema, fts_table
+from memlab.storage.schema import DEFAULT_TOKENIZE, create_fts_tables, ensure_schema, fts_table
 
 __all__ = ["SqliteStorage"]
 
 _MEMORY_COLUMNS = "m.key, m.content, m.tags, m.classification, m.version, m.saved_at, m.saved_by"
 _SNIPPET_TOKENS = 16
+_WAL_AUTOCHECKPOINT_PAGES = 10_000
 
 
 class SqliteStorage:
@@ -48,11 +49,16 @@ class SqliteStorage:
             isolation_level=None,  # transactions are explicit: BEGIN IMMEDIATE in _write()
             check_same_thread=False,
         )
+        self.conn = conn  # statements on the hot path go straight to the connection (sqlite-utils wraps each call)
+        self._agent_ids: dict[str, int] = {}  # agent ids never change once given, so found ones are cached
         try:
             self.db = sqlite_utils.Database(conn, execute_plugins=False)
             if path is not None:
                 self.db.enable_wal()
                 self.db.execute("PRAGMA synchronous=NORMAL")
+                # Checkpoint every ~10k pages rather than SQLite's 1k: every save rewrites the same hot pages
+                # (index structure records, the audit tail), which a rarer checkpoint copies once, not ten times.
+                self.db.execute(f"PRAGMA wal_autocheckpoint={_WAL_AUTOCHECKPOINT_PAGES}")
             self.db.execute("PRAGMA foreign_keys=ON")
             with self._write():
                 self.meta = ensure_schema(self.db, tokenize)
@@ -69,13 +75,14 @@ class SqliteStorage:
     @contextlib.contextmanager
     def _write(self) -> Iterator[None]:
         """One short write transaction, taking the write lock up front so concurrent writers queue."""
-        self.db.execute("BEGIN IMMEDIATE")
+        self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield
         except BaseException:
-            self.db.rollback()
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
             raise
-        self.db.execute("COMMIT")
+        self.conn.execute("COMMIT")
 
     # -- sessions -----------------------------------------------------------------------------------
 
@@ -115,13 +122,15 @@ class SqliteStorage:
         audit: Callable[[Memory], AuditEvent],
     ) -> Memory:
         with self._write():
-            agent_id = self._agent_id(agent, create=True)
-            (latest,) = self.db.execute(
+            agent_id, indexed = self._agent(agent, create=True)
+            if not indexed & _bit(classification):
+                indexed = self._start_index(agent_id, classification, indexed)
+            (latest,) = self.conn.execute(
                 "SELECT COALESCE(MAX(version), 0) FROM memories WHERE agent_id = ? AND key = ? AND classification = ?",
                 (agent_id, key, int(classification)),
             ).fetchone()
             memory = Memory(key, content, tags, classification, latest + 1, saved_at, saved_by)
-            self.db.execute(
+            self.conn.execute(
                 "INSERT INTO memories (agent_id, key, content, tags, classification, version, saved_at, saved_by) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -135,7 +144,7 @@ class SqliteStorage:
                     saved_by,
                 ),
             )
-            self._refresh_effective(agent_id, key, classification)
+            self._refresh_effective(agent_id, key, classification, indexed)
             self._append_audit(audit(memory))
         return memory
 
@@ -150,37 +159,61 @@ class SqliteStorage:
         audit: Callable[[Memory | None], AuditEvent],
     ) -> Memory | None:
         with self._write():
-            agent_id = self._agent_id(agent, create=False)
-            row = None
-            if agent_id is not None:
-                row = self.db.execute(
-                    f"SELECT m.id, m.deleted_at, {_MEMORY_COLUMNS} FROM memories m "
-                    "WHERE agent_id = ? AND key = ? AND classification = ? ORDER BY version DESC LIMIT 1",
-                    (agent_id, key, int(classification)),
-                ).fetchone()
+            agent_id, indexed = self._agent(agent)
+            row = self.conn.execute(
+                f"SELECT m.id, m.deleted_at, {_MEMORY_COLUMNS} FROM memories m "
+                "WHERE agent_id = ? AND key = ? AND classification = ? ORDER BY version DESC LIMIT 1",
+                (agent_id, key, int(classification)),
+            ).fetchone()
             if row is None or row[1] is not None:
                 self._append_audit(audit(None))
                 return None
-            self.db.execute(
+            self.conn.execute(
                 "UPDATE memories SET deleted_at = ?, deleted_by = ? WHERE id = ?", (deleted_at, deleted_by, row[0])
             )
             memory = _memory(row[2:])
-            self._refresh_effective(agent_id, key, classification)
+            self._refresh_effective(agent_id, key, classification, indexed)
             self._append_audit(audit(memory))
         return memory
 
-    def _agent_id(self, agent: str, *, create: bool) -> int | None:
-        row = self.db.execute("SELECT id FROM agents WHERE name = ?", (agent,)).fetchone()
-        if row is not None or not create:
-            return None if row is None else row[0]
-        agent_id = self.db.execute("INSERT INTO agents (name) VALUES (?)", (agent,)).lastrowid
-        create_fts_tables(self.db, agent_id, self.tokenize)
-        return agent_id
+    def _agent_id(self, agent: str) -> int | None:
+        """The agent's id, or None if it never saved; cheaper than ``_agent`` when levels do not matter."""
+        if agent not in self._agent_ids:
+            row = self.conn.execute("SELECT id FROM agents WHERE name = ?", (agent,)).fetchone()
+            if row is None:
+                return None
+            self._agent_ids[agent] = row[0]
+        return self._agent_ids[agent]
 
-    def _refresh_effective(self, agent_id: int, key: str, changed: Level) -> None:
+    def _agent(self, agent: str, *, create: bool = False) -> tuple[int | None, int]:
+        """The agent's id (None if it never saved) and the bit mask of its indexed levels."""
+        row = self.conn.execute("SELECT id, indexed_levels FROM agents WHERE name = ?", (agent,)).fetchone()
+        if row is not None or not create:
+            return (None, 0) if row is None else row
+        agent_id = self.conn.execute("INSERT INTO agents (name, indexed_levels) VALUES (?, 0)", (agent,)).lastrowid
+        create_fts_tables(self.db, agent_id, self.tokenize)
+        return agent_id, 0
+
+    def _start_index(self, agent_id: int, level: Level, indexed: int) -> int:
+        """Begin keeping the FTS5 index of ``level``, on the first save at that level.
+
+        Until then a session at ``level`` searches the index of the highest indexed level below, which
+        holds the same effective view; keeping only used levels saves index writes on every save.
+        """
+        table = fts_table(agent_id, level)
+        self.conn.execute(
+            f'INSERT INTO "{table}" (rowid, key, content, tags) SELECT m.id, m.key, m.content, m.tags '
+            "FROM effective e JOIN memories m ON m.id = e.memory_id WHERE e.agent_id = ? AND e.taint = ?",
+            (agent_id, int(level)),
+        )
+        indexed |= _bit(level)
+        self.conn.execute("UPDATE agents SET indexed_levels = ? WHERE id = ?", (indexed, agent_id))
+        return indexed
+
+    def _refresh_effective(self, agent_id: int, key: str, changed: Level, indexed: int) -> None:
         """Bring the effective view and its FTS indexes up to date for one key at every taint >= ``changed``."""
         live: dict[Level, int] = {}
-        for memory_id, level, deleted_at in self.db.execute(
+        for memory_id, level, deleted_at in self.conn.execute(
             "SELECT m.id, m.classification, m.deleted_at FROM memories m WHERE agent_id = ? AND key = ? "
             "AND version = (SELECT MAX(version) FROM memories WHERE agent_id = m.agent_id AND key = m.key "
             "AND classification = m.classification)",
@@ -189,7 +222,7 @@ class SqliteStorage:
             if deleted_at is None:
                 live[Level(level)] = memory_id
         shown = dict(
-            self.db.execute("SELECT taint, memory_id FROM effective WHERE agent_id = ? AND key = ?", (agent_id, key))
+            self.conn.execute("SELECT taint, memory_id FROM effective WHERE agent_id = ? AND key = ?", (agent_id, key))
         )
         for taint in Level:
             if taint < changed:
@@ -199,71 +232,81 @@ class SqliteStorage:
             before = shown.get(int(taint))
             if winner == before:
                 continue
-            table = fts_table(agent_id, taint)
-            if before is not None:
-                self.db.execute(
-                    f'INSERT INTO "{table}" ("{table}", rowid, key, content, tags) '
-                    "SELECT 'delete', id, key, content, tags FROM memories WHERE id = ?",
-                    (before,),
-                )
             if winner is None:
-                self.db.execute(
-                    "DELETE FROM effective WHERE agent_id = ? AND taint = ? AND key = ?", (agent_id, int(taint), key)
+                self.conn.execute(
+                    "DELETE FROM effective WHERE agent_id = ? AND key = ? AND taint = ?", (agent_id, key, int(taint))
                 )
             else:
-                self.db.execute(
-                    f'INSERT INTO "{table}" (rowid, key, content, tags) '
-                    "SELECT id, key, content, tags FROM memories WHERE id = ?",
-                    (winner,),
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO effective (agent_id, key, taint, memory_id) VALUES (?, ?, ?, ?)",
+                    (agent_id, key, int(taint), winner),
                 )
-                self.db.execute(
-                    "INSERT OR REPLACE INTO effective (agent_id, taint, key, memory_id) VALUES (?, ?, ?, ?)",
-                    (agent_id, int(taint), key, winner),
-                )
+            if indexed & _bit(taint):
+                self._reindex(fts_table(agent_id, taint), before, winner)
 
-    # -- reads --------------------------------------------------------------------------------------
-
-    def effective(self, agent: str, taint: Level, key: str) -> Memory | None:
-        row = self.db.execute(
-            f"SELECT {_MEMORY_COLUMNS} FROM effective e JOIN agents a ON a.id = e.agent_id "
-            "JOIN memories m ON m.id = e.memory_id WHERE a.name = ? AND e.taint = ? AND e.key = ?",
-            (agent, int(taint), key),
-        ).fetchone()
-        return None if row is None else _memory(row)
-
-    def effective_view(self, agent: str, taint: Level) -> list[Memory]:
-        rows = self.db.execute(
-            f"SELECT {_MEMORY_COLUMNS} FROM effective e JOIN agents a ON a.id = e.agent_id "
-            "JOIN memories m ON m.id = e.memory_id WHERE a.name = ? AND e.taint = ? ORDER BY e.key",
-            (agent, int(taint)),
-        )
-        return [_memory(row) for row in rows]
-
-    def search(self, agent: str, taint: Level, match: str, limit: int) -> list[Hit]:
-        agent_id = self._agent_id(agent, create=False)
-        if agent_id is None:
-            return []
-        table = fts_table(agent_id, taint)
-        weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-        # Rank first on the index alone (ties by save order, which only visible saves decide), then
-        # fetch rows and snippets for the few winners: snippets for every match would cost far more.
-        top = self.db.execute(
-            f'SELECT rowid, bm25("{table}", {weights}) AS b FROM "{table}" WHERE "{table}" MATCH ? '
-            "ORDER BY b, rowid LIMIT ?",
-            (match, limit),
-        ).fetchall()
-        if not top:
-            return []
-        marks = ",".join("?" * len(top))
-        details = {
-            row[0]: row[1:]
-            for row in self.db.execute(
-                f"SELECT f.rowid, snippet(\"{table}\", 1, '**', '**', '…', {_SNIPPET_TOKENS}), {_MEMORY_COLUMNS} "
-                f'FROM "{table}" f JOIN memories m ON m.id = f.rowid WHERE "{table}" MATCH ? AND f.rowid IN ({marks})',
-                (match, *(memory_id for memory_id, _ in top)),
+    def _reindex(self, table: str, before: int | None, after: int | None) -> None:
+        if before is not None:
+            self.conn.execute(
+                f'INSERT INTO "{table}" ("{table}", rowid, key, content, tags) '
+                "SELECT 'delete', id, key, content, tags FROM memories WHERE id = ?",
+                (before,),
             )
-        }
-        return [Hit(_memory(details[memory_id][1:]), -score, details[memory_id][0]) for memory_id, score in top]
+        if after is not None:
+            self.conn.execute(
+                f'INSERT INTO "{table}" (rowid, key, content, tags) '
+                "SELECT id, key, content, tags FROM memories WHERE id = ?",
+                (after,),
+            )
+
+    # -- reads (each with its audit event, in one transaction) ---------------------------------------
+
+    def effective(
+        self, agent: str, taint: Level, key: str, *, audit: Callable[[Memory | None], AuditEvent]
+    ) -> Memory | None:
+        with self._write():
+            agent_id = self._agent_id(agent)
+            row = self.conn.execute(
+                f"SELECT {_MEMORY_COLUMNS} FROM effective e JOIN memories m ON m.id = e.memory_id "
+                "WHERE e.agent_id = ? AND e.key = ? AND e.taint = ?",
+                (agent_id, key, int(taint)),
+            ).fetchone()
+            memory = None if row is None else _memory(row)
+            self._append_audit(audit(memory))
+        return memory
+
+    def effective_view(self, agent: str, taint: Level, *, audit: Callable[[list[Memory]], AuditEvent]) -> list[Memory]:
+        with self._write():
+            agent_id = self._agent_id(agent)
+            rows = self.conn.execute(
+                f"SELECT {_MEMORY_COLUMNS} FROM effective e JOIN memories m ON m.id = e.memory_id "
+                "WHERE e.agent_id = ? AND e.taint = ? ORDER BY e.key",
+                (agent_id, int(taint)),
+            )
+            view = [_memory(row) for row in rows]
+            self._append_audit(audit(view))
+        return view
+
+    def search(
+        self, agent: str, taint: Level, match: str, limit: int, *, audit: Callable[[list[Hit]], AuditEvent]
+    ) -> list[Hit]:
+        with self._write():
+            agent_id, indexed = self._agent(agent)
+            # The index of the highest used level <= taint holds exactly the session's effective view.
+            below = [level for level in Level if level <= taint and indexed & _bit(level)]
+            hits = self._rank(fts_table(agent_id, max(below)), match, limit) if below else []
+            self._append_audit(audit(hits))
+        return hits
+
+    def _rank(self, table: str, match: str, limit: int) -> list[Hit]:
+        # ORDER BY rank lets FTS5 sort by weighted bm25 itself (ties in rowid order, i.e. save order), so
+        # snippet() runs only for the rows returned, not for every match.
+        rows = self.conn.execute(
+            f"SELECT {_MEMORY_COLUMNS}, \"{table}\".rank, snippet(\"{table}\", 1, '**', '**', '…', {_SNIPPET_TOKENS}) "
+            f'FROM "{table}" JOIN memories m ON m.id = "{table}".rowid WHERE "{table}" MATCH ? '
+            f'ORDER BY "{table}".rank LIMIT ?',
+            (match, limit),
+        )
+        return [Hit(_memory(row[:-2]), -row[-2], row[-1]) for row in rows]
 
     # -- audit and auditor views --------------------------------------------------------------------
 
@@ -272,7 +315,7 @@ class SqliteStorage:
             self._append_audit(event)
 
     def _append_audit(self, event: AuditEvent) -> None:
-        self.db.execute(
+        self.conn.execute(
             "INSERT INTO audit (at, session_id, agent, taint, tool, key, query, outcome, records, notes, message) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
@@ -313,6 +356,10 @@ class SqliteStorage:
 
     def close(self) -> None:
         self.db.close()
+
+
+def _bit(level: Level) -> int:
+    return 1 << int(level)
 
 
 def _memory(row: tuple[Any, ...]) -> Memory:
