@@ -176,15 +176,12 @@ class Session:
         )
 
     def _memory_list(self, taint: Level, event: AuditEvent, *, tag: str | None) -> list[Memory]:
-        def listed(view: list[Memory]) -> list[Memory]:
-            return [memory for memory in view if tag is None or tag in memory.tags]
-
-        view = self.store.storage.effective_view(
+        return self.store.storage.effective_view(
             self.agent,
             taint,
-            audit=lambda view: replace(event, records=tuple(memory.ref() for memory in listed(view))),
+            tag=tag,
+            audit=lambda view: replace(event, records=tuple(memory.ref() for memory in view)),
         )
-        return listed(view)
 
     def _memory_delete(self, taint: Level, event: AuditEvent, *, key: str) -> Memory:
         deleted = self.store.storage.delete(

@@ -1,8 +1,10 @@
 """Search: natural language only, stemming, shadowing before matching, statistics from visible levels only."""
 
+import hypothesis.strategies as st
 import pytest
+from hypothesis import given, settings
 
-from memlab import Level
+from memlab import Level, MemoryStore
 from memlab.search import match_expression, query_terms
 
 HOSTILE_QUERIES = [
@@ -69,6 +71,20 @@ def session(store):
 def test_no_query_raises(session, query):
     hits = session.memory_search(query)
     assert isinstance(hits, list)
+
+
+_shared = MemoryStore()
+_shared.session().memory_save("note", "Alice likes C++ and NEAR queries with AND or OR")
+
+
+@settings(max_examples=500)
+@given(
+    st.text(max_size=60)
+    | st.lists(st.sampled_from(['"', "*", "AND", "NEAR(", "^", ":", "-", "(", ")", "c++", "'"])).map(" ".join)
+)
+def test_any_text_is_a_valid_query(query):
+    hits = _shared.session().memory_search(query)
+    assert all(hit.memory.key == "note" for hit in hits)
 
 
 def test_query_terms_are_words_without_stopwords():

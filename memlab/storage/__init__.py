@@ -54,7 +54,7 @@ class StorageProvider(Protocol):
     ) -> Memory | None: ...
 
     def effective_view(
-        self, agent: str, taint: Level, *, audit: Callable[[list[Memory]], AuditEvent]
+        self, agent: str, taint: Level, *, tag: str | None = None, audit: Callable[[list[Memory]], AuditEvent]
     ) -> list[Memory]: ...
 
     def search(

@@ -2,9 +2,14 @@
 
 For every agent and every taint level T the store keeps the effective view of a session at T twice:
 as rows of ``effective`` (key -> version) and as an FTS5 index over exactly those versions. A search
-at T is then a single ``MATCH ... ORDER BY bm25`` on index T: shadowing is already applied, and the
-BM25 statistics (document count, average length, term rarity) come from the visible versions only, so
-nothing saved or deleted above T, or by another agent, moves a score a session at T sees.
+at T is then a single ``MATCH ... ORDER BY rank`` (weighted bm25) on index T: shadowing is already
+applied, and the BM25 statistics (document count, average length, term rarity) come from the visible
+versions only, so nothing saved or deleted above T, or by another agent, moves a score a session at T
+sees. An index is kept only for levels that have had a save; a session at a level without one searches
+the index of the highest used level below it, which holds the same view.
+
+Every tool-level call is one short ``BEGIN IMMEDIATE`` transaction that also appends its audit row, so
+nothing is read or written unaudited, and concurrent processes queue on the write lock instead of failing.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -51,6 +57,7 @@ class SqliteStorage:
         )
         self.conn = conn  # statements on the hot path go straight to the connection (sqlite-utils wraps each call)
         self._agent_ids: dict[str, int] = {}  # agent ids never change once given, so found ones are cached
+        self._lock = threading.RLock()  # one connection, possibly several threads (widgets, servers)
         try:
             self.db = sqlite_utils.Database(conn, execute_plugins=False)
             if path is not None:
@@ -75,14 +82,15 @@ class SqliteStorage:
     @contextlib.contextmanager
     def _write(self) -> Iterator[None]:
         """One short write transaction, taking the write lock up front so concurrent writers queue."""
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            if self.conn.in_transaction:
-                self.conn.execute("ROLLBACK")
-            raise
-        self.conn.execute("COMMIT")
+        with self._lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
 
     # -- sessions -----------------------------------------------------------------------------------
 
@@ -274,13 +282,17 @@ class SqliteStorage:
             self._append_audit(audit(memory))
         return memory
 
-    def effective_view(self, agent: str, taint: Level, *, audit: Callable[[list[Memory]], AuditEvent]) -> list[Memory]:
+    def effective_view(
+        self, agent: str, taint: Level, *, tag: str | None = None, audit: Callable[[list[Memory]], AuditEvent]
+    ) -> list[Memory]:
+        # The tag filter applies to the effective view, i.e. after shadowing: a lower version never
+        # surfaces because the version shadowing it lacks the tag.
+        tagged = "" if tag is None else "AND EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value = ?)"
         with self._write():
-            agent_id = self._agent_id(agent)
             rows = self.conn.execute(
                 f"SELECT {_MEMORY_COLUMNS} FROM effective e JOIN memories m ON m.id = e.memory_id "
-                "WHERE e.agent_id = ? AND e.taint = ? ORDER BY e.key",
-                (agent_id, int(taint)),
+                f"WHERE e.agent_id = ? AND e.taint = ? {tagged} ORDER BY e.key",
+                (self._agent_id(agent), int(taint), *(() if tag is None else (tag,))),
             )
             view = [_memory(row) for row in rows]
             self._append_audit(audit(view))
