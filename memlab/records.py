@@ -64,7 +64,7 @@ class AuditEvent:
     agent: str
     taint: Level
     tool: str
-    outcome: str
+    outcome: str = "ok"
     """``ok``, ``not_found`` or an error code such as ``invalid_argument``."""
     key: str | None = None
     query: str | None = None

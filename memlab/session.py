@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from memlab import arguments
@@ -126,72 +126,73 @@ class Session:
             raise
         return getattr(self, f"_{call.tool}")(taint, self._event(taint, call), **args), args
 
-    def _event(self, taint: Level, call: ToolCall) -> AuditEvent:
+    def _event(self, taint: Level, call: ToolCall) -> partial[AuditEvent]:
+        """The call's audit event, to be completed with its outcome and records once they are known."""
         given = call.arguments if isinstance(call.arguments, Mapping) else {}
-        return AuditEvent(
+        return partial(
+            AuditEvent,
             at=self.store.now(),
             session_id=self.id,
             agent=self.agent,
             taint=taint,
             tool=call.tool,
-            outcome="ok",
             key=_text_or_none(given.get("key")),
             query=_text_or_none(given.get("query")),
             notes=tuple(call.notes),
         )
 
-    def _memory_save(self, taint: Level, event: AuditEvent, *, key: str, content: str, tags: tuple[str, ...]) -> Memory:
+    def _memory_save(
+        self, taint: Level, event: partial[AuditEvent], *, key: str, content: str, tags: tuple[str, ...]
+    ) -> Memory:
         return self.store.storage.save(
             self.agent,
             key,
             content,
             tags,
             save_classification(taint),
-            saved_at=event.at,
+            saved_at=event.keywords["at"],
             saved_by=self.id,
-            audit=lambda memory: replace(event, records=(memory.ref(),)),
+            audit=lambda memory: event(records=(memory.ref(),)),
         )
 
-    def _memory_get(self, taint: Level, event: AuditEvent, *, key: str) -> Memory | None:
+    def _memory_get(self, taint: Level, event: partial[AuditEvent], *, key: str) -> Memory | None:
         return self.store.storage.effective(
             self.agent,
             taint,
             key,
-            audit=lambda memory: (
-                replace(event, outcome="not_found") if memory is None else replace(event, records=(memory.ref(),))
-            ),
+            audit=lambda memory: event(outcome="not_found") if memory is None else event(records=(memory.ref(),)),
         )
 
-    def _memory_search(self, taint: Level, event: AuditEvent, *, query: str, max_results: int) -> list[Hit]:
+    def _memory_search(self, taint: Level, event: partial[AuditEvent], *, query: str, max_results: int) -> list[Hit]:
         match = match_expression(query)
         if match is None:  # no words at all: nothing can match
-            self.store.storage.append_audit(event)
+            self.store.storage.append_audit(event())
             return []
         return self.store.storage.search(
             self.agent,
             taint,
             match,
             max_results,
-            audit=lambda hits: replace(event, records=tuple(hit.memory.ref() for hit in hits)),
+            audit=lambda hits: event(records=tuple(hit.memory.ref() for hit in hits)),
         )
 
-    def _memory_list(self, taint: Level, event: AuditEvent, *, tag: str | None) -> list[Memory]:
+    def _memory_list(self, taint: Level, event: partial[AuditEvent], *, tag: str | None) -> list[Memory]:
         return self.store.storage.effective_view(
             self.agent,
             taint,
             tag=tag,
-            audit=lambda view: replace(event, records=tuple(memory.ref() for memory in view)),
+            audit=lambda view: event(records=tuple(memory.ref() for memory in view)),
         )
 
-    def _memory_delete(self, taint: Level, event: AuditEvent, *, key: str) -> Memory:
+    def _memory_delete(self, taint: Level, event: partial[AuditEvent], *, key: str) -> Memory:
         deleted = self.store.storage.delete(
             self.agent,
             key,
             taint,
-            deleted_at=event.at,
+            deleted_at=event.keywords["at"],
             deleted_by=self.id,
             audit=lambda memory: (
-                replace(event, records=(memory.ref(),)) if memory is not None else _failed(event, _not_found(key))
+                event(records=(memory.ref(),)) if memory is not None else _failed(event, _not_found(key))
             ),
         )
         if deleted is None:
@@ -208,5 +209,5 @@ def _text_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _failed(event: AuditEvent, error: MemlabError) -> AuditEvent:
-    return replace(event, outcome=error.code, message=str(error))
+def _failed(event: partial[AuditEvent], error: MemlabError) -> AuditEvent:
+    return event(outcome=error.code, message=str(error))

@@ -339,8 +339,8 @@ class SqliteStorage:
                 event.key,
                 event.query,
                 event.outcome,
-                json.dumps(list(event.records)),
-                json.dumps(list(event.notes)),
+                json.dumps(event.records) if event.records else "[]",
+                json.dumps(event.notes) if event.notes else "[]",
                 event.message,
             ),
         )
