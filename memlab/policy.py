@@ -1,4 +1,9 @@
-"""The pre-tool-call hook pipeline and the policy's rules.
+"""The policy's rules, and the pre-tool-call hook pipeline.
+
+A ``Policy`` decides the level a save gets, what a session may read, whether shadowing comes before
+search and tag filters, what a delete may touch, and how search statistics are scoped. ``Policy()``
+itself is ``strict``: exactly DESIGN.md. ``memlab.policies`` ships variants that model real mistakes;
+a researcher writes a new one by subclassing and overriding a method or a flag.
 
 A hook is a plain function ``hook(call: ToolCall) -> ToolCall``: it may change the call's arguments
 (and say so in ``call.notes``, which the audit keeps) or refuse the call by raising a ``MemlabError``.
@@ -19,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memlab.levels import Level
+from memlab.levels import Level, can_flow_to
 
 if TYPE_CHECKING:
     from memlab.session import Session
@@ -31,7 +36,7 @@ __all__ = [
     "strip_level_arguments",
     "DEFAULT_HOOKS",
     "run_hooks",
-    "save_classification",
+    "Policy",
 ]
 
 
@@ -76,6 +81,47 @@ def run_hooks(hooks: Sequence[Hook], call: ToolCall) -> ToolCall:
     return call
 
 
-def save_classification(taint: Level) -> Level:
-    """The level a save gets: the session's live taint, always (no write-down, no caller's choice)."""
-    return taint
+class Policy:
+    """The strict policy, exactly DESIGN.md; subclass it to model a variant.
+
+    >>> class PublicReadsInternal(Policy):
+    ...     name = "public-reads-internal"
+    ...     def readable(self, classification, taint):
+    ...         return classification <= max(taint, Level.INTERNAL)
+    """
+
+    name = "strict"
+    models = "the design: saves at the live taint, reads gated by can_flow_to, shadowing before matching"
+
+    shadow_before_match: bool = True
+    """False: search and tag filters run on every readable version, and shadowing only among the matches."""
+    global_statistics: bool = False
+    """True: one FTS5 index over every level, so bm25 statistics include memories the session cannot read."""
+    reveal_hidden: bool = False
+    """True: a get of a key that exists only above the taint answers differently from a missing key."""
+
+    def readable(self, classification: Level, taint: Level) -> bool:
+        """May a session at ``taint`` read a version classified ``classification``?"""
+        return can_flow_to(classification, taint)
+
+    def save_level(self, session: Session) -> Level:
+        """The classification a save gets: the session's live taint (no caller's choice, no write-down)."""
+        return session.taint
+
+    def delete_level(self, session: Session, key: str) -> Level:
+        """The level whose current version of ``key`` a delete soft-deletes: exactly the session's taint."""
+        return session.taint
+
+    @property
+    def lattice_visibility(self) -> bool:
+        """True when ``readable`` is the lattice's ``can_flow_to`` (storage can then share indexes)."""
+        return type(self).readable is Policy.readable
+
+    @property
+    def view_signature(self) -> str:
+        """What the store's materialised views depend on; a file store keeps it and checks it on open."""
+        visibility = "lattice" if self.lattice_visibility else f"readable:{self.name}"
+        return visibility + (" global-statistics" if self.global_statistics else "")
+
+    def __repr__(self) -> str:
+        return f"<policy {self.name}>"

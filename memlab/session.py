@@ -7,9 +7,9 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from memlab import arguments
-from memlab.errors import InvalidArgument, MemlabError, NotFound, TaintError
+from memlab.errors import Denied, InvalidArgument, MemlabError, NotFound, TaintError
 from memlab.levels import Level
-from memlab.policy import Hook, ToolCall, run_hooks, save_classification
+from memlab.policy import Hook, ToolCall, run_hooks
 from memlab.records import AuditEvent, Hit, Memory, TaintEvent
 from memlab.search import match_expression
 
@@ -31,6 +31,8 @@ class Session:
         self.store = store
         self.id = session_id
         self.agent = agent
+        self.initial_taint = taint
+        """The taint the session started at (the ``frozen-taint`` variant wrongly saves at it)."""
         self._taint = taint
 
     def __repr__(self) -> str:
@@ -149,19 +151,22 @@ class Session:
             key,
             content,
             tags,
-            save_classification(taint),
+            self.store.policy.save_level(self),
             saved_at=event.keywords["at"],
             saved_by=self.id,
             audit=lambda memory: event(records=(memory.ref(),)),
         )
 
     def _memory_get(self, taint: Level, event: partial[AuditEvent], *, key: str) -> Memory | None:
-        return self.store.storage.effective(
+        memory = self.store.storage.effective(
             self.agent,
             taint,
             key,
             audit=lambda memory: event(outcome="not_found") if memory is None else event(records=(memory.ref(),)),
         )
+        if memory is None and self.store.policy.reveal_hidden and self.store.storage.exists(self.agent, key):
+            raise Denied(f"memory {key!r} exists but is classified above this session's level")
+        return memory
 
     def _memory_search(self, taint: Level, event: partial[AuditEvent], *, query: str, max_results: int) -> list[Hit]:
         match = match_expression(query)
@@ -188,7 +193,7 @@ class Session:
         deleted = self.store.storage.delete(
             self.agent,
             key,
-            taint,
+            self.store.policy.delete_level(self, key),
             deleted_at=event.keywords["at"],
             deleted_by=self.id,
             audit=lambda memory: (

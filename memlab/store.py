@@ -11,7 +11,8 @@ import pandas as pd
 
 from memlab.errors import InvalidArgument
 from memlab.levels import Level
-from memlab.policy import DEFAULT_HOOKS, Hook
+from memlab.policies import resolve
+from memlab.policy import DEFAULT_HOOKS, Hook, Policy
 from memlab.session import Session
 from memlab.storage import SqliteStorage, StorageProvider
 
@@ -28,6 +29,7 @@ class MemoryStore:
     Args:
         path: a database file (created if missing, shared safely between processes); None keeps the
             store in memory.
+        policy: a ``Policy`` or the name of a registered one (default ``strict``, exactly DESIGN.md).
         storage: a ``StorageProvider`` to use instead of opening ``path``.
         clock: returns the current time; tests and notebooks pass a fixed one for reproducible output.
 
@@ -40,10 +42,13 @@ class MemoryStore:
         self,
         path: str | Path | None = None,
         *,
+        policy: Policy | str | None = None,
         storage: StorageProvider | None = None,
         clock: Callable[[], datetime] = _utc_now,
     ) -> None:
-        self.storage: StorageProvider = storage if storage is not None else SqliteStorage(path)
+        self.policy = resolve(policy)
+        """The rules the store follows: ``strict`` unless a variant is named (``memlab.policies``)."""
+        self.storage: StorageProvider = storage if storage is not None else SqliteStorage(path, policy=self.policy)
         self.clock = clock
         self.hooks: list[Hook] = list(DEFAULT_HOOKS)
         """The pre-tool-call hooks ``memlab.tools.call`` runs, in order; append your own."""

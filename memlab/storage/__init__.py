@@ -50,8 +50,10 @@ class StorageProvider(Protocol):
     ) -> Memory | None: ...
 
     def effective(
-        self, agent: str, taint: Level, key: str, *, audit: Callable[[Memory | None], AuditEvent]
+        self, agent: str, taint: Level, key: str, *, audit: Callable[[Memory | None], AuditEvent] | None = None
     ) -> Memory | None: ...
+
+    def exists(self, agent: str, key: str) -> bool: ...
 
     def effective_view(
         self, agent: str, taint: Level, *, tag: str | None = None, audit: Callable[[list[Memory]], AuditEvent]

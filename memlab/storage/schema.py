@@ -17,23 +17,34 @@ DEFAULT_TOKENIZE = "porter unicode61"
 BM25_WEIGHTS = (2.0, 1.0, 1.0)
 
 
-def fts_table(agent_id: int, taint: Level) -> str:
-    """The FTS5 index holding the effective view of ``agent_id`` at ``taint``."""
-    return f"fts_{agent_id}_{taint.name.lower()}"
+def fts_table(agent_id: int, taint: Level | None) -> str:
+    """The FTS5 index holding the effective view of ``agent_id`` at ``taint``.
+
+    ``taint=None`` names the index over every current version at every level, which only the
+    ``global-stats`` policy variant keeps.
+    """
+    return f"fts_{agent_id}_{'all' if taint is None else taint.name.lower()}"
 
 
-def ensure_schema(db: sqlite_utils.Database, tokenize: str = DEFAULT_TOKENIZE) -> dict[str, str]:
+def ensure_schema(
+    db: sqlite_utils.Database, tokenize: str = DEFAULT_TOKENIZE, views: str = "lattice"
+) -> dict[str, str]:
     """Check the store's schema, creating it in an empty database; return the meta table.
 
+    Args:
+        tokenize: the FTS5 tokenizer of a new store.
+        views: what the materialised views depend on (``Policy.view_signature``); a store built for
+            one signature cannot be read under another.
     Raises:
-        SchemaError: the database holds other tables, or a memlab schema newer than this code.
+        SchemaError: the database holds other tables, a memlab schema newer than this code, or views
+            built under a policy with other visibility rules.
     """
     tables = set(db.table_names())
     if "memlab_meta" not in tables:
         if tables:
             shown = ", ".join(sorted(tables)[:5])
             raise SchemaError(f"not a memlab store: the database already holds other tables ({shown})")
-        _create(db, tokenize)
+        _create(db, tokenize, views)
     meta = {row["name"]: row["value"] for row in db["memlab_meta"].rows}
     if meta.get("format") != FORMAT:
         raise SchemaError(f"not a memlab store: format is {meta.get('format')!r}, expected {FORMAT!r}")
@@ -45,16 +56,22 @@ def ensure_schema(db: sqlite_utils.Database, tokenize: str = DEFAULT_TOKENIZE) -
         )
     if version < SCHEMA_VERSION:
         raise SchemaError(f"schema version {version} is unknown; no migration leads from it to {SCHEMA_VERSION}")
+    if meta.get("views") != views:
+        raise SchemaError(
+            f"this store's views were built for {meta.get('views')!r}, not {views!r}: "
+            "open it with the policy that created it"
+        )
     return meta
 
 
-def _create(db: sqlite_utils.Database, tokenize: str) -> None:
+def _create(db: sqlite_utils.Database, tokenize: str, views: str) -> None:
     db["memlab_meta"].create({"name": str, "value": str}, pk="name", not_null={"value"})
     db["memlab_meta"].insert_all(
         [
             {"name": "format", "value": FORMAT},
             {"name": "schema_version", "value": str(SCHEMA_VERSION)},
             {"name": "tokenize", "value": tokenize},
+            {"name": "views", "value": views},
         ]
     )
     # indexed_levels: bit mask of the levels whose FTS5 index is kept (those that ever had a save).
@@ -123,7 +140,7 @@ def _create(db: sqlite_utils.Database, tokenize: str) -> None:
         )
 
 
-def create_fts_tables(db: sqlite_utils.Database, agent_id: int, tokenize: str) -> None:
+def create_fts_tables(db: sqlite_utils.Database, agent_id: int, tokenize: str, *, global_index: bool = False) -> None:
     """One external-content FTS5 index per taint level for a new agent, ranked by weighted bm25.
 
     Memory rows never change their indexed columns (a save adds a version), so ``memories`` can serve
@@ -131,7 +148,7 @@ def create_fts_tables(db: sqlite_utils.Database, agent_id: int, tokenize: str) -
     """
     tokenize_sql = "'" + tokenize.replace("'", "''") + "'"
     rank = "bm25(" + ", ".join(str(weight) for weight in BM25_WEIGHTS) + ")"
-    for taint in Level:
+    for taint in [*Level, *([None] if global_index else [])]:
         table = fts_table(agent_id, taint)
         db.execute(
             f'CREATE VIRTUAL TABLE "{table}" USING fts5('

@@ -18,7 +18,7 @@ import contextlib
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ import sqlite_utils
 
 from memlab.errors import InvalidArgument, SchemaError
 from memlab.levels import Level
+from memlab.policy import Policy
 from memlab.records import AuditEvent, Hit, Memory, TaintEvent
 from memlab.storage.schema import DEFAULT_TOKENIZE, create_fts_tables, ensure_schema, fts_table
 
@@ -41,15 +42,24 @@ class SqliteStorage:
 
     Args:
         path: the database file; None for a private in-memory database.
+        connection: an open connection to use instead of ``path`` (e.g. an in-memory copy of a template).
+        policy: the rules the views follow (which versions a taint may read, how statistics are scoped).
         busy_timeout: seconds a writer waits for another process's transaction before failing.
         tokenize: the FTS5 tokenizer of a new store (an existing store keeps its own).
     """
 
     def __init__(
-        self, path: str | Path | None = None, *, busy_timeout: float = 30.0, tokenize: str = DEFAULT_TOKENIZE
+        self,
+        path: str | Path | None = None,
+        *,
+        connection: sqlite3.Connection | None = None,
+        policy: Policy | None = None,
+        busy_timeout: float = 30.0,
+        tokenize: str = DEFAULT_TOKENIZE,
     ) -> None:
         self.path = None if path is None else Path(path)
-        conn = sqlite3.connect(
+        self.policy = policy if policy is not None else Policy()
+        conn = connection or sqlite3.connect(
             ":memory:" if path is None else str(path),
             timeout=busy_timeout,
             isolation_level=None,  # transactions are explicit: BEGIN IMMEDIATE in _write()
@@ -68,7 +78,7 @@ class SqliteStorage:
                 self.db.execute(f"PRAGMA wal_autocheckpoint={_WAL_AUTOCHECKPOINT_PAGES}")
             self.db.execute("PRAGMA foreign_keys=ON")
             with self._write():
-                self.meta = ensure_schema(self.db, tokenize)
+                self.meta = ensure_schema(self.db, tokenize, self.policy.view_signature)
         except sqlite3.DatabaseError as error:
             conn.close()
             raise SchemaError(f"cannot open {path} as a memlab store: {error}") from error
@@ -133,25 +143,18 @@ class SqliteStorage:
             agent_id, indexed = self._agent(agent, create=True)
             if not indexed & _bit(classification):
                 indexed = self._start_index(agent_id, classification, indexed)
-            (latest,) = self.conn.execute(
-                "SELECT COALESCE(MAX(version), 0) FROM memories WHERE agent_id = ? AND key = ? AND classification = ?",
-                (agent_id, key, int(classification)),
-            ).fetchone()
-            memory = Memory(key, content, tags, classification, latest + 1, saved_at, saved_by)
-            self.conn.execute(
+            current = self._current(agent_id, key, classification)
+            memory = Memory(
+                key, content, tags, classification, 1 if current is None else current[1] + 1, saved_at, saved_by
+            )
+            memory_id = self.conn.execute(
                 "INSERT INTO memories (agent_id, key, content, tags, classification, version, saved_at, saved_by) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    agent_id,
-                    key,
-                    content,
-                    json.dumps(list(tags)),
-                    int(classification),
-                    memory.version,
-                    saved_at,
-                    saved_by,
-                ),
-            )
+                (agent_id, key, content, json.dumps(tags), int(classification), memory.version, saved_at, saved_by),
+            ).lastrowid
+            if self.policy.global_statistics:
+                live_before = None if current is None or current[2] is not None else current[0]
+                self._reindex(fts_table(agent_id, None), live_before, memory_id)
             self._refresh_effective(agent_id, key, classification, indexed)
             self._append_audit(audit(memory))
         return memory
@@ -180,9 +183,16 @@ class SqliteStorage:
                 "UPDATE memories SET deleted_at = ?, deleted_by = ? WHERE id = ?", (deleted_at, deleted_by, row[0])
             )
             memory = _memory(row[2:])
+            if self.policy.global_statistics:
+                self._reindex(fts_table(agent_id, None), row[0], None)
             self._refresh_effective(agent_id, key, classification, indexed)
             self._append_audit(audit(memory))
         return memory
+
+    def create_agent(self, agent: str) -> None:
+        """Make an agent's tables ahead of its first save (a save does it too)."""
+        with self._write():
+            self._agent(agent, create=True)
 
     def _agent_id(self, agent: str) -> int | None:
         """The agent's id, or None if it never saved; cheaper than ``_agent`` when levels do not matter."""
@@ -198,9 +208,21 @@ class SqliteStorage:
         row = self.conn.execute("SELECT id, indexed_levels FROM agents WHERE name = ?", (agent,)).fetchone()
         if row is not None or not create:
             return (None, 0) if row is None else row
-        agent_id = self.conn.execute("INSERT INTO agents (name, indexed_levels) VALUES (?, 0)", (agent,)).lastrowid
-        create_fts_tables(self.db, agent_id, self.tokenize)
-        return agent_id, 0
+        # Indexes can be started lazily only when visibility follows the lattice (see _start_index).
+        indexed = 0 if self.policy.lattice_visibility else _ALL_LEVELS
+        agent_id = self.conn.execute(
+            "INSERT INTO agents (name, indexed_levels) VALUES (?, ?)", (agent, indexed)
+        ).lastrowid
+        create_fts_tables(self.db, agent_id, self.tokenize, global_index=self.policy.global_statistics)
+        return agent_id, indexed
+
+    def _current(self, agent_id: int, key: str, level: Level) -> tuple[int, int, str | None] | None:
+        """Id, version and deleted_at of the current (newest) version of ``key`` at exactly ``level``."""
+        return self.conn.execute(
+            "SELECT id, version, deleted_at FROM memories WHERE agent_id = ? AND key = ? AND classification = ? "
+            "ORDER BY version DESC LIMIT 1",
+            (agent_id, key, int(level)),
+        ).fetchone()
 
     def _start_index(self, agent_id: int, level: Level, indexed: int) -> int:
         """Begin keeping the FTS5 index of ``level``, on the first save at that level.
@@ -235,7 +257,7 @@ class SqliteStorage:
         for taint in Level:
             if taint < changed:
                 continue
-            visible = [level for level in live if level <= taint]
+            visible = [level for level in live if self.policy.readable(level, taint)]
             winner = live[max(visible)] if visible else None
             before = shown.get(int(taint))
             if winner == before:
@@ -269,54 +291,97 @@ class SqliteStorage:
     # -- reads (each with its audit event, in one transaction) ---------------------------------------
 
     def effective(
-        self, agent: str, taint: Level, key: str, *, audit: Callable[[Memory | None], AuditEvent]
+        self, agent: str, taint: Level, key: str, *, audit: Callable[[Memory | None], AuditEvent] | None = None
     ) -> Memory | None:
+        """The key's version in the effective view at ``taint``; ``audit=None`` only for policy rules."""
         with self._write():
-            agent_id = self._agent_id(agent)
-            row = self.conn.execute(
-                f"SELECT {_MEMORY_COLUMNS} FROM effective e JOIN memories m ON m.id = e.memory_id "
-                "WHERE e.agent_id = ? AND e.key = ? AND e.taint = ?",
-                (agent_id, key, int(taint)),
-            ).fetchone()
-            memory = None if row is None else _memory(row)
-            self._append_audit(audit(memory))
+            memory = self._effective(self._agent_id(agent), taint, key)
+            if audit is not None:
+                self._append_audit(audit(memory))
         return memory
+
+    def _effective(self, agent_id: int | None, taint: Level, key: str) -> Memory | None:
+        row = self.conn.execute(
+            f"SELECT {_MEMORY_COLUMNS} FROM effective e JOIN memories m ON m.id = e.memory_id "
+            "WHERE e.agent_id = ? AND e.key = ? AND e.taint = ?",
+            (agent_id, key, int(taint)),
+        ).fetchone()
+        return None if row is None else _memory(row)
+
+    def exists(self, agent: str, key: str) -> bool:
+        """Whether ``key`` has a live version at any level (only the ``existence-oracle`` variant asks)."""
+        row = self.conn.execute(
+            "SELECT 1 FROM effective WHERE agent_id = ? AND key = ? AND taint = ?",
+            (self._agent_id(agent), key, int(max(Level))),
+        ).fetchone()
+        return row is not None
 
     def effective_view(
         self, agent: str, taint: Level, *, tag: str | None = None, audit: Callable[[list[Memory]], AuditEvent]
     ) -> list[Memory]:
+        with self._write():
+            agent_id = self._agent_id(agent)
+            if self.policy.shadow_before_match or tag is None:
+                view = self._view(agent_id, taint, tag)
+            else:
+                # Filter first, shadow among the survivors: per key, the highest readable level's view
+                # that has a tagged version wins, even when a higher version without the tag is visible.
+                views = (
+                    self._view(agent_id, level, tag) for level in reversed(Level) if self.policy.readable(level, taint)
+                )
+                view = sorted(_first_per_key(views, lambda memory: memory.key), key=lambda memory: memory.key)
+            self._append_audit(audit(view))
+        return view
+
+    def _view(self, agent_id: int | None, taint: Level, tag: str | None) -> list[Memory]:
         # The tag filter applies to the effective view, i.e. after shadowing: a lower version never
         # surfaces because the version shadowing it lacks the tag.
         tagged = "" if tag is None else "AND EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value = ?)"
-        with self._write():
-            rows = self.conn.execute(
-                f"SELECT {_MEMORY_COLUMNS} FROM effective e JOIN memories m ON m.id = e.memory_id "
-                f"WHERE e.agent_id = ? AND e.taint = ? {tagged} ORDER BY e.key",
-                (self._agent_id(agent), int(taint), *(() if tag is None else (tag,))),
-            )
-            view = [_memory(row) for row in rows]
-            self._append_audit(audit(view))
-        return view
+        rows = self.conn.execute(
+            f"SELECT {_MEMORY_COLUMNS} FROM effective e JOIN memories m ON m.id = e.memory_id "
+            f"WHERE e.agent_id = ? AND e.taint = ? {tagged} ORDER BY e.key",
+            (agent_id, int(taint), *(() if tag is None else (tag,))),
+        )
+        return [_memory(row) for row in rows]
 
     def search(
         self, agent: str, taint: Level, match: str, limit: int, *, audit: Callable[[list[Hit]], AuditEvent]
     ) -> list[Hit]:
         with self._write():
             agent_id, indexed = self._agent(agent)
-            # The index of the highest used level <= taint holds exactly the session's effective view.
-            below = [level for level in Level if level <= taint and indexed & _bit(level)]
-            hits = self._rank(fts_table(agent_id, max(below)), match, limit) if below else []
+            used = [level for level in Level if indexed & _bit(level) and self.policy.readable(level, taint)]
+            if not used:
+                hits = []
+            elif self.policy.global_statistics:
+                hits = self._rank(fts_table(agent_id, None), match, limit, only_effective_at=(agent_id, taint))
+            elif self.policy.shadow_before_match:
+                # The index of the highest used level <= taint holds exactly the session's effective view.
+                hits = self._rank(fts_table(agent_id, max(used)), match, limit)
+            else:
+                # Match first, shadow among the matches: each used level's view is searched and, per key,
+                # the hit from the highest level wins, even when a higher version did not match.
+                ranked = (self._rank(fts_table(agent_id, level), match, limit) for level in reversed(used))
+                hits = sorted(_first_per_key(ranked, lambda hit: hit.memory.key), key=lambda hit: -hit.score)[:limit]
             self._append_audit(audit(hits))
         return hits
 
-    def _rank(self, table: str, match: str, limit: int) -> list[Hit]:
+    def _rank(
+        self, table: str, match: str, limit: int, *, only_effective_at: tuple[int, Level] | None = None
+    ) -> list[Hit]:
         # ORDER BY rank lets FTS5 sort by weighted bm25 itself (ties in rowid order, i.e. save order), so
         # snippet() runs only for the rows returned, not for every match.
+        effective = ""
+        parameters: tuple[Any, ...] = (match, limit)
+        if only_effective_at is not None:
+            effective = "AND m.id IN (SELECT memory_id FROM effective WHERE agent_id = ? AND taint = ?)"
+            agent_id, taint = only_effective_at
+            parameters = (match, agent_id, int(taint), limit)
         rows = self.conn.execute(
-            f"SELECT {_MEMORY_COLUMNS}, \"{table}\".rank, snippet(\"{table}\", 1, '**', '**', '…', {_SNIPPET_TOKENS}) "
-            f'FROM "{table}" JOIN memories m ON m.id = "{table}".rowid WHERE "{table}" MATCH ? '
+            f'SELECT {_MEMORY_COLUMNS}, "{table}".rank, '
+            f"snippet(\"{table}\", 1, '**', '**', '…', {_SNIPPET_TOKENS}) "
+            f'FROM "{table}" JOIN memories m ON m.id = "{table}".rowid WHERE "{table}" MATCH ? {effective} '
             f'ORDER BY "{table}".rank LIMIT ?',
-            (match, limit),
+            parameters,
         )
         return [Hit(_memory(row[:-2]), -row[-2], row[-1]) for row in rows]
 
@@ -366,8 +431,27 @@ class SqliteStorage:
     def taint_event_rows(self) -> Iterator[dict[str, Any]]:
         return self.db.query("SELECT session_id, at, from_level, to_level, reason FROM taint_events ORDER BY id")
 
+    def copy(self) -> SqliteStorage:
+        """A private in-memory copy of this store (cheap for small stores: experiments fork a template)."""
+        with self._lock:
+            target = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+            self.conn.backup(target)
+        return SqliteStorage(connection=target, policy=self.policy)
+
     def close(self) -> None:
         self.db.close()
+
+
+def _first_per_key(groups: Iterable[list[Any]], key: Callable[[Any], str]) -> list[Any]:
+    """Items from several groups, in order of precedence, keeping each key's first occurrence."""
+    seen: dict[str, Any] = {}
+    for group in groups:
+        for item in group:
+            seen.setdefault(key(item), item)
+    return list(seen.values())
+
+
+_ALL_LEVELS = sum(1 << int(level) for level in Level)
 
 
 def _bit(level: Level) -> int:

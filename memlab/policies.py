@@ -1,0 +1,107 @@
+"""Named policies: ``strict`` and variants that reproduce real mistakes, in a registry.
+
+Each variant changes one rule of ``memlab.policy.Policy`` and says which failure it models.
+``MemoryStore(policy="frozen-taint")`` opens a store under a variant; ``memlab.check`` finds its leaks.
+
+>>> sorted(names())[:3]
+['existence-oracle', 'frozen-taint', 'global-stats']
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memlab.errors import InvalidArgument
+from memlab.levels import Level
+from memlab.policy import Policy
+
+if TYPE_CHECKING:
+    from memlab.session import Session
+
+__all__ = ["register", "get", "names", "resolve", "Policy"]
+
+_REGISTRY: dict[str, Policy] = {}
+
+
+def register(policy: Policy) -> Policy:
+    """Add ``policy`` under its ``name``; a name can be registered once.
+
+    Raises:
+        InvalidArgument: the name is taken.
+    """
+    if policy.name in _REGISTRY:
+        raise InvalidArgument(f"a policy named {policy.name!r} is already registered")
+    _REGISTRY[policy.name] = policy
+    return policy
+
+
+def get(name: str) -> Policy:
+    """The registered policy called ``name``.
+
+    Raises:
+        InvalidArgument: no such policy; the message lists the known ones.
+    """
+    if name not in _REGISTRY:
+        raise InvalidArgument(f"unknown policy {name!r}; known policies: {', '.join(names())}")
+    return _REGISTRY[name]
+
+
+def names() -> list[str]:
+    """The registered policies' names, ``strict`` first."""
+    return list(_REGISTRY)
+
+
+def resolve(policy: Policy | str | None) -> Policy:
+    """A policy object from a name, an object, or None (``strict``)."""
+    if policy is None:
+        return get("strict")
+    if isinstance(policy, Policy):
+        return policy
+    if isinstance(policy, str):
+        return get(policy)
+    raise InvalidArgument(f"policy must be a name or a Policy, not {type(policy).__name__}")
+
+
+class FrozenTaint(Policy):
+    name = "frozen-taint"
+    models = (
+        "the tool layer captures the session's taint when the session is created, so saves after an "
+        "escalation are written down (found in the reference implementation)"
+    )
+
+    def save_level(self, session: Session) -> Level:
+        return session.initial_taint
+
+
+class ShadowAfterMatch(Policy):
+    name = "shadow-after-match"
+    models = (
+        "search and tag filters run before shadowing, so a lower version surfaces when its higher "
+        "version does not match (found in the reference implementation)"
+    )
+    shadow_before_match = False
+
+
+class GlobalStats(Policy):
+    name = "global-stats"
+    models = "one FTS5 index for all levels, so bm25 statistics include memories the session cannot read"
+    global_statistics = True
+
+
+class ExistenceOracle(Policy):
+    name = "existence-oracle"
+    models = "a get of a key hidden above the taint answers 'classified' instead of 'not found'"
+    reveal_hidden = True
+
+
+class WriteDownDelete(Policy):
+    name = "write-down-delete"
+    models = "a delete removes the key's visible version even when it lies below the session's taint"
+
+    def delete_level(self, session: Session, key: str) -> Level:
+        visible = session.store.storage.effective(session.agent, session.taint, key)
+        return session.taint if visible is None else visible.classification
+
+
+for _policy in (Policy(), FrozenTaint(), ShadowAfterMatch(), GlobalStats(), ExistenceOracle(), WriteDownDelete()):
+    register(_policy)
