@@ -255,8 +255,8 @@ class SqliteStorage:
             self.conn.execute("SELECT taint, memory_id FROM effective WHERE agent_id = ? AND key = ?", (agent_id, key))
         )
         for taint in Level:
-            if taint < changed:
-                continue
+            if taint < changed and self.policy.lattice_visibility:
+                continue  # under the lattice a version changes only the views at or above its level
             visible = [level for level in live if self.policy.readable(level, taint)]
             winner = live[max(visible)] if visible else None
             before = shown.get(int(taint))

@@ -1,0 +1,110 @@
+"""Policies: the registry, and each shipped variant doing exactly the mistake it models."""
+
+import pytest
+
+from memlab import Denied, InvalidArgument, Level, MemoryStore, SchemaError, tools
+from memlab.policies import get, names, register, resolve
+from memlab.policy import Policy
+
+
+def test_the_registry_ships_strict_and_five_variants():
+    assert names() == [
+        "strict",
+        "frozen-taint",
+        "shadow-after-match",
+        "global-stats",
+        "existence-oracle",
+        "write-down-delete",
+    ]
+    for name in names():
+        assert get(name).name == name and get(name).models
+    assert resolve(None) is get("strict") and resolve("global-stats") is get("global-stats")
+
+
+def test_unknown_and_duplicate_names_are_refused():
+    with pytest.raises(InvalidArgument, match="known policies: strict, frozen-taint"):
+        get("lenient")
+    with pytest.raises(InvalidArgument, match="already registered"):
+        register(Policy())
+    with pytest.raises(InvalidArgument, match="policy must be a name or a Policy"):
+        resolve(3)
+
+
+def test_frozen_taint_saves_at_the_starting_taint():
+    store = MemoryStore(policy="frozen-taint")
+    session = store.session(Level.PUBLIC)
+    session.escalate(Level.CONFIDENTIAL)
+    assert session.memory_save("salary", "90k").classification is Level.PUBLIC
+    assert store.session(Level.PUBLIC).memory_get("salary").content == "90k"  # written down
+
+
+def test_shadow_after_match_lets_a_lower_version_surface():
+    store = MemoryStore(policy="shadow-after-match")
+    store.session(Level.PUBLIC).memory_save("user-name", "Sam from accounting", tags=["personal"])
+    store.session(Level.INTERNAL).memory_save("user-name", "Samantha Rivera", tags=["work"])
+    internal = store.session(Level.INTERNAL)
+    assert [h.memory.classification for h in internal.memory_search("accounting")] == [Level.PUBLIC]
+    assert [m.content for m in internal.memory_list(tag="personal")] == ["Sam from accounting"]
+    assert internal.memory_get("user-name").content == "Samantha Rivera"  # gets still shadow
+
+
+def test_global_stats_lets_hidden_memories_move_scores():
+    def public_scores(policy):
+        store = MemoryStore(policy=policy)
+        public = store.session(Level.PUBLIC)
+        public.memory_save("fruit", "apple and banana")
+        for n in range(10):
+            public.memory_save(f"car-{n}", f"a red car number {n}")
+        before = [h.score for h in public.memory_search("apple")]
+        for n in range(5):
+            store.session(Level.CONFIDENTIAL).memory_save(f"secret-{n}", "apple merger")
+        return before, [h.score for h in public.memory_search("apple")], public.memory_search("merger")
+
+    before, after, hidden = public_scores("strict")
+    assert before == after and hidden == []
+    before, after, hidden = public_scores("global-stats")
+    assert before != after and hidden == []  # results stay gated: only the statistics leak
+
+
+def test_existence_oracle_answers_differently_for_a_hidden_key():
+    store = MemoryStore(policy="existence-oracle")
+    store.session(Level.CONFIDENTIAL).memory_save("merger", "Initech")
+    public = store.session(Level.PUBLIC)
+    assert tools.call(public, "memory_get", {"key": "missing"}) == {"found": False, "key": "missing"}
+    assert tools.call(public, "memory_get", {"key": "merger"})["error"]["code"] == "denied"
+    with pytest.raises(Denied, match="classified above"):
+        public.memory_get("merger")
+
+
+def test_write_down_delete_removes_a_lower_version():
+    store = MemoryStore(policy="write-down-delete")
+    store.session(Level.PUBLIC).memory_save("user-name", "Sam")
+    deleted = store.session(Level.CONFIDENTIAL).memory_delete("user-name")
+    assert deleted.classification is Level.PUBLIC
+    assert store.session(Level.PUBLIC).memory_get("user-name") is None
+
+
+class PublicReadsInternal(Policy):
+    name = "public-reads-internal"
+    models = "a mistaken lattice in which PUBLIC sessions may read INTERNAL memories"
+
+    def readable(self, classification, taint):
+        return classification <= max(taint, Level.INTERNAL)
+
+
+def test_a_notebook_policy_changes_visibility_everywhere():
+    store = MemoryStore(policy=PublicReadsInternal())
+    store.session(Level.INTERNAL).memory_save("plan", "offsite in May", tags=["work"])
+    public = store.session(Level.PUBLIC)
+    assert public.memory_get("plan").content == "offsite in May"
+    assert [m.key for m in public.memory_list(tag="work")] == ["plan"]
+    assert [h.memory.key for h in public.memory_search("offsite")] == ["plan"]
+
+
+def test_a_file_store_keeps_the_visibility_it_was_built_for(db_path):
+    MemoryStore(db_path).close()
+    MemoryStore(db_path, policy="frozen-taint").close()  # same views: fine
+    with pytest.raises(SchemaError, match="open it with the policy that created it"):
+        MemoryStore(db_path, policy=PublicReadsInternal())
+    with pytest.raises(SchemaError, match="global-statistics"):
+        MemoryStore(db_path, policy="global-stats")
