@@ -40,7 +40,8 @@ def _check(args: argparse.Namespace) -> int:
     options = {"trials": args.trials, "seed": args.seed, "max_ops": args.max_ops}
     try:
         if args.policy is None:
-            print(check.table(checks=checks, **options).to_string(index=False))
+            frame = check.table(checks=checks, **options)
+            print(frame.assign(steps=frame["steps"].astype("string").fillna("-")).to_string(index=False))
             return 0
         results = check.run_all(args.policy, checks=checks, **options)
     except MemlabError as error:
