@@ -11,7 +11,6 @@ from memlab.errors import Denied, InvalidArgument, MemlabError, NotFound, TaintE
 from memlab.levels import Level
 from memlab.policy import Hook, ToolCall, run_hooks
 from memlab.records import AuditEvent, Hit, Memory, TaintEvent
-from memlab.search import match_expression
 
 if TYPE_CHECKING:
     from memlab.store import MemoryStore
@@ -169,14 +168,10 @@ class Session:
         return memory
 
     def _memory_search(self, taint: Level, event: partial[AuditEvent], *, query: str, max_results: int) -> list[Hit]:
-        match = match_expression(query)
-        if match is None:  # no words at all: nothing can match
-            self.store.storage.append_audit(event())
-            return []
         return self.store.storage.search(
             self.agent,
             taint,
-            match,
+            query,
             max_results,
             audit=lambda hits: event(records=tuple(hit.memory.ref() for hit in hits)),
         )

@@ -13,6 +13,7 @@ from memlab.errors import InvalidArgument
 from memlab.levels import Level
 from memlab.policies import resolve
 from memlab.policy import DEFAULT_HOOKS, Hook, Policy
+from memlab.search.analyzers import Analyzer
 from memlab.session import Session
 from memlab.storage import SqliteStorage, StorageProvider
 
@@ -30,6 +31,8 @@ class MemoryStore:
         path: a database file (created if missing, shared safely between processes); None keeps the
             store in memory.
         policy: a ``Policy`` or the name of a registered one (default ``strict``, exactly DESIGN.md).
+        analyzer: how text becomes index terms, by name (``memlab.search.analyzers``: ``porter`` — FTS5's
+            built-in — by default, ``none``, ``trigram``, ``snowball``, ``nltk-porter``, ...).
         storage: a ``StorageProvider`` to use instead of opening ``path``.
         clock: returns the current time; tests and notebooks pass a fixed one for reproducible output.
 
@@ -43,12 +46,15 @@ class MemoryStore:
         path: str | Path | None = None,
         *,
         policy: Policy | str | None = None,
+        analyzer: Analyzer | str | None = None,
         storage: StorageProvider | None = None,
         clock: Callable[[], datetime] = _utc_now,
     ) -> None:
         self.policy = resolve(policy)
         """The rules the store follows: ``strict`` unless a variant is named (``memlab.policies``)."""
-        self.storage: StorageProvider = storage if storage is not None else SqliteStorage(path, policy=self.policy)
+        self.storage: StorageProvider = (
+            storage if storage is not None else SqliteStorage(path, policy=self.policy, analyzer=analyzer)
+        )
         self.clock = clock
         self.hooks: list[Hook] = list(DEFAULT_HOOKS)
         """The pre-tool-call hooks ``memlab.tools.call`` runs, in order; append your own."""

@@ -17,8 +17,8 @@ class StorageProvider(Protocol):
 
     Every tool-level call appends its audit event in the same transaction (``audit`` builds it from the
     result), so nothing is read or written without its audit row. Reads take the taint explicitly:
-    storage applies shadowing but never decides who may call it. ``search`` takes a safe FTS5 MATCH
-    expression (``memlab.search.match_expression``), never user text.
+    storage applies shadowing but never decides who may call it. ``search`` takes the natural-language
+    query and makes it a safe FTS5 expression with the store's analyzer; no input can raise an SQL error.
     """
 
     def add_session(self, session_id: str, agent: str, taint: Level, created_at: str) -> None: ...
@@ -60,7 +60,7 @@ class StorageProvider(Protocol):
     ) -> list[Memory]: ...
 
     def search(
-        self, agent: str, taint: Level, match: str, limit: int, *, audit: Callable[[list[Hit]], AuditEvent]
+        self, agent: str, taint: Level, query: str, limit: int, *, audit: Callable[[list[Hit]], AuditEvent]
     ) -> list[Hit]: ...
 
     def append_audit(self, event: AuditEvent) -> None: ...

@@ -6,12 +6,12 @@ import sqlite_utils
 
 from memlab.errors import SchemaError
 from memlab.levels import Level
+from memlab.search.analyzers import Analyzer
 
-__all__ = ["SCHEMA_VERSION", "FORMAT", "ensure_schema", "fts_table", "create_fts_tables"]
+__all__ = ["SCHEMA_VERSION", "FORMAT", "ensure_schema", "fts_table", "create_fts_tables", "indexed_columns"]
 
 SCHEMA_VERSION = 1
 FORMAT = "memlab"
-DEFAULT_TOKENIZE = "porter unicode61"
 
 # bm25 weights of the indexed columns (key, content, tags): a word of the key says more than one of the text.
 BM25_WEIGHTS = (2.0, 1.0, 1.0)
@@ -26,25 +26,23 @@ def fts_table(agent_id: int, taint: Level | None) -> str:
     return f"fts_{agent_id}_{'all' if taint is None else taint.name.lower()}"
 
 
-def ensure_schema(
-    db: sqlite_utils.Database, tokenize: str = DEFAULT_TOKENIZE, views: str = "lattice"
-) -> dict[str, str]:
+def ensure_schema(db: sqlite_utils.Database, analyzer: str = "porter", views: str = "lattice") -> dict[str, str]:
     """Check the store's schema, creating it in an empty database; return the meta table.
 
     Args:
-        tokenize: the FTS5 tokenizer of a new store.
+        analyzer: the name of the analyzer a new store indexes with.
         views: what the materialised views depend on (``Policy.view_signature``); a store built for
             one signature cannot be read under another.
     Raises:
         SchemaError: the database holds other tables, a memlab schema newer than this code, or views
-            built under a policy with other visibility rules.
+            built under a policy with other visibility rules, or with another analyzer.
     """
     tables = set(db.table_names())
     if "memlab_meta" not in tables:
         if tables:
             shown = ", ".join(sorted(tables)[:5])
             raise SchemaError(f"not a memlab store: the database already holds other tables ({shown})")
-        _create(db, tokenize, views)
+        _create(db, analyzer, views)
     meta = {row["name"]: row["value"] for row in db["memlab_meta"].rows}
     if meta.get("format") != FORMAT:
         raise SchemaError(f"not a memlab store: format is {meta.get('format')!r}, expected {FORMAT!r}")
@@ -56,6 +54,11 @@ def ensure_schema(
         )
     if version < SCHEMA_VERSION:
         raise SchemaError(f"schema version {version} is unknown; no migration leads from it to {SCHEMA_VERSION}")
+    if meta.get("analyzer") != analyzer:
+        raise SchemaError(
+            f"this store is indexed with analyzer {meta.get('analyzer')!r}, not {analyzer!r}: "
+            "open it with the analyzer that created it"
+        )
     if meta.get("views") != views:
         raise SchemaError(
             f"this store's views were built for {meta.get('views')!r}, not {views!r}: "
@@ -64,13 +67,13 @@ def ensure_schema(
     return meta
 
 
-def _create(db: sqlite_utils.Database, tokenize: str, views: str) -> None:
+def _create(db: sqlite_utils.Database, analyzer: str, views: str) -> None:
     db["memlab_meta"].create({"name": str, "value": str}, pk="name", not_null={"value"})
     db["memlab_meta"].insert_all(
         [
             {"name": "format", "value": FORMAT},
             {"name": "schema_version", "value": str(SCHEMA_VERSION)},
-            {"name": "tokenize", "value": tokenize},
+            {"name": "analyzer", "value": analyzer},
             {"name": "views", "value": views},
         ]
     )
@@ -103,6 +106,10 @@ def _create(db: sqlite_utils.Database, tokenize: str, views: str) -> None:
             "saved_by": str,
             "deleted_at": str,
             "deleted_by": str,
+            # What a pre-stemmed analyzer indexes instead of key, content and tags (NULL otherwise).
+            "index_key": str,
+            "index_content": str,
+            "index_tags": str,
         },
         pk="id",
         not_null={"agent_id", "key", "content", "tags", "classification", "version", "saved_at", "saved_by"},
@@ -140,18 +147,26 @@ def _create(db: sqlite_utils.Database, tokenize: str, views: str) -> None:
         )
 
 
-def create_fts_tables(db: sqlite_utils.Database, agent_id: int, tokenize: str, *, global_index: bool = False) -> None:
+def indexed_columns(analyzer: Analyzer) -> tuple[str, str, str]:
+    """The ``memories`` columns an analyzer's FTS5 indexes read: key, content and tags, or their stems."""
+    return ("index_key", "index_content", "index_tags") if analyzer.prestemmed else ("key", "content", "tags")
+
+
+def create_fts_tables(
+    db: sqlite_utils.Database, agent_id: int, analyzer: Analyzer, *, global_index: bool = False
+) -> None:
     """One external-content FTS5 index per taint level for a new agent, ranked by weighted bm25.
 
     Memory rows never change their indexed columns (a save adds a version), so ``memories`` can serve
     as the content table: the indexes hold only terms and statistics.
     """
-    tokenize_sql = "'" + tokenize.replace("'", "''") + "'"
+    tokenize_sql = "'" + analyzer.tokenize.replace("'", "''") + "'"
+    columns = ", ".join(indexed_columns(analyzer))
     rank = "bm25(" + ", ".join(str(weight) for weight in BM25_WEIGHTS) + ")"
     for taint in [*Level, *([None] if global_index else [])]:
         table = fts_table(agent_id, taint)
         db.execute(
             f'CREATE VIRTUAL TABLE "{table}" USING fts5('
-            f"key, content, tags, content='memories', content_rowid='id', tokenize={tokenize_sql})"
+            f"{columns}, content='memories', content_rowid='id', tokenize={tokenize_sql})"
         )
         db.execute(f'INSERT INTO "{table}" ("{table}", rank) VALUES (\'rank\', ?)', (rank,))

@@ -28,7 +28,9 @@ from memlab.errors import InvalidArgument, SchemaError
 from memlab.levels import Level
 from memlab.policy import Policy
 from memlab.records import AuditEvent, Hit, Memory, TaintEvent
-from memlab.storage.schema import DEFAULT_TOKENIZE, create_fts_tables, ensure_schema, fts_table
+from memlab.search.analyzers import Analyzer
+from memlab.search.analyzers import resolve as resolve_analyzer
+from memlab.storage.schema import create_fts_tables, ensure_schema, fts_table, indexed_columns
 
 __all__ = ["SqliteStorage"]
 
@@ -45,7 +47,7 @@ class SqliteStorage:
         connection: an open connection to use instead of ``path`` (e.g. an in-memory copy of a template).
         policy: the rules the views follow (which versions a taint may read, how statistics are scoped).
         busy_timeout: seconds a writer waits for another process's transaction before failing.
-        tokenize: the FTS5 tokenizer of a new store (an existing store keeps its own).
+        analyzer: how text becomes index terms (``memlab.search.analyzers``; default FTS5's porter).
     """
 
     def __init__(
@@ -55,10 +57,13 @@ class SqliteStorage:
         connection: sqlite3.Connection | None = None,
         policy: Policy | None = None,
         busy_timeout: float = 30.0,
-        tokenize: str = DEFAULT_TOKENIZE,
+        analyzer: Analyzer | str | None = None,
     ) -> None:
         self.path = None if path is None else Path(path)
         self.policy = policy if policy is not None else Policy()
+        self.analyzer = resolve_analyzer(analyzer)
+        columns = indexed_columns(self.analyzer)
+        self._fts_columns = ", ".join(columns)
         conn = connection or sqlite3.connect(
             ":memory:" if path is None else str(path),
             timeout=busy_timeout,
@@ -78,14 +83,13 @@ class SqliteStorage:
                 self.db.execute(f"PRAGMA wal_autocheckpoint={_WAL_AUTOCHECKPOINT_PAGES}")
             self.db.execute("PRAGMA foreign_keys=ON")
             with self._write():
-                self.meta = ensure_schema(self.db, tokenize, self.policy.view_signature)
+                self.meta = ensure_schema(self.db, self.analyzer.name, self.policy.view_signature)
         except sqlite3.DatabaseError as error:
             conn.close()
             raise SchemaError(f"cannot open {path} as a memlab store: {error}") from error
         except SchemaError:
             conn.close()
             raise
-        self.tokenize = self.meta["tokenize"]
 
     # -- transactions -------------------------------------------------------------------------------
 
@@ -147,10 +151,25 @@ class SqliteStorage:
             memory = Memory(
                 key, content, tags, classification, 1 if current is None else current[1] + 1, saved_at, saved_by
             )
+            stems = (
+                tuple(self.analyzer.index_text(text) for text in (key, content, " ".join(tags)))
+                if self.analyzer.prestemmed
+                else (None, None, None)
+            )
             memory_id = self.conn.execute(
-                "INSERT INTO memories (agent_id, key, content, tags, classification, version, saved_at, saved_by) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (agent_id, key, content, json.dumps(tags), int(classification), memory.version, saved_at, saved_by),
+                "INSERT INTO memories (agent_id, key, content, tags, classification, version, saved_at, saved_by, "
+                "index_key, index_content, index_tags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    agent_id,
+                    key,
+                    content,
+                    json.dumps(tags),
+                    int(classification),
+                    memory.version,
+                    saved_at,
+                    saved_by,
+                    *stems,
+                ),
             ).lastrowid
             if self.policy.global_statistics:
                 live_before = None if current is None or current[2] is not None else current[0]
@@ -189,6 +208,9 @@ class SqliteStorage:
             self._append_audit(audit(memory))
         return memory
 
+    def _fts_columns_of(self, alias: str) -> str:
+        return ", ".join(f"{alias}.{column}" for column in self._fts_columns.split(", "))
+
     def create_agent(self, agent: str) -> None:
         """Make an agent's tables ahead of its first save (a save does it too)."""
         with self._write():
@@ -213,7 +235,7 @@ class SqliteStorage:
         agent_id = self.conn.execute(
             "INSERT INTO agents (name, indexed_levels) VALUES (?, ?)", (agent, indexed)
         ).lastrowid
-        create_fts_tables(self.db, agent_id, self.tokenize, global_index=self.policy.global_statistics)
+        create_fts_tables(self.db, agent_id, self.analyzer, global_index=self.policy.global_statistics)
         return agent_id, indexed
 
     def _current(self, agent_id: int, key: str, level: Level) -> tuple[int, int, str | None] | None:
@@ -232,7 +254,7 @@ class SqliteStorage:
         """
         table = fts_table(agent_id, level)
         self.conn.execute(
-            f'INSERT INTO "{table}" (rowid, key, content, tags) SELECT m.id, m.key, m.content, m.tags '
+            f'INSERT INTO "{table}" (rowid, {self._fts_columns}) SELECT m.id, {self._fts_columns_of("m")} '
             "FROM effective e JOIN memories m ON m.id = e.memory_id WHERE e.agent_id = ? AND e.taint = ?",
             (agent_id, int(level)),
         )
@@ -277,14 +299,14 @@ class SqliteStorage:
     def _reindex(self, table: str, before: int | None, after: int | None) -> None:
         if before is not None:
             self.conn.execute(
-                f'INSERT INTO "{table}" ("{table}", rowid, key, content, tags) '
-                "SELECT 'delete', id, key, content, tags FROM memories WHERE id = ?",
+                f'INSERT INTO "{table}" ("{table}", rowid, {self._fts_columns}) '
+                f"SELECT 'delete', id, {self._fts_columns} FROM memories WHERE id = ?",
                 (before,),
             )
         if after is not None:
             self.conn.execute(
-                f'INSERT INTO "{table}" (rowid, key, content, tags) '
-                "SELECT id, key, content, tags FROM memories WHERE id = ?",
+                f'INSERT INTO "{table}" (rowid, {self._fts_columns}) '
+                f"SELECT id, {self._fts_columns} FROM memories WHERE id = ?",
                 (after,),
             )
 
@@ -345,45 +367,54 @@ class SqliteStorage:
         return [_memory(row) for row in rows]
 
     def search(
-        self, agent: str, taint: Level, match: str, limit: int, *, audit: Callable[[list[Hit]], AuditEvent]
+        self, agent: str, taint: Level, query: str, limit: int, *, audit: Callable[[list[Hit]], AuditEvent]
     ) -> list[Hit]:
+        # The natural-language query becomes a safe MATCH expression here, where the index's analyzer is known.
+        match = self.analyzer.match_expression(query)
         with self._write():
             agent_id, indexed = self._agent(agent)
             used = [level for level in Level if indexed & _bit(level) and self.policy.readable(level, taint)]
-            if not used:
+            if not used or match is None:
                 hits = []
             elif self.policy.global_statistics:
-                hits = self._rank(fts_table(agent_id, None), match, limit, only_effective_at=(agent_id, taint))
+                hits = self._rank(fts_table(agent_id, None), match, query, limit, only_effective_at=(agent_id, taint))
             elif self.policy.shadow_before_match:
                 # The index of the highest used level <= taint holds exactly the session's effective view.
-                hits = self._rank(fts_table(agent_id, max(used)), match, limit)
+                hits = self._rank(fts_table(agent_id, max(used)), match, query, limit)
             else:
                 # Match first, shadow among the matches: each used level's view is searched and, per key,
                 # the hit from the highest level wins, even when a higher version did not match.
-                ranked = (self._rank(fts_table(agent_id, level), match, limit) for level in reversed(used))
+                ranked = (self._rank(fts_table(agent_id, level), match, query, limit) for level in reversed(used))
                 hits = sorted(_first_per_key(ranked, lambda hit: hit.memory.key), key=lambda hit: -hit.score)[:limit]
             self._append_audit(audit(hits))
         return hits
 
     def _rank(
-        self, table: str, match: str, limit: int, *, only_effective_at: tuple[int, Level] | None = None
+        self, table: str, match: str, query: str, limit: int, *, only_effective_at: tuple[int, Level] | None = None
     ) -> list[Hit]:
         # ORDER BY rank lets FTS5 sort by weighted bm25 itself (ties in rowid order, i.e. save order), so
-        # snippet() runs only for the rows returned, not for every match.
+        # snippet() runs only for the rows returned, not for every match. A pre-stemmed index holds stems,
+        # so its snippets are made in Python from the original content.
         effective = ""
         parameters: tuple[Any, ...] = (match, limit)
         if only_effective_at is not None:
             effective = "AND m.id IN (SELECT memory_id FROM effective WHERE agent_id = ? AND taint = ?)"
             agent_id, taint = only_effective_at
             parameters = (match, agent_id, int(taint), limit)
+        snippet = "NULL" if self.analyzer.prestemmed else f"snippet(\"{table}\", 1, '**', '**', '…', {_SNIPPET_TOKENS})"
         rows = self.conn.execute(
-            f'SELECT {_MEMORY_COLUMNS}, "{table}".rank, '
-            f"snippet(\"{table}\", 1, '**', '**', '…', {_SNIPPET_TOKENS}) "
+            f'SELECT {_MEMORY_COLUMNS}, "{table}".rank, {snippet} '
             f'FROM "{table}" JOIN memories m ON m.id = "{table}".rowid WHERE "{table}" MATCH ? {effective} '
             f'ORDER BY "{table}".rank LIMIT ?',
             parameters,
         )
-        return [Hit(_memory(row[:-2]), -row[-2], row[-1]) for row in rows]
+        hits = [Hit(_memory(row[:-2]), -row[-2], row[-1]) for row in rows]
+        if self.analyzer.prestemmed:
+            hits = [
+                Hit(hit.memory, hit.score, self.analyzer.snippet(hit.memory.content, query, tokens=_SNIPPET_TOKENS))
+                for hit in hits
+            ]
+        return hits
 
     # -- audit and auditor views --------------------------------------------------------------------
 
@@ -436,7 +467,7 @@ class SqliteStorage:
         with self._lock:
             target = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
             self.conn.backup(target)
-        return SqliteStorage(connection=target, policy=self.policy)
+        return SqliteStorage(connection=target, policy=self.policy, analyzer=self.analyzer)
 
     def close(self) -> None:
         self.db.close()

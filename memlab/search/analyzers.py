@@ -1,0 +1,182 @@
+"""Analyzers: named ways of turning text into index terms, in a registry.
+
+Built-in analyzers are FTS5 tokenizers (``none`` = ``unicode61``, ``porter``, ``trigram``). The others stem
+in Python and are *pre-stemmed*: the store indexes the stems with ``unicode61`` in separate columns and
+stems each query the same way, while results and snippets keep the original text. Stemming is cached per
+distinct word, so a stemmer costs little more than a dictionary look-up after the first sight of a word.
+
+>>> get("snowball").terms("Running runners ran")
+['run', 'runner', 'ran']
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from memlab.errors import InvalidArgument
+from memlab.search.query import query_terms
+
+__all__ = ["Analyzer", "register", "get", "names", "resolve", "DEFAULT"]
+
+DEFAULT = "porter"
+_WORD = re.compile(r"[^\W_]+")  # letters and digits, as unicode61 splits them
+
+
+@dataclass(frozen=True)
+class Analyzer:
+    """How text becomes index terms.
+
+    Attributes:
+        name: the registry name.
+        tokenize: the FTS5 tokenizer of the index.
+        stem: a Python stemmer for lower-cased words; None when FTS5 does everything.
+        description: one line for tables and notebooks.
+        mode: the stemmer's variant, recorded with every result (e.g. NLTK porter's mode).
+    """
+
+    name: str
+    tokenize: str
+    stem: Callable[[str], str] | None = field(default=None, compare=False)
+    description: str = ""
+    mode: str | None = None
+
+    @property
+    def prestemmed(self) -> bool:
+        """True when stems are computed in Python and indexed as plain words."""
+        return self.stem is not None
+
+    def words(self, text: str) -> list[str]:
+        """The lower-cased words of ``text`` as FTS5's unicode61 splits them."""
+        return [word.lower() for word in _WORD.findall(text)]
+
+    def terms(self, text: str) -> list[str]:
+        """The index terms of ``text`` (stems for a pre-stemmed analyzer, else the words)."""
+        words = self.words(text)
+        return [self.stem(word) for word in words] if self.stem is not None else words
+
+    def index_text(self, text: str) -> str:
+        """What a pre-stemmed index stores for ``text``: its stems, space-separated."""
+        return " ".join(self.terms(text))
+
+    def query_terms(self, query: str) -> list[str]:
+        """Distinct search terms of a natural-language query, stopwords dropped, stemmed like the index."""
+        terms = query_terms(query)
+        if self.stem is not None:
+            terms = list(dict.fromkeys(self.stem(term) for term in terms))
+        return terms
+
+    def match_expression(self, query: str) -> str | None:
+        """A safe FTS5 MATCH expression (quoted terms, OR-combined), or None when the query has no words."""
+        terms = self.query_terms(query)
+        # A term is letters and digits only (a stemmer may add neither quotes nor spaces), so quoting is safe.
+        return " OR ".join(f'"{term}"' for term in terms if '"' not in term) or None
+
+    def snippet(self, text: str, query: str, *, tokens: int = 16) -> str:
+        """An excerpt of ``text`` around the first matched word, matched words marked ``**so**``.
+
+        Used for pre-stemmed analyzers, where FTS5's snippet() would show stems; it mirrors FTS5's layout.
+        """
+        wanted = set(self.query_terms(query))
+        spans = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]
+        hits = [i for i, (_, _, word) in enumerate(spans) if self.index_text(word) in wanted]
+        if not spans:
+            return text
+        first = max(0, min(hits[0] - 2 if hits else 0, len(spans) - tokens))
+        window = spans[first : first + tokens]
+        start = 0 if first == 0 else window[0][0]
+        end = len(text) if first + tokens >= len(spans) else window[-1][1]
+        out, cursor = [], start
+        for index, (begin, finish, _) in enumerate(window, first):
+            if index in hits:
+                out.append(text[cursor:begin] + "**" + text[begin:finish] + "**")
+                cursor = finish
+        out.append(text[cursor:end])
+        return ("…" if start > 0 else "") + "".join(out) + ("…" if end < len(text) else "")
+
+
+_REGISTRY: dict[str, Analyzer] = {}
+
+
+def register(analyzer: Analyzer) -> Analyzer:
+    """Add ``analyzer`` under its name; names are unique.
+
+    Raises:
+        InvalidArgument: the name is taken.
+    """
+    if analyzer.name in _REGISTRY:
+        raise InvalidArgument(f"an analyzer named {analyzer.name!r} is already registered")
+    _REGISTRY[analyzer.name] = analyzer
+    return analyzer
+
+
+def get(name: str) -> Analyzer:
+    """The registered analyzer called ``name``.
+
+    Raises:
+        InvalidArgument: no such analyzer; the message lists the known ones.
+    """
+    if name not in _REGISTRY:
+        raise InvalidArgument(f"unknown analyzer {name!r}; known analyzers: {', '.join(_REGISTRY)}")
+    return _REGISTRY[name]
+
+
+def names() -> list[str]:
+    """Registered analyzer names, in registration order (built-ins first)."""
+    return list(_REGISTRY)
+
+
+def resolve(analyzer: Analyzer | str | None) -> Analyzer:
+    """An analyzer from a name, an object, or None (the default, FTS5's porter)."""
+    if analyzer is None:
+        return get(DEFAULT)
+    if isinstance(analyzer, Analyzer):
+        return analyzer
+    if isinstance(analyzer, str):
+        return get(analyzer)
+    raise InvalidArgument(f"analyzer must be a name or an Analyzer, not {type(analyzer).__name__}")
+
+
+def cached(stem: Callable[[str], str]) -> Callable[[str], str]:
+    """``stem`` memoised per distinct word: agent memories repeat words, stemmers are slow."""
+    return functools.lru_cache(maxsize=None)(stem)
+
+
+def _nltk_porter(mode: str) -> Callable[[str], str]:
+    from nltk.stem.porter import PorterStemmer
+
+    return cached(PorterStemmer(mode=getattr(PorterStemmer, mode)).stem)
+
+
+def _snowball() -> Callable[[str], str]:
+    from nltk.stem.snowball import SnowballStemmer
+
+    return cached(SnowballStemmer("english").stem)
+
+
+def _lancaster() -> Callable[[str], str]:
+    from nltk.stem.lancaster import LancasterStemmer
+
+    return cached(LancasterStemmer().stem)
+
+
+def _simplemma() -> Callable[[str], str]:
+    import simplemma
+
+    return cached(lambda word: simplemma.lemmatize(word, lang="en").lower())
+
+
+register(Analyzer("none", "unicode61", description="FTS5 unicode61: case folding, no stemming"))
+register(Analyzer("porter", "porter unicode61", description="FTS5's built-in porter stemmer (the default)"))
+register(Analyzer("trigram", "trigram", description="FTS5 trigram: substrings of three characters"))
+for _name, _mode in (
+    ("nltk-porter", "NLTK_EXTENSIONS"),
+    ("nltk-porter-original", "ORIGINAL_ALGORITHM"),
+    ("nltk-porter-martin", "MARTIN_EXTENSIONS"),
+):
+    register(Analyzer(_name, "unicode61", _nltk_porter(_mode), f"NLTK PorterStemmer, mode {_mode}", _mode))
+register(Analyzer("snowball", "unicode61", _snowball(), "NLTK Snowball (Porter2), English"))
+register(Analyzer("lancaster", "unicode61", _lancaster(), "NLTK Lancaster (Paice/Husk): aggressive"))
+register(Analyzer("simplemma", "unicode61", _simplemma(), "simplemma lemmatizer, English (offline, no WordNet)"))
