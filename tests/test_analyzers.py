@@ -62,7 +62,7 @@ def test_prestemmed_snippets_show_the_original_words():
 def test_long_snippets_are_windows_around_the_first_match():
     analyzer = get("snowball")
     text = " ".join(f"w{n}" for n in range(40)) + " running " + " ".join(f"v{n}" for n in range(40))
-    snippet = analyzer.snippet(text, "run")
+    snippet = analyzer.snippet(text, analyzer.query_terms("run"))
     assert snippet.startswith("…") and snippet.endswith("…") and "**running**" in snippet
     assert len(snippet.split()) == 16
 

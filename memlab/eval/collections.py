@@ -25,11 +25,12 @@ TREC_FILES = ("docs.jsonl", "queries.jsonl", "qrels")
 TREC_AGENT = "main"
 _SHOWN = 5  # unknown ids named in an error message
 
-# LoCoMo's dialog ids look like "D1:3", but a few are not clean. In questions' evidence: "D8:6; D9:17" and
-# "D9:1 D4:4 D4:6" (several ids in one string), "D:11:26" (a stray colon), "D30:05" (a leading zero) and a bare
-# "D". In observations: "D26:14, D26:34, D26:42" (several ids in one string; ten observations also cite a list).
-# So each string is split on ';', ',' and whitespace, each piece is read as D<session>:<turn> with the stray
-# colon allowed and the numbers normalised, and a piece that is no dialog id at all (the bare "D") is dropped.
+# LoCoMo's dialog ids look like "D1:3", but some are not clean. In questions' evidence: "D8:6; D9:17" and
+# "D9:1 D4:4 D4:6" (several ids in one string; four questions), "D:11:26" (a stray colon), "D30:05" (a leading
+# zero) and a bare "D". In observations: ten cite a list of ids and five cite several in one string
+# ("D26:14, D26:34, D26:42"). So each string is split on ';', ',' and whitespace, each piece is read as
+# D<session>:<turn> with the stray colon allowed and the numbers normalised ("D30:05" then matches an
+# observation; no observation cites D11:26), and a piece that is no dialog id (the bare "D") is dropped.
 _DIA_SEPARATORS = re.compile(r"[;,\s]+")
 _DIA_ID = re.compile(r"D:?(\d+):(\d+)")
 _SESSION = re.compile(r"session_(\d+)_observation")
@@ -194,7 +195,7 @@ def _observations(agent: str, observation: dict[str, Any]) -> Iterator[tuple[Doc
 
 
 def _dia_ids(value: str | list[str]) -> set[str]:
-    """The clean dialog ids in one evidence string or a list of them (see the note on ``_DIA_ID``)."""
+    """The clean dialog ids in one evidence string or a list of them (see the note above ``_DIA_SEPARATORS``)."""
     found = set()
     for text in [value] if isinstance(value, str) else value:
         for piece in _DIA_SEPARATORS.split(text):

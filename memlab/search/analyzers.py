@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 from memlab.errors import InvalidArgument
@@ -74,22 +74,29 @@ class Analyzer:
         # A term is letters and digits only (a stemmer may add neither quotes nor spaces), so quoting is safe.
         return " OR ".join(f'"{term}"' for term in terms if '"' not in term) or None
 
-    def snippet(self, text: str, query: str, *, tokens: int = 16) -> str:
-        """An excerpt of ``text`` around the first matched word, matched words marked ``**so**``.
+    def term(self, word: str) -> str:
+        """The index term of one word as ``_WORD`` splits text (its stem, or the lower-cased word)."""
+        word = word.lower()
+        return self.stem(word) if self.stem is not None else word
+
+    def snippet(self, text: str, terms: Collection[str], *, tokens: int = 16) -> str:
+        """An excerpt of ``text`` around the first word whose term is in ``terms``, matches marked ``**so**``.
 
         Used for pre-stemmed analyzers, where FTS5's snippet() would show stems; it mirrors FTS5's layout.
+
+        >>> get("snowball").snippet("She loves running", get("snowball").query_terms("runs"))
+        'She loves **running**'
         """
-        wanted = set(self.query_terms(query))
-        spans = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]
-        hits = [i for i, (_, _, word) in enumerate(spans) if self.index_text(word) in wanted]
+        spans = [(m.start(), m.end()) for m in _WORD.finditer(text)]
         if not spans:
             return text
-        first = max(0, min(hits[0] - 2 if hits else 0, len(spans) - tokens))
+        hits = {i for i, (begin, end) in enumerate(spans) if self.term(text[begin:end]) in terms}
+        first = max(0, min(min(hits) - 2 if hits else 0, len(spans) - tokens))
         window = spans[first : first + tokens]
         start = 0 if first == 0 else window[0][0]
         end = len(text) if first + tokens >= len(spans) else window[-1][1]
         out, cursor = [], start
-        for index, (begin, finish, _) in enumerate(window, first):
+        for index, (begin, finish) in enumerate(window, first):
             if index in hits:
                 out.append(text[cursor:begin] + "**" + text[begin:finish] + "**")
                 cursor = finish

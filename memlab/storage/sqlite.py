@@ -410,8 +410,9 @@ class SqliteStorage:
         )
         hits = [Hit(_memory(row[:-2]), -row[-2], row[-1]) for row in rows]
         if self.analyzer.prestemmed:
+            terms = set(self.analyzer.query_terms(query))
             hits = [
-                Hit(hit.memory, hit.score, self.analyzer.snippet(hit.memory.content, query, tokens=_SNIPPET_TOKENS))
+                Hit(hit.memory, hit.score, self.analyzer.snippet(hit.memory.content, terms, tokens=_SNIPPET_TOKENS))
                 for hit in hits
             ]
         return hits

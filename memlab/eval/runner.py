@@ -1,0 +1,135 @@
+"""The experiment: every analyzer indexes the same memories through the real store and answers the same queries.
+
+For each analyzer a fresh in-memory ``MemoryStore(analyzer=...)`` is loaded with the collection's documents
+through ``Session.memory_save`` (each agent's memories in its own namespace, as an agent's automatic
+extraction would save them), and every query is asked with ``Session.memory_search`` in its own agent's
+namespace. The rankings are scored with ir-measures and every analyzer is compared with the baseline
+(``porter``, FTS5's built-in) by a paired randomization test.
+
+>>> results = run(load_locomo(), analyzers=["none", "porter", "snowball"])  # doctest: +SKIP
+>>> results.summary
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from memlab.errors import InvalidArgument
+from memlab.eval.collections import Collection, load_locomo
+from memlab.eval.measures import LABELS, compare, per_query
+from memlab.search import analyzers as registry
+from memlab.store import MemoryStore
+
+__all__ = ["Results", "run", "run_analyzer", "SIGNIFICANCE_MEASURES"]
+
+# The measures the summary tests for significance against the baseline.
+SIGNIFICANCE_MEASURES = ("S@10", "nDCG@10", "MRR")
+
+
+@dataclass
+class Results:
+    """What an experiment produced, as DataFrames."""
+
+    collection: str
+    baseline: str
+    per_query: pd.DataFrame
+    """One row per analyzer and query: analyzer, mode, query, category, then every measure."""
+    summary: pd.DataFrame
+    """One row per analyzer: every measure's mean, p-values and marks against the baseline."""
+    comparisons: dict[str, pd.DataFrame] = field(default_factory=dict)
+    """Per measure in ``SIGNIFICANCE_MEASURES``: mean, bootstrap CI, p-value, wins/losses per analyzer."""
+    timings: pd.DataFrame = field(default_factory=pd.DataFrame)
+    """Per analyzer: seconds to index and to search, and indexing time relative to the baseline."""
+
+    def by_category(self, measure: str = "S@10") -> pd.DataFrame:
+        """Mean of ``measure`` per analyzer (rows) and query category (columns)."""
+        return self.per_query.pivot_table(
+            index="analyzer", columns="category", values=measure, aggfunc="mean", sort=False
+        )
+
+
+def run_analyzer(
+    collection: Collection, analyzer: str, *, depth: int = 100
+) -> tuple[dict[str, dict[str, float]], float, float]:
+    """Index ``collection`` with one analyzer and run its queries.
+
+    Returns:
+        The run (query id -> {document id: score}), seconds spent indexing, seconds spent searching.
+    """
+    documents = {(document.agent, document.key): document.id for document in collection.documents}
+    with MemoryStore(analyzer=analyzer) as store:
+        sessions = {}
+        started = time.perf_counter()
+        for document in collection.documents:
+            if document.agent not in sessions:
+                sessions[document.agent] = store.session(agent=document.agent)
+            sessions[document.agent].memory_save(document.key, document.text, tags=list(document.tags))
+        indexed = time.perf_counter() - started
+        started = time.perf_counter()
+        ranking = {}
+        for query in collection.queries:
+            session = sessions.get(query.agent) or store.session(agent=query.agent)
+            hits = session.memory_search(query.text, max_results=depth)
+            ranking[query.id] = {documents[query.agent, hit.memory.key]: hit.score for hit in hits}
+        searched = time.perf_counter() - started
+    return ranking, indexed, searched
+
+
+def run(
+    collection: Collection | None = None,
+    *,
+    analyzers: Sequence[str] | None = None,
+    baseline: str = "porter",
+    depth: int = 100,
+    progress: bool = True,
+) -> Results:
+    """Compare analyzers on a collection (LoCoMo by default).
+
+    Args:
+        collection: what to index and ask; ``load_locomo()`` when None.
+        analyzers: registry names; every registered analyzer when None. The baseline is added if missing.
+        baseline: the analyzer every other is tested against.
+        depth: how many results each query keeps (MAP and MRR look this deep; the cap of memory_search is 100).
+        progress: show a progress bar.
+    Raises:
+        InvalidArgument: an unknown analyzer name.
+    """
+    collection = collection if collection is not None else load_locomo()
+    names = list(analyzers) if analyzers is not None else registry.names()
+    for name in names:
+        registry.get(name)  # unknown names fail before any work
+    if baseline not in names:
+        names.insert(0, baseline)
+    if not collection.queries:
+        raise InvalidArgument(f"collection {collection.name!r} has no queries")
+    frames, timings = {}, []
+    categories = {query.id: query.category for query in collection.queries}
+    for name in tqdm(names, desc=f"analyzers on {collection.name}", disable=not progress):
+        ranking, indexed, searched = run_analyzer(collection, name, depth=depth)
+        frames[name] = per_query(collection.qrels, ranking).reindex([q.id for q in collection.queries], fill_value=0.0)
+        timings.append({"analyzer": name, "index_seconds": indexed, "search_seconds": searched})
+    timing = pd.DataFrame(timings).set_index("analyzer")
+    timing["index_vs_baseline"] = timing["index_seconds"] / timing.loc[baseline, "index_seconds"]
+    long = pd.concat(
+        [
+            frame.rename_axis("query")
+            .reset_index()
+            .assign(analyzer=name, mode=registry.get(name).mode or "", category=lambda f: f["query"].map(categories))
+            for name, frame in frames.items()
+        ],
+        ignore_index=True,
+    )
+    measures = list(LABELS.values())
+    long = long[["analyzer", "mode", "query", "category", *measures]]
+    comparisons = {measure: compare(frames, baseline, measure=measure) for measure in SIGNIFICANCE_MEASURES}
+    summary = long.groupby("analyzer", sort=False)[measures].mean()
+    for measure, table in comparisons.items():
+        summary[f"p {measure}"] = table["p_value"]
+        summary[f"sig {measure}"] = table["sig"]
+    summary.insert(0, "mode", [registry.get(name).mode or "" for name in summary.index])
+    return Results(collection.name, baseline, long, summary, comparisons, timing)
