@@ -23,13 +23,59 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--trials", type=int, default=300, help="random scenarios per check (default 300)")
     check.add_argument("--seed", type=int, default=0, help="seed of the scenario generator (default 0)")
     check.add_argument("--max-ops", type=int, default=8, help="operations per scenario at most (default 8)")
+    evaluate = commands.add_parser("eval", help="compare analyzers (stemmers) on LoCoMo or a TREC-style folder")
+    evaluate.add_argument("--collection", help="a TREC-style folder (docs.jsonl, queries.jsonl, qrels)")
+    evaluate.add_argument("--locomo", default=None, help="path of locomo10.json (default: data/locomo10.json)")
+    evaluate.add_argument("--analyzers", help="comma-separated analyzer names (default: all registered)")
+    evaluate.add_argument("--out", help="a folder for per-query CSVs, summaries and a PNG chart")
+    evaluate.add_argument("--depth", type=int, default=100, help="results kept per query (default 100)")
+    evaluate.add_argument("--workers", type=int, default=None, help="processes (default: one per core)")
     args = parser.parse_args(argv)
+    if args.command == "eval":
+        return _eval(args)
     if args.command == "demo":
         from memlab.demo import run
 
         run(db=args.db, out=sys.stdout)
         return 0
     return _check(args)
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    import pandas as pd
+
+    from memlab.errors import MemlabError
+    from memlab.eval import report
+    from memlab.eval.collections import load_locomo, load_trec
+    from memlab.eval.runner import run
+
+    try:
+        collection = load_trec(args.collection) if args.collection else load_locomo(args.locomo or "data/locomo10.json")
+        analyzers = args.analyzers.split(",") if args.analyzers else None
+        results = run(collection, analyzers=analyzers, depth=args.depth, workers=args.workers)
+    except MemlabError as error:
+        print(f"memlab eval: {error}", file=sys.stderr)
+        return 2
+    with pd.option_context("display.width", 200, "display.max_columns", 40):
+        summary = collection.summary()
+        print(
+            f"\n{collection.name}: {summary['documents']} memories, {summary['queries']} queries "
+            f"({summary['judged_queries']} with a relevant memory), {summary['agents']} agents"
+        )
+        print(f"\nMeasures (* p<0.05, ** p<0.01 against {results.baseline}, paired randomization test)")
+        print(report.measures_table(results).to_string())
+        print("\nS@10 per query category")
+        print(results.by_category().round(3).to_string())
+        print(f"\nStemmers (vocabulary of the memories; wins/losses per query against {results.baseline})")
+        print(report.stemming_table(results, collection).to_string())
+        print(f"\nIndexing time relative to {results.baseline}")
+        print(results.timings.round(2).to_string())
+    if args.out:
+        for path in report.write(results, collection, Path(args.out)):
+            print(f"wrote {path}")
+    return 0
 
 
 def _check(args: argparse.Namespace) -> int:

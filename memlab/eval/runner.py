@@ -12,8 +12,10 @@ namespace. The rankings are scored with ir-measures and every analyzer is compar
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -87,6 +89,7 @@ def run(
     baseline: str = "porter",
     depth: int = 100,
     progress: bool = True,
+    workers: int | None = None,
 ) -> Results:
     """Compare analyzers on a collection (LoCoMo by default).
 
@@ -96,6 +99,7 @@ def run(
         baseline: the analyzer every other is tested against.
         depth: how many results each query keeps (MAP and MRR look this deep; the cap of memory_search is 100).
         progress: show a progress bar.
+        workers: processes running analyzers side by side (default: one per core, at most one per analyzer).
     Raises:
         InvalidArgument: an unknown analyzer name.
     """
@@ -107,11 +111,18 @@ def run(
         names.insert(0, baseline)
     if not collection.queries:
         raise InvalidArgument(f"collection {collection.name!r} has no queries")
+    workers = min(workers or os.cpu_count() or 1, len(names))
+    with ProcessPoolExecutor(workers) if workers > 1 else _InProcess() as pool:
+        futures = {pool.submit(run_analyzer, collection, name, depth=depth): name for name in names}
+        done = {}
+        for future in tqdm(as_completed(futures), total=len(futures), desc=collection.name, disable=not progress):
+            done[futures[future]] = future.result()
     frames, timings = {}, []
     categories = {query.id: query.category for query in collection.queries}
-    for name in tqdm(names, desc=f"analyzers on {collection.name}", disable=not progress):
-        ranking, indexed, searched = run_analyzer(collection, name, depth=depth)
-        frames[name] = per_query(collection.qrels, ranking).reindex([q.id for q in collection.queries], fill_value=0.0)
+    order = [query.id for query in collection.queries]
+    for name in names:  # in the order asked, whatever order the workers finished in
+        ranking, indexed, searched = done[name]
+        frames[name] = per_query(collection.qrels, ranking).reindex(order, fill_value=0.0)
         timings.append({"analyzer": name, "index_seconds": indexed, "search_seconds": searched})
     timing = pd.DataFrame(timings).set_index("analyzer")
     timing["index_vs_baseline"] = timing["index_seconds"] / timing.loc[baseline, "index_seconds"]
@@ -133,3 +144,15 @@ def run(
         summary[f"sig {measure}"] = table["sig"]
     summary.insert(0, "mode", [registry.get(name).mode or "" for name in summary.index])
     return Results(collection.name, baseline, long, summary, comparisons, timing)
+
+
+class _InProcess(Executor):
+    """An executor that runs each task at once, in this process (one worker: no pickling, easy debugging)."""
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        future: Future = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as error:  # handed to the caller through future.result(), as a pool would
+            future.set_exception(error)
+        return future

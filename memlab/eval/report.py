@@ -1,0 +1,122 @@
+"""Tables and charts of an experiment's results, for the terminal, notebooks and files."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+
+from memlab.eval.collections import Collection
+from memlab.eval.measures import LABELS
+from memlab.eval.runner import Results
+from memlab.eval.stemstats import disagreements, fts5_stems, vocabulary, words_of
+from memlab.search import analyzers as registry
+
+__all__ = ["measures_table", "stemming_table", "write", "chart"]
+
+
+def measures_table(results: Results) -> pd.DataFrame:
+    """Every measure per analyzer, three decimals, with significance marks against the baseline.
+
+    ``*`` p < 0.05 and ``**`` p < 0.01 (paired randomization test) after S@10, nDCG@10 and MRR.
+    """
+    table = results.summary[list(LABELS.values())].map(lambda value: f"{value:.3f}")
+    for measure, comparison in results.comparisons.items():
+        table[measure] = table[measure] + comparison["sig"].reindex(table.index).fillna("")
+    table.insert(0, "mode", results.summary["mode"])
+    return table
+
+
+def _stemmer(name: str, words: set[str]) -> Callable[[str], str] | None:
+    analyzer = registry.get(name)
+    if analyzer.stem is not None:
+        return analyzer.stem
+    if analyzer.tokenize == "porter unicode61":
+        return fts5_stems(words).__getitem__
+    if analyzer.tokenize == "unicode61":
+        return lambda word: word
+    return None  # trigram indexes substrings: it has no stems
+
+
+def stemming_table(results: Results, collection: Collection, measure: str = "S@10") -> pd.DataFrame:
+    """Per analyzer: vocabulary before and after stemming, mean conflation class size, the words on which
+    it disagrees with FTS5's porter, and per-query wins and losses against the baseline on ``measure``."""
+    texts = [document.text for document in collection.documents]
+    words = {word for text in texts for word in words_of(text)}
+    fts5 = fts5_stems(words)
+    comparison = results.comparisons.get(measure)
+    rows = []
+    for name in results.summary.index:
+        stem = _stemmer(name, words)
+        row: dict[str, object] = {"analyzer": name}
+        if stem is not None:
+            stats = vocabulary(texts, stem)
+            differ = disagreements(words, fts5.__getitem__, stem)
+            row |= {
+                "words": stats["words"],
+                "stems": stats["stems"],
+                "mean class": round(stats["mean_class_size"], 3),
+                "differs from FTS5 porter": len(differ),
+                "e.g.": ", ".join(f"{r.word}:{r.a}/{r.b}" for r in differ.head(3).itertuples()),
+            }
+        if comparison is not None:
+            row |= {
+                f"wins {measure}": comparison.loc[name, "wins"],
+                f"losses {measure}": comparison.loc[name, "losses"],
+            }
+        rows.append(row)
+    table = pd.DataFrame(rows).set_index("analyzer")
+    counts = [column for column in table.columns if column in ("words", "stems", "differs from FTS5 porter")]
+    return table.astype({column: "Int64" for column in counts}).fillna({"e.g.": ""})
+
+
+def chart(results: Results, path: Path, measures: tuple[str, ...] = ("S@1", "S@5", "S@10", "nDCG@10")) -> Path:
+    """A bar chart of ``measures`` per analyzer with 95% bootstrap confidence intervals, saved as PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from memlab.eval.measures import confidence_interval
+
+    names = list(results.summary.index)
+    figure, axis = plt.subplots(figsize=(max(8, len(names) * 1.1), 4.5))
+    width = 0.8 / len(measures)
+    for offset, measure in enumerate(measures):
+        means, lows, highs = [], [], []
+        for name in names:
+            values = results.per_query.loc[results.per_query["analyzer"] == name, measure]
+            low, high = confidence_interval(values.to_numpy())
+            means.append(values.mean())
+            lows.append(values.mean() - low)
+            highs.append(high - values.mean())
+        positions = [index + (offset - (len(measures) - 1) / 2) * width for index in range(len(names))]
+        axis.bar(positions, means, width, yerr=[lows, highs], capsize=2, label=measure)
+    axis.set_xticks(range(len(names)), names, rotation=30, ha="right")
+    axis.set_ylabel("mean over queries (95% CI)")
+    axis.set_title(f"Analyzers on {results.collection}: {len(results.per_query) // len(names)} queries")
+    axis.set_ylim(0, 1)
+    axis.legend(ncols=len(measures), loc="upper left")
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def write(results: Results, collection: Collection, folder: Path) -> list[Path]:
+    """Write CSVs (per query, summary, per category, timings, stemming) and the chart into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    files = {
+        "per_query.csv": results.per_query,
+        "summary.csv": results.summary,
+        "by_category.csv": results.by_category(),
+        "timings.csv": results.timings,
+        "stemming.csv": stemming_table(results, collection),
+    }
+    written = []
+    for name, frame in files.items():
+        frame.to_csv(folder / name, index=name != "per_query.csv")
+        written.append(folder / name)
+    written.append(chart(results, folder / "measures.png"))
+    return written
