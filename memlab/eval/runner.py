@@ -50,9 +50,10 @@ class Results:
 
     def by_category(self, measure: str = "S@10") -> pd.DataFrame:
         """Mean of ``measure`` per analyzer (rows) and query category (columns)."""
-        return self.per_query.pivot_table(
+        table = self.per_query.pivot_table(
             index="analyzer", columns="category", values=measure, aggfunc="mean", sort=False
         )
+        return table[sorted(table.columns, key=str)]
 
 
 def run_analyzer(
