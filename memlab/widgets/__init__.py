@@ -1,0 +1,98 @@
+"""Jupyter widgets (ipywidgets 8) over memlab's public API, each thin over plain, tested functions.
+
+Every widget object displays itself in a notebook cell (its ``.widget`` is the ipywidgets box):
+
+>>> from memlab import MemoryStore, widgets as mw
+>>> sim = mw.simulator(MemoryStore())  # sessions at PUBLIC, INTERNAL, CONFIDENTIAL side by side
+
+- ``simulator(store, sessions)`` — sessions side by side: the five tools, taint escalation, live effective views.
+- ``shadow_inspector(store, key, agent)`` — every version of a key, and which one each level sees.
+- ``audit_viewer(store)`` — the audit as a filterable table, and each session's taint over time.
+- ``stemming_lab(collection, analyzers, agent)`` — terms per analyzer and side-by-side results.
+- ``policy_lab(choices)`` — run a leak check on a policy variant and read its counterexample.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from memlab.eval.collections import Collection
+from memlab.policy import Policy
+from memlab.store import MemoryStore
+from memlab.widgets.audit import AuditViewer, filter_audit, taint_timeline
+from memlab.widgets.inspector import ShadowInspector
+from memlab.widgets.policylab import PolicyLab, run_check, steps_table, verdict
+from memlab.widgets.simulator import SessionSimulator, SessionSpec, run_tool, tool_arguments
+from memlab.widgets.stemming import DEFAULT_ANALYZERS, StemmingLab, analyze_table, indexed_session, top_results
+from memlab.widgets.views import effective_view, saved_keys, shadow_table, versions_table, view_changes
+
+__all__ = [
+    "simulator",
+    "shadow_inspector",
+    "audit_viewer",
+    "stemming_lab",
+    "policy_lab",
+    "SessionSimulator",
+    "ShadowInspector",
+    "AuditViewer",
+    "StemmingLab",
+    "PolicyLab",
+    "tool_arguments",
+    "run_tool",
+    "shadow_table",
+    "versions_table",
+    "view_changes",
+    "effective_view",
+    "saved_keys",
+    "filter_audit",
+    "taint_timeline",
+    "analyze_table",
+    "top_results",
+    "indexed_session",
+    "run_check",
+    "verdict",
+    "steps_table",
+]
+
+
+def simulator(store: MemoryStore, sessions: Sequence[SessionSpec] | None = None) -> SessionSimulator:
+    """A ``SessionSimulator`` over ``store`` (by default sessions at PUBLIC, INTERNAL and CONFIDENTIAL).
+
+    >>> specs = [("alice-public", "PUBLIC", "main"), ("bob-hr", "CONFIDENTIAL", "main")]
+    >>> simulator(MemoryStore(), specs)  # doctest: +SKIP
+    """
+    return SessionSimulator(store, sessions)
+
+
+def shadow_inspector(store: MemoryStore, key: str = "", agent: str = "main") -> ShadowInspector:
+    """A ``ShadowInspector`` showing ``key`` of ``agent``.
+
+    >>> shadow_inspector(store, "user-name")  # doctest: +SKIP
+    """
+    return ShadowInspector(store, key, agent)
+
+
+def audit_viewer(store: MemoryStore) -> AuditViewer:
+    """An ``AuditViewer`` of ``store``'s audit and taint events.
+
+    >>> audit_viewer(store)  # doctest: +SKIP
+    """
+    return AuditViewer(store)
+
+
+def stemming_lab(
+    collection: Collection, analyzers: Sequence[str] = DEFAULT_ANALYZERS, agent: str | None = None
+) -> StemmingLab:
+    """A ``StemmingLab`` on ``collection`` (e.g. ``memlab.eval.load_locomo("../data/locomo10.json")``).
+
+    >>> stemming_lab(load_locomo(), ["none", "porter", "snowball"], agent="conv-26")  # doctest: +SKIP
+    """
+    return StemmingLab(collection, analyzers, agent)
+
+
+def policy_lab(choices: Sequence[Policy | str] | None = None) -> PolicyLab:
+    """A ``PolicyLab`` offering ``choices`` (default: every registered policy).
+
+    >>> policy_lab(["strict", "frozen-taint"])  # doctest: +SKIP
+    """
+    return PolicyLab(choices)

@@ -1,0 +1,220 @@
+"""The audit trail viewer: the audit as a filterable table, and each session's taint over time.
+
+``filter_audit`` narrows ``store.audit()`` by session, tool, outcome, level and time; ``taint_timeline`` turns
+``store.sessions()`` and ``store.taint_events()`` into one row per stretch of time a session spent at a level.
+
+>>> AuditViewer(store)  # in a notebook cell  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Collection
+
+import ipywidgets as widgets
+import pandas as pd
+
+from memlab.levels import Level
+from memlab.store import MemoryStore
+from memlab.widgets.render import LEVEL_COLOURS, Panel, badge, html_table, level_row
+
+__all__ = ["filter_audit", "taint_timeline", "timeline_html", "AuditViewer"]
+
+_SHOWN = ["seq", "at", "session_id", "agent", "taint", "tool", "key", "query", "outcome", "records", "notes", "message"]
+_OUTCOME_COLOURS = {"ok": "#2e7d32", "not_found": "#757575"}
+
+
+def filter_audit(
+    audit: pd.DataFrame,
+    *,
+    sessions: Collection[str] = (),
+    tools: Collection[str] = (),
+    outcomes: Collection[str] = (),
+    levels: Collection[Level | str] = (),
+    since: str | pd.Timestamp | None = None,
+    until: str | pd.Timestamp | None = None,
+) -> pd.DataFrame:
+    """The rows of ``audit`` that match every filter given; an empty filter keeps everything.
+
+    Args:
+        audit: ``store.audit()``.
+        sessions, tools, outcomes: values of ``session_id``, ``tool`` and ``outcome`` to keep.
+        levels: taints at the call to keep.
+        since, until: the time range, both ends included (ISO 8601 text or timestamps).
+
+    >>> filter_audit(store.audit(), tools=["memory_save"], levels=["PUBLIC"])  # doctest: +SKIP
+    """
+    keep = pd.Series(True, index=audit.index)
+    for column, wanted in (("session_id", sessions), ("tool", tools), ("outcome", outcomes)):
+        if wanted:
+            keep &= audit[column].isin(list(wanted))
+    if levels:
+        keep &= audit["taint"].isin([Level.parse(level).name for level in levels])
+    at = pd.to_datetime(audit["at"], utc=True, format="ISO8601")
+    if since is not None:
+        keep &= at >= _utc(since)
+    if until is not None:
+        keep &= at <= _utc(until)
+    return audit[keep]
+
+
+def _utc(value: str | pd.Timestamp) -> pd.Timestamp:
+    """A timestamp in UTC; one without a zone is read as UTC, as every time the store records is."""
+    stamp = pd.Timestamp(value)
+    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+
+
+def taint_timeline(store: MemoryStore, *, until: str | None = None) -> pd.DataFrame:
+    """Each session's taint over time: one row per stretch a session spent at one level.
+
+    Args:
+        store: the store.
+        until: where open stretches end; by default the latest time the store recorded (audit, sessions,
+            escalations).
+    Returns:
+        Columns ``session_id``, ``agent``, ``level`` (a name), ``start``, ``end`` (ISO text) and ``reason``
+        (the escalation that began the stretch; empty for a session's start), by session then time.
+
+    >>> taint_timeline(store)[["session_id", "level"]].values.tolist()  # doctest: +SKIP
+    [['public-chat', 'PUBLIC'], ['public-chat', 'INTERNAL']]
+    """
+    sessions, events = store.sessions(), store.taint_events()
+    if until is None:
+        times = [*store.audit()["at"], *sessions["created_at"], *events["at"]]
+        until = max(times) if times else store.now()
+    rows = []
+    for session in sessions.itertuples():
+        stretches = [(session.initial_taint, session.created_at, "")]
+        mine = events[events["session_id"] == session.id]
+        stretches += list(zip(mine["to_level"], mine["at"], mine["reason"], strict=True))
+        ends = [start for _, start, _ in stretches[1:]] + [until]
+        rows += [
+            {
+                "session_id": session.id,
+                "agent": session.agent,
+                "level": level,
+                "start": start,
+                "end": end,
+                "reason": why,
+            }
+            for (level, start, why), end in zip(stretches, ends, strict=True)
+        ]
+    return pd.DataFrame(rows, columns=["session_id", "agent", "level", "start", "end", "reason"])
+
+
+def timeline_html(timeline: pd.DataFrame) -> str:
+    """``taint_timeline`` as coloured bars, one per session, each stretch as wide as the time it lasted.
+
+    When all times are equal (a fixed clock) each of a session's stretches gets an equal share instead.
+
+    >>> timeline_html(taint_timeline(store)).count("<div title=")  # doctest: +SKIP
+    3
+    """
+    if timeline.empty:
+        return "<p><i>no sessions yet</i></p>"
+    start = pd.to_datetime(timeline["start"], utc=True, format="ISO8601")
+    end = pd.to_datetime(timeline["end"], utc=True, format="ISO8601")
+    origin, span = start.min(), (end.max() - start.min()).total_seconds()
+    lines = []
+    for session_id, stretches in timeline.groupby("session_id", sort=False):
+        bars = []
+        for index, row in stretches.iterrows():
+            if span > 0:
+                left = 100 * (start[index] - origin).total_seconds() / span
+                width = 100 * (end[index] - start[index]).total_seconds() / span
+            else:
+                position = list(stretches.index).index(index)
+                left, width = 100 * position / len(stretches), 100 / len(stretches)
+            level = Level.parse(row["level"])
+            tip = html.escape(f"{row['level']} from {row['start']} to {row['end']} {row['reason']}".strip())
+            bars.append(
+                f'<div title="{tip}" style="position:absolute;left:{left:.2f}%;width:max({width:.2f}%,4px);'
+                f"top:0;bottom:0;background:{LEVEL_COLOURS[level]};color:white;font-size:10px;overflow:hidden;"
+                f'white-space:nowrap;padding-left:2px">{level.name}</div>'
+            )
+        lines.append(
+            '<div style="display:flex;align-items:center;margin:2px 0">'
+            f'<div style="width:140px;font-size:12px">{html.escape(str(session_id))}</div>'
+            f'<div style="position:relative;flex:1;height:16px;background:#eee">{"".join(bars)}</div></div>'
+        )
+    return "<b>taint over time</b>" + "".join(lines)
+
+
+def _outcome(value: str) -> str:
+    colour = _OUTCOME_COLOURS.get(value, "#c62828")
+    return f'<span style="color:{colour};font-weight:bold">{html.escape(value)}</span>'
+
+
+def _select(description: str) -> widgets.SelectMultiple:
+    return widgets.SelectMultiple(description=description, rows=4, layout=widgets.Layout(width="230px"))
+
+
+class AuditViewer(Panel):
+    """The store's audit, filtered as you pick sessions, tools, outcomes, levels and a time range.
+
+    Nothing picked in a list means no filter on that column. ``refresh`` (or the button) re-reads the store.
+
+    Attributes:
+        sessions, tools, outcomes, levels: multiple-choice filters; times: a range slider over the audit's times;
+        refresh_button; table (HTML, with a count) and timeline (HTML bars).
+
+    >>> viewer = AuditViewer(MemoryStore())
+    >>> "0 of 0" in viewer.table.value
+    True
+    """
+
+    def __init__(self, store: MemoryStore) -> None:
+        self.store = store
+        self.audit = store.audit()
+        self.sessions, self.tools = _select("session"), _select("tool")
+        self.outcomes, self.levels = _select("outcome"), _select("level")
+        self.levels.options = [level.name for level in Level]
+        self.times = widgets.SelectionRangeSlider(
+            options=[""], description="time", layout=widgets.Layout(width="720px")
+        )
+        self.refresh_button = widgets.Button(description="refresh", icon="refresh")
+        self.refresh_button.on_click(lambda _: self.refresh())
+        self.table, self.timeline = widgets.HTML(), widgets.HTML()
+        for control in (self.sessions, self.tools, self.outcomes, self.levels, self.times):
+            control.observe(lambda _: self.show(), names="value")
+        filters = widgets.HBox([self.sessions, self.tools, self.outcomes, self.levels])
+        self.widget = widgets.VBox(
+            [filters, widgets.HBox([self.times, self.refresh_button]), self.table, self.timeline]
+        )
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Re-read the audit and the sessions, keep what is still picked, and redraw."""
+        self._showing = False  # one redraw at the end, not one per control updated
+        self.audit = self.store.audit()
+        for control, column in ((self.sessions, "session_id"), (self.tools, "tool"), (self.outcomes, "outcome")):
+            picked = control.value
+            control.options = sorted(set(self.audit[column]))
+            control.value = tuple(value for value in picked if value in control.options)
+        times = sorted(set(self.audit["at"])) or [""]
+        self.times.options = [(time[11:23] if time else "-", time) for time in times]
+        self.times.index = (0, len(times) - 1)
+        self._showing = True
+        self.show()
+
+    def show(self) -> None:
+        """Redraw the table and the timeline with the current filters."""
+        if not getattr(self, "_showing", True):
+            return
+        since, until = self.times.value if self.times.value and self.times.value[0] else (None, None)
+        shown = filter_audit(
+            self.audit,
+            sessions=self.sessions.value,
+            tools=self.tools.value,
+            outcomes=self.outcomes.value,
+            levels=self.levels.value,
+            since=since,
+            until=until,
+        )
+        self.table.value = f"<b>{len(shown)} of {len(self.audit)} calls</b>" + html_table(
+            shown[_SHOWN],
+            cells={"taint": badge, "outcome": _outcome},
+            row_style=level_row("taint"),
+            empty="no call matches",
+        )
+        self.timeline.value = timeline_html(taint_timeline(self.store))

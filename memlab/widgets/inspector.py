@@ -1,0 +1,88 @@
+"""The shadow inspector: every version of a key at every level, and which one each level's sessions see.
+
+It reads the auditor's history (``shadow_table``), so inspecting adds nothing to the audit. Deleted versions
+are struck through; a column per level marks the version a session at that taint gets.
+
+>>> ShadowInspector(store, key="user-name")  # in a notebook cell  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as widgets
+import pandas as pd
+
+from memlab.levels import Level
+from memlab.store import MemoryStore
+from memlab.widgets.render import LEVEL_COLOURS, Panel, badge, html_table, level_row
+from memlab.widgets.views import saved_keys, seen_column, shadow_table
+
+__all__ = ["ShadowInspector", "shadow_html"]
+
+_SHOWN = ["classification", "version", "content", "tags", "status", "saved_by", "deleted_by"]
+
+
+def _seen_mark(level: Level):
+    def cell(seen: bool) -> str:
+        return f'<b style="color:{LEVEL_COLOURS[level]}">✔ sees this</b>' if seen else ""
+
+    return cell
+
+
+def _struck(row: dict) -> str:
+    base = level_row("classification")(row)
+    return base + (";text-decoration:line-through;color:#777" if row["status"] == "deleted" else "")
+
+
+def shadow_html(table: pd.DataFrame, key: str) -> str:
+    """``shadow_table``'s rows as HTML: rows tinted by level, deleted ones struck through, a column per level.
+
+    >>> "line-through" in shadow_html(shadow_table(store, "user-name"), "user-name")  # doctest: +SKIP
+    True
+    """
+    if table.empty:
+        return f"<p>No version of <code>{html.escape(key)}</code> exists for this agent.</p>"
+    shown = table[_SHOWN + [seen_column(level) for level in Level]].rename(
+        columns={seen_column(level): level.name for level in Level}
+    )
+    cells = {"classification": badge, **{level.name: _seen_mark(level) for level in Level}}
+    return f"<b>{html.escape(key)}</b>: {len(table)} versions" + html_table(shown, cells=cells, row_style=_struck)
+
+
+class ShadowInspector(Panel):
+    """Pick an agent and a key; see its versions and who sees which.
+
+    Args:
+        store: the store to inspect.
+        key: the key shown first (optional).
+        agent: the namespace.
+
+    Attributes:
+        agent, key: text fields (``key`` suggests every key the agent has saved); show_button redraws;
+        table: the HTML.
+
+    >>> inspector = ShadowInspector(MemoryStore(), key="user-name")
+    >>> "No version" in inspector.table.value
+    True
+    """
+
+    def __init__(self, store: MemoryStore, key: str = "", agent: str = "main") -> None:
+        self.store = store
+        self.agent = widgets.Text(value=agent, description="agent", layout=widgets.Layout(width="220px"))
+        self.key = widgets.Combobox(value=key, description="key", placeholder="a memory key", ensure_option=False)
+        self.show_button = widgets.Button(description="show", button_style="primary")
+        self.show_button.on_click(lambda _: self.refresh())
+        self.table = widgets.HTML()
+        self.widget = widgets.VBox([widgets.HBox([self.agent, self.key, self.show_button]), self.table])
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Re-read the key's history (and the agent's keys) and redraw."""
+        agent = self.agent.value.strip() or "main"
+        self.key.options = saved_keys(self.store, agent)
+        key = self.key.value.strip()
+        if not key:
+            self.table.value = "<p><i>Type or pick a key.</i></p>"
+            return
+        self.table.value = shadow_html(shadow_table(self.store, key, agent), key)

@@ -1,0 +1,277 @@
+"""The session simulator: several sessions side by side, the five tools, taint escalation, live views.
+
+Every tool call goes through ``memlab.tools.call`` (the store's hooks and the audit apply) and shows its JSON
+result; after any action every session's effective view is redrawn, so what one session does visibly changes
+what the others can and cannot see. Views are computed from history (``memlab.widgets.views``), so drawing
+them adds nothing to the audit.
+
+>>> sim = SessionSimulator(MemoryStore(), [("public-chat", "PUBLIC"), ("hr-review", "CONFIDENTIAL")])
+>>> sim  # in a notebook cell  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import ipywidgets as widgets
+import pandas as pd
+
+from memlab import tools
+from memlab.errors import InvalidArgument, MemlabError
+from memlab.levels import Level
+from memlab.session import Session
+from memlab.store import MemoryStore
+from memlab.widgets.render import (
+    BUTTON_STYLES,
+    LEVEL_COLOURS,
+    Panel,
+    badge,
+    html_table,
+    json_html,
+    level_row,
+)
+from memlab.widgets.views import effective_view, versions_table, view_changes
+
+__all__ = ["SessionSpec", "DEFAULT_SESSIONS", "open_session", "tool_arguments", "run_tool", "SessionSimulator"]
+
+SessionSpec = Session | str | tuple[str] | tuple[str, Level | str] | tuple[str, Level | str, str]
+"""A session, or ``(session_id, taint="PUBLIC", agent="main")`` (or just the id) to start one."""
+
+DEFAULT_SESSIONS: tuple[SessionSpec, ...] = (
+    ("public-chat", Level.PUBLIC),
+    ("team-chat", Level.INTERNAL),
+    ("hr-review", Level.CONFIDENTIAL),
+)
+TOOLS = tuple(schema["name"] for schema in tools.SCHEMAS)
+
+
+def open_session(store: MemoryStore, spec: SessionSpec) -> Session:
+    """The session ``spec`` names: itself if it is one, else a new session of ``store``.
+
+    Raises:
+        InvalidArgument: a bad level or agent, a session id the store already has, or a session of another store.
+
+    >>> open_session(MemoryStore(), ("hr-review", "CONFIDENTIAL", "main")).taint
+    <Level.CONFIDENTIAL: 2>
+    """
+    if isinstance(spec, Session):
+        if spec.store is not store:
+            raise InvalidArgument(f"session {spec.id!r} belongs to another store")
+        return spec
+    session_id, *rest = (spec,) if isinstance(spec, str) else spec
+    taint = rest[0] if rest else Level.PUBLIC
+    agent = rest[1] if len(rest) > 1 else "main"
+    return store.session(taint, agent, session_id=session_id)
+
+
+def tool_arguments(
+    tool: str, *, key: str = "", content: str = "", tags: str = "", query: str = "", tag: str = ""
+) -> dict[str, Any]:
+    """The arguments of ``tool`` from a form's text fields; ``tags`` is comma-separated.
+
+    Empty ``tags`` and ``tag`` are left out (no tags, no filter); other empty fields are passed on, so the
+    tool itself reports them.
+
+    >>> tool_arguments("memory_save", key="k", content="c", tags="a, b")
+    {'key': 'k', 'content': 'c', 'tags': ['a', 'b']}
+    """
+    if tool == "memory_save":
+        split = [part.strip() for part in tags.split(",") if part.strip()]
+        return {"key": key, "content": content, **({"tags": split} if split else {})}
+    if tool in ("memory_get", "memory_delete"):
+        return {"key": key}
+    if tool == "memory_search":
+        return {"query": query}
+    if tool == "memory_list":
+        return {"tag": tag} if tag else {}
+    return {}
+
+
+def run_tool(session: Session, tool: str, **form: str) -> dict[str, Any]:
+    """Call ``tool`` for ``session`` through ``memlab.tools.call`` with the form's fields (see ``tool_arguments``).
+
+    >>> run_tool(MemoryStore().session(), "memory_get", key="user-name")
+    {'found': False, 'key': 'user-name'}
+    """
+    return tools.call(session, tool, tool_arguments(tool, **form))
+
+
+def _text(placeholder: str) -> widgets.Text:
+    return widgets.Text(placeholder=placeholder, layout=widgets.Layout(width="auto", flex="1 1 auto"))
+
+
+def _changed(mark: str) -> str:
+    return f'<b style="color:#c62828">{mark}</b>' if mark else ""
+
+
+def _button(description: str, tooltip: str = "") -> widgets.Button:
+    return widgets.Button(description=description, tooltip=tooltip, layout=widgets.Layout(width="auto"))
+
+
+class SessionPanel(Panel):
+    """One session's column: header, tool forms, escalation buttons, last result and effective view.
+
+    Attributes:
+        session: the session it drives.
+        key, content, tags, query, tag: the form's text fields.
+        buttons: tool name -> its button.
+        reason: the escalation reason field; escalate_buttons: level -> its button (enabled only above the taint).
+        header, result, view: HTML showing who the session is, its last result JSON, and its effective view
+            (entries that appeared or changed since the last drawing are marked ``new``; vanished keys are named).
+    """
+
+    def __init__(self, session: Session, on_action: Callable[[], None]) -> None:
+        self.session = session
+        self._on_action = on_action
+        self.key, self.content, self.tags = _text("key"), _text("content"), _text("tags, comma-separated")
+        self.query, self.tag, self.reason = _text("search query"), _text("tag (optional)"), _text("reason")
+        self.buttons = {tool: _button(tool.removeprefix("memory_"), tool) for tool in TOOLS}
+        for tool, button in self.buttons.items():
+            button.on_click(lambda _, tool=tool: self.call(tool))
+        self.escalate_buttons = {level: _button(f"↑ {level.name}", "escalate the taint") for level in Level}
+        for level, button in self.escalate_buttons.items():
+            button.button_style = BUTTON_STYLES[level]
+            button.on_click(lambda _, level=level: self.escalate(level))
+        self.header, self.result, self.view = widgets.HTML(), widgets.HTML(), widgets.HTML()
+        self._drawn: pd.DataFrame | None = None  # the view as last drawn, to mark what changed
+
+        def row(children: list[widgets.Widget]) -> widgets.HBox:
+            return widgets.HBox(children, layout=widgets.Layout(flex_flow="row wrap"))
+
+        self.widget = widgets.VBox(
+            [
+                self.header,
+                self.key,
+                row([self.content, self.tags]),
+                row([self.buttons[name] for name in ("memory_save", "memory_get", "memory_delete")]),
+                row([self.query, self.buttons["memory_search"]]),
+                row([self.tag, self.buttons["memory_list"]]),
+                row([self.reason, *self.escalate_buttons.values()]),
+                self.result,
+                self.view,
+            ],
+            layout=widgets.Layout(width="360px", padding="4px", margin="2px"),
+        )
+
+    def call(self, tool: str) -> dict[str, Any]:
+        """Run ``tool`` with the form's values, show its result, and redraw every session."""
+        form = {name: getattr(self, name).value for name in ("key", "content", "tags", "query", "tag")}
+        outcome = run_tool(self.session, tool, **form)
+        self.result.value = f"<b>{tool}</b>" + json_html(outcome)
+        self._on_action()
+        return outcome
+
+    def escalate(self, level: Level) -> None:
+        """Raise the session's taint to ``level`` (taint only goes up), then redraw every session."""
+        try:
+            self.session.escalate(level, reason=self.reason.value.strip() or "simulator")
+            self.result.value = f"<b>escalated</b> to {badge(level)}"
+        except MemlabError as error:
+            self.result.value = json_html({"error": {"code": error.code, "message": str(error)}})
+        self._on_action()
+
+    def refresh(self, versions: pd.DataFrame | None = None) -> None:
+        """Redraw the header, the escalation buttons and the effective view at the live taint.
+
+        Args:
+            versions: ``versions_table`` of the session's agent, when the caller has read it already.
+        """
+        session, taint = self.session, self.session.taint
+        self.widget.layout.border = f"2px solid {LEVEL_COLOURS[taint]}"
+        self.header.value = (
+            f"<b>{html.escape(session.id)}</b> · agent <code>{html.escape(session.agent)}</code> · taint {badge(taint)}"
+        )
+        for level, button in self.escalate_buttons.items():
+            button.disabled = level <= taint
+            button.layout.display = "none" if level <= taint else None
+        view = effective_view(session.store, session.agent, taint, versions=versions)
+        changes, self._drawn = view_changes(self._drawn, view), view
+        shown = view[["key", "content", "classification", "version"]].assign(
+            changed=view["key"].isin(changes["new"]).map({True: "new", False: ""})
+        )
+        gone = (
+            f"<br><small>no longer visible: {html.escape(', '.join(changes['gone']))}</small>"
+            if changes["gone"]
+            else ""
+        )
+        self.view.value = f"<b>effective view</b> ({len(view)}){gone}" + html_table(
+            shown,
+            cells={"classification": badge, "changed": _changed},
+            row_style=level_row("classification"),
+            empty="nothing visible",
+        )
+
+
+class SessionSimulator(Panel):
+    """Sessions of one store side by side; an action in one redraws them all.
+
+    Args:
+        store: the store the sessions use.
+        sessions: sessions or specs ``(session_id, taint, agent)`` (see ``SessionSpec``); by default three
+            sessions at PUBLIC, INTERNAL and CONFIDENTIAL. A spec starts a new session, so its id must be new.
+
+    Attributes:
+        panels: one ``SessionPanel`` per session, in order; ``panel(session_id)`` finds one.
+        new_id, new_taint, new_agent, add_button: the form that adds a session.
+
+    >>> sim = SessionSimulator(MemoryStore(), [("alice-public", "PUBLIC", "main")])
+    >>> sim.panel("alice-public").session.taint
+    <Level.PUBLIC: 0>
+    """
+
+    def __init__(self, store: MemoryStore, sessions: Sequence[SessionSpec] | None = None) -> None:
+        self.store = store
+        self.panels: list[SessionPanel] = []
+        self._listeners: list[Callable[[], Any]] = []
+        self.row = widgets.HBox(layout=widgets.Layout(flex_flow="row wrap", align_items="flex-start"))
+        self.new_id = widgets.Text(placeholder="new session id", layout=widgets.Layout(width="160px"))
+        self.new_taint = widgets.Dropdown(options=[level.name for level in Level], layout=widgets.Layout(width="140px"))
+        self.new_agent = widgets.Text(value="main", placeholder="agent", layout=widgets.Layout(width="120px"))
+        self.add_button = _button("add session")
+        self.add_button.on_click(lambda _: self._add_from_form())
+        self.status = widgets.HTML()
+        adding = widgets.HBox([self.new_id, self.new_taint, self.new_agent, self.add_button, self.status])
+        self.widget = widgets.VBox([self.row, adding])
+        for spec in DEFAULT_SESSIONS if sessions is None else sessions:
+            self.add_session(spec)
+
+    def add_session(self, spec: SessionSpec) -> SessionPanel:
+        """Add a column for a session (started from ``spec`` unless it is one) and redraw."""
+        panel = SessionPanel(open_session(self.store, spec), self.refresh)
+        self.panels.append(panel)
+        self.row.children = [panel.widget for panel in self.panels]
+        self.refresh()
+        return panel
+
+    def panel(self, session_id: str) -> SessionPanel:
+        """The panel of the session called ``session_id``.
+
+        Raises:
+            KeyError: no such session in the simulator.
+        """
+        for panel in self.panels:
+            if panel.session.id == session_id:
+                return panel
+        raise KeyError(f"no session {session_id!r} in the simulator; it has {[p.session.id for p in self.panels]}")
+
+    def on_change(self, callback: Callable[[], Any]) -> None:
+        """Call ``callback()`` after every action, e.g. ``sim.on_change(inspector.refresh)``."""
+        self._listeners.append(callback)
+
+    def refresh(self) -> None:
+        """Redraw every session (reading each agent's versions once), then tell the listeners."""
+        versions = {agent: versions_table(self.store, agent) for agent in {p.session.agent for p in self.panels}}
+        for panel in self.panels:
+            panel.refresh(versions[panel.session.agent])
+        for callback in self._listeners:
+            callback()
+
+    def _add_from_form(self) -> None:
+        spec = (self.new_id.value.strip() or f"session-{len(self.panels) + 1}", self.new_taint.value)
+        try:
+            self.add_session((*spec, self.new_agent.value.strip()))
+            self.status.value, self.new_id.value = "", ""
+        except MemlabError as error:
+            self.status.value = f'<span style="color:#c62828">{html.escape(str(error))}</span>'

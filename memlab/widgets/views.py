@@ -1,0 +1,126 @@
+"""Who sees what, computed from the auditor's views: no session reads, so nothing is added to the audit.
+
+``shadow_table`` lays out every version of a key and marks the one a session at each level sees; the rule
+is the store's effective view: at each level only the newest version is *current*, and a session at taint
+T sees the live current version at the highest level it may read. ``effective_view`` applies the rule to
+every key an agent has saved.
+
+>>> shadow_table(store, "user-name")[["classification", "version", "seen at PUBLIC"]]  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from memlab.levels import Level
+from memlab.store import MemoryStore
+
+__all__ = ["saved_keys", "shadow_table", "versions_table", "effective_view", "view_changes", "seen_column"]
+
+VIEW_COLUMNS = ["key", "content", "tags", "classification", "version", "saved_by"]
+
+
+def seen_column(level: Level | str) -> str:
+    """The ``shadow_table`` column saying which version sessions at ``level`` see.
+
+    >>> seen_column("internal")
+    'seen at INTERNAL'
+    """
+    return f"seen at {Level.parse(level).name}"
+
+
+def saved_keys(store: MemoryStore, agent: str = "main") -> list[str]:
+    """Every key ``agent`` has ever saved (at any level, deleted or not), in key order.
+
+    Read from the audit's successful saves: every version that exists was written by one.
+
+    >>> saved_keys(store)  # doctest: +SKIP
+    ['favourite-language', 'user-name']
+    """
+    audit = store.audit()
+    saves = audit[(audit["tool"] == "memory_save") & (audit["outcome"] == "ok") & (audit["agent"] == agent)]
+    return sorted(set(saves["key"].dropna()))
+
+
+def _annotate(history: pd.DataFrame, store: MemoryStore) -> pd.DataFrame:
+    """Add ``status`` and the ``seen at LEVEL`` columns to history rows of one or more keys."""
+    levels = history["classification"].map(lambda name: int(Level.parse(name))).astype(int)
+    newest = history.groupby(["key", "classification"])["version"].transform("max")
+    deleted = history["deleted_at"].notna()
+    status = [
+        "deleted" if gone else "current" if version == top else "superseded"
+        for gone, version, top in zip(deleted, history["version"], newest, strict=True)
+    ]
+    history.insert(4, "status", status)
+    live = history["status"] == "current"
+    for taint in Level:
+        readable = levels.map(lambda level, taint=taint: store.policy.readable(Level(level), taint)).astype(bool)
+        candidates = levels[live & readable]
+        seen = candidates.groupby(history.loc[candidates.index, "key"]).idxmax() if len(candidates) else []
+        history[seen_column(taint)] = history.index.isin(list(seen))
+    return history
+
+
+def shadow_table(store: MemoryStore, key: str, agent: str = "main") -> pd.DataFrame:
+    """Every version of ``key`` at every level, and which one sessions at each level see.
+
+    Args:
+        store: the store (its policy's ``readable`` decides which levels a taint may read).
+        key: the memory key.
+        agent: the namespace.
+    Returns:
+        ``store.history(key, agent)`` (by level, then version) with a ``status`` column (``current``,
+        ``superseded`` or ``deleted``) and one boolean ``seen at LEVEL`` column per level: True on the row of
+        the version a session at that taint gets from ``memory_get``.
+
+    >>> shadow_table(store, "user-name")["seen at CONFIDENTIAL"].tolist()  # doctest: +SKIP
+    [False, True]
+    """
+    return _annotate(store.history(key, agent), store)
+
+
+def versions_table(store: MemoryStore, agent: str = "main") -> pd.DataFrame:
+    """``shadow_table`` for every key ``agent`` has saved, one after another in key order.
+
+    >>> versions_table(store)["key"].unique().tolist()  # doctest: +SKIP
+    ['favourite-language', 'user-name']
+    """
+    histories = [store.history(key, agent) for key in saved_keys(store, agent)]
+    if not histories:  # no key is empty: this is history's columns with no rows
+        return _annotate(store.history("", agent), store)
+    return _annotate(pd.concat(histories, ignore_index=True), store)
+
+
+def effective_view(
+    store: MemoryStore, agent: str, taint: Level | str, *, versions: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """What a session of ``agent`` at ``taint`` sees: per key, its effective version, in key order.
+
+    The same rows ``memory_list()`` returns, computed from history so that looking adds no audit row.
+
+    Args:
+        store: the store.
+        agent: the namespace.
+        taint: the session's taint.
+        versions: ``versions_table(store, agent)`` when already at hand (several views, one reading).
+
+    >>> effective_view(store, "main", "PUBLIC")["content"].tolist()  # doctest: +SKIP
+    ['Sam']
+    """
+    versions = versions_table(store, agent) if versions is None else versions
+    return versions[versions[seen_column(taint)]].reset_index(drop=True)[VIEW_COLUMNS]
+
+
+def view_changes(before: pd.DataFrame | None, after: pd.DataFrame) -> dict[str, list[str]]:
+    """How an effective view changed between two drawings: keys whose entry is ``new`` (appeared or now a
+    different version) and keys now ``gone``; nothing when there was no drawing before.
+
+    >>> view_changes(effective_view(store, "main", "PUBLIC"), effective_view(store, "main", "PUBLIC"))  # doctest: +SKIP
+    {'new': [], 'gone': []}
+    """
+    if before is None:
+        return {"new": [], "gone": []}
+    old, now = (
+        dict(zip(f["key"], zip(f["classification"], f["version"], strict=True), strict=True)) for f in (before, after)
+    )
+    return {"new": [key for key in now if old.get(key) != now[key]], "gone": [key for key in old if key not in now]}

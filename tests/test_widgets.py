@@ -1,0 +1,430 @@
+"""The widgets: their plain functions, and one headless test per widget (set values, click, read the HTML)."""
+
+import itertools
+import random
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from memlab import InvalidArgument, Level, MemoryStore, Session, policies
+from memlab import widgets as mw
+from memlab.eval import load_locomo, load_trec
+from memlab.widgets.audit import timeline_html
+from memlab.widgets.render import badge, highlight, html_table
+from memlab.widgets.simulator import open_session
+from memlab.widgets.views import seen_column
+
+ROOT = Path(__file__).resolve().parents[1]
+TREC = ROOT / "tests" / "fixtures" / "trec-tiny"
+START = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+
+
+def ticking_clock():
+    """A clock that moves one second per reading, so every row has its own time."""
+    seconds = itertools.count()
+    return lambda: START + timedelta(seconds=next(seconds))
+
+
+def at(second: int) -> str:
+    return (START + timedelta(seconds=second)).isoformat(timespec="microseconds")
+
+
+@pytest.fixture(scope="module")
+def trec():
+    return load_trec(TREC)
+
+
+def user_name_store() -> MemoryStore:
+    """user-name at three levels; the INTERNAL one saved twice, its newest version deleted."""
+    store = MemoryStore(clock=ticking_clock())
+    public, internal, secret = (store.session(level, session_id=level.name.lower()) for level in list(Level)[:3])
+    public.memory_save("user-name", "Sam")
+    internal.memory_save("user-name", "Samantha")
+    internal.memory_save("user-name", "Samantha Rivera")
+    internal.memory_delete("user-name")
+    secret.memory_save("user-name", "Samantha Rivera, badge 0042")
+    return store
+
+
+# -- plain functions ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "tool, form, expected",
+    [
+        (
+            "memory_save",
+            {"key": "k", "content": "c", "tags": " a, ,b "},
+            {"key": "k", "content": "c", "tags": ["a", "b"]},
+        ),
+        ("memory_save", {"key": "k", "content": "c", "tags": ""}, {"key": "k", "content": "c"}),
+        ("memory_get", {"key": "k", "content": "ignored"}, {"key": "k"}),
+        ("memory_delete", {"key": ""}, {"key": ""}),
+        ("memory_search", {"query": "what is my name?"}, {"query": "what is my name?"}),
+        ("memory_list", {"tag": ""}, {}),
+        ("memory_list", {"tag": "hr"}, {"tag": "hr"}),
+    ],
+)
+def test_tool_arguments_from_form_fields(tool, form, expected):
+    assert mw.tool_arguments(tool, **form) == expected
+
+
+def test_run_tool_goes_through_tools_call_so_hooks_and_audit_apply(store):
+    seen = []
+    store.hooks.append(lambda call: seen.append(call.tool) or call)
+    session = store.session(Level.INTERNAL)
+    assert mw.run_tool(session, "memory_save", key="k", content="c") == {
+        "saved": True,
+        "key": "k",
+        "classification": "INTERNAL",
+        "version": 1,
+    }
+    assert mw.run_tool(session, "memory_delete", key="")["error"]["code"] == "invalid_argument"
+    assert seen == ["memory_save", "memory_delete"]
+    assert store.audit()["outcome"].tolist() == ["ok", "invalid_argument"]
+
+
+def test_open_session_from_specs(store):
+    assert open_session(store, ("a",)).taint == Level.PUBLIC
+    assert (open_session(store, "plain").id, open_session(store, ("c", "internal")).agent) == ("plain", "main")
+    made = open_session(store, ("b", "confidential", "bob"))
+    assert (made.id, made.taint, made.agent) == ("b", Level.CONFIDENTIAL, "bob")
+    assert open_session(store, made) is made
+    with pytest.raises(InvalidArgument, match="another store"):
+        open_session(MemoryStore(), made)
+    with pytest.raises(InvalidArgument, match="already"):
+        open_session(store, ("b",))
+
+
+def test_shadow_table_marks_the_version_each_level_sees_and_strikes_deletes():
+    store = user_name_store()
+    before = len(store.audit())
+    table = mw.shadow_table(store, "user-name")
+    assert len(store.audit()) == before  # the auditor's view reads no session
+    assert table[["classification", "version", "status"]].values.tolist() == [
+        ["PUBLIC", 1, "current"],
+        ["INTERNAL", 1, "superseded"],
+        ["INTERNAL", 2, "deleted"],
+        ["CONFIDENTIAL", 1, "current"],
+    ]
+    seen = {level.name: table.loc[table[seen_column(level)], "content"].tolist() for level in Level}
+    assert seen == {
+        "PUBLIC": ["Sam"],
+        "INTERNAL": ["Sam"],  # the delete uncovered the PUBLIC version, not INTERNAL v1
+        "CONFIDENTIAL": ["Samantha Rivera, badge 0042"],
+        "RESTRICTED": ["Samantha Rivera, badge 0042"],
+    }
+    assert mw.shadow_table(store, "missing").empty
+
+
+def _random_store(policy: str, seed: int) -> MemoryStore:
+    """Random saves, deletes and escalations by three sessions of ``main`` and one of ``bob``."""
+    rng = random.Random(seed)
+    store = MemoryStore(policy=policy)
+    sessions = [store.session(rng.choice(list(Level)), agent, session_id=f"s{n}") for n, agent in enumerate(AGENTS * 2)]
+    for _ in range(60):
+        session, key = rng.choice(sessions), rng.choice(KEYS)
+        roll = rng.random()
+        if roll < 0.15:
+            session.escalate(max(session.taint, rng.choice(list(Level))))
+        elif roll < 0.7:
+            session.memory_save(key, f"{session.agent} {key} {rng.random():.6f}", tags=[rng.choice(["a", "b"])])
+        else:
+            mw.run_tool(session, "memory_delete", key=key)  # not_found is fine
+    return store
+
+
+AGENTS, KEYS = ("main", "bob"), ("k1", "k2", "k3")
+
+
+@pytest.mark.parametrize("policy", policies.names())
+@pytest.mark.parametrize("seed", range(3))
+def test_views_from_history_match_what_real_sessions_read(policy, seed):
+    store = _random_store(policy, seed)
+    versions = {agent: mw.versions_table(store, agent) for agent in AGENTS}
+    assert set(pd.concat(versions.values())["status"]) == {"current", "superseded", "deleted"}  # every case occurs
+    for agent, level in itertools.product(AGENTS, Level):
+        reader = store.session(level, agent)
+        view = mw.effective_view(store, agent, level, versions=versions[agent])
+        assert view[["key", "content", "classification", "version"]].values.tolist() == [
+            [m.key, m.content, m.classification.name, m.version] for m in reader.memory_list()
+        ]
+        seen = versions[agent][versions[agent][seen_column(level)]].set_index("key")
+        for key in KEYS:
+            got = mw.run_tool(reader, "memory_get", key=key)  # existence-oracle may answer "denied"
+            expected = (seen.loc[key, "classification"], seen.loc[key, "content"]) if key in seen.index else None
+            assert ((got["classification"], got["content"]) if got.get("found") else None) == expected
+    for agent, key in itertools.product(AGENTS, KEYS):
+        alone = mw.shadow_table(store, key, agent)
+        pd.testing.assert_frame_equal(
+            alone, versions[agent][versions[agent]["key"] == key].reset_index(drop=True), check_dtype=False
+        )
+
+
+def test_view_changes_names_new_and_gone_keys():
+    store = user_name_store()
+    before = mw.effective_view(store, "main", Level.INTERNAL)
+    assert mw.view_changes(None, before) == {"new": [], "gone": []}
+    assert mw.view_changes(before, before) == {"new": [], "gone": []}
+    internal = store.session(Level.INTERNAL)
+    internal.memory_save("user-name", "Samantha again")
+    internal.memory_save("project", "migration")
+    assert mw.view_changes(before, mw.effective_view(store, "main", Level.INTERNAL)) == {
+        "new": ["project", "user-name"],
+        "gone": [],
+    }
+    assert mw.view_changes(before, mw.effective_view(store, "nobody", Level.INTERNAL)) == {
+        "new": [],
+        "gone": ["user-name"],
+    }
+
+
+def test_saved_keys_come_from_successful_saves_of_the_agent(store):
+    mw.run_tool(store.session(agent="bob"), "memory_save", key="b", content="x")
+    mw.run_tool(store.session(), "memory_save", key="", content="x")
+    mw.run_tool(store.session(Level.RESTRICTED), "memory_save", key="z", content="x")
+    mw.run_tool(store.session(), "memory_save", key="a", content="x")
+    assert mw.saved_keys(store) == ["a", "z"]
+    assert mw.saved_keys(store, "bob") == ["b"]
+
+
+def _audited_store() -> MemoryStore:
+    store = MemoryStore(clock=ticking_clock())  # readings: 0 session a, 1 save, 2 session b, 3 get, ...
+    a = store.session(Level.PUBLIC, session_id="a")  # 0
+    a.memory_save("k", "v")  # 1
+    b = store.session(Level.CONFIDENTIAL, session_id="b")  # 2
+    mw.run_tool(b, "memory_get", key="missing")  # 3
+    a.escalate(Level.INTERNAL, reason="opened the wiki")  # 4
+    mw.run_tool(a, "memory_delete", key="k")  # 5: not_found at INTERNAL
+    mw.run_tool(b, "memory_list")  # 6
+    return store
+
+
+@pytest.mark.parametrize(
+    "filters, seqs",
+    [
+        ({}, [1, 2, 3, 4]),
+        ({"sessions": ["a"]}, [1, 3]),
+        ({"tools": ["memory_get", "memory_list"]}, [2, 4]),
+        ({"outcomes": ["not_found"]}, [2, 3]),
+        ({"levels": ["internal", Level.PUBLIC]}, [1, 3]),
+        ({"since": at(3), "until": at(5)}, [2, 3]),
+        ({"sessions": ["b"], "since": at(4)}, [4]),
+        ({"until": "2026-01-01 12:00:03"}, [1, 2]),  # a time without a zone is UTC
+    ],
+)
+def test_filter_audit(filters, seqs):
+    assert mw.filter_audit(_audited_store().audit(), **filters)["seq"].tolist() == seqs
+
+
+def test_taint_timeline_has_one_stretch_per_level_a_session_held():
+    timeline = mw.taint_timeline(_audited_store())
+    assert timeline[["session_id", "level", "start", "end", "reason"]].values.tolist() == [
+        ["a", "PUBLIC", at(0), at(4), ""],
+        ["a", "INTERNAL", at(4), at(6), "opened the wiki"],
+        ["b", "CONFIDENTIAL", at(2), at(6), ""],
+    ]
+    shown = timeline_html(timeline)
+    assert shown.count("<div title=") == 3 and "left:66.67%" in shown  # a's escalation, 4 s into 6 s
+
+
+def test_analyze_table_shows_each_analyzers_terms():
+    table = mw.analyze_table("Running runners ran; the runners!", ["none", "porter", "snowball", "trigram"])
+    assert table.index.tolist() == ["running", "runners", "ran", "the"]
+    assert table["none"].tolist() == ["running", "runners", "ran", "the"]
+    assert table["porter"].tolist() == ["run", "runner", "ran", "the"]  # FTS5's own stems, asked of SQLite
+    assert table["snowball"].tolist() == ["run", "runner", "ran", "the"]
+    assert table.loc["ran", "trigram"] == "ran" and table.loc["running", "trigram"] == "run unn nni nin ing"
+    assert mw.analyze_table("What is my name?", ["porter"], query=True).index.tolist() == ["name"]
+    assert mw.analyze_table("", ["porter"]).empty
+
+
+def test_top_results_per_analyzer_with_highlights_and_judgments(trec):
+    results = mw.top_results(trec, "bake", ["none", "porter"], k=3)
+    assert list(results) == ["none", "porter"]
+    assert results["none"].empty  # "Baking" and "baked" are not "bake" without stemming
+    (hit,) = results["porter"].to_dict("records")
+    assert (hit["rank"], hit["key"], hit["relevant"]) == (1, "cook-bread", None)  # not a collection query
+    assert "**Baking**" in hit["snippet"] and "<mark>Baking</mark>" in hit["highlighted"]
+    judged = mw.top_results(trec, "how far does she run", ["porter"], k=3)["porter"]  # q1's text
+    assert judged["relevant"].tolist() == [key in ("run-morning", "run-marathon") for key in judged["key"]]
+    assert judged["relevant"].any()
+    assert mw.indexed_session(trec, "porter") is mw.indexed_session(trec, "porter", "main")  # cached
+
+
+def test_one_locomo_conversation_loads_fast_per_analyzer():
+    collection = load_locomo(ROOT / "data" / "locomo10.json")
+    for analyzer in ("porter", "snowball"):
+        started = time.perf_counter()
+        session = mw.indexed_session(collection, analyzer, "conv-26")
+        assert time.perf_counter() - started < 1.0
+        assert len(session.memory_list()) == sum(d.agent == "conv-26" for d in collection.documents)
+
+
+def test_check_verdict_and_steps():
+    leak = mw.run_check("existence-oracle", "noninterference", trials=50)
+    assert mw.verdict(leak)["verdict"] == "LEAK" and mw.verdict(leak)["steps"] == 2
+    steps = mw.steps_table(leak)
+    assert steps.columns.tolist() == ["#", "world", "session", "call", "note"]
+    assert steps["note"].tolist() == ["", "<- here"] and "memory_get" in steps["call"].iloc[-1]
+    passed = mw.run_check("strict", "shadowing", trials=20)
+    assert mw.verdict(passed)["verdict"] == "pass" and mw.steps_table(passed).empty
+
+
+def test_render_helpers_escape_and_colour():
+    assert "#2e7d32" in badge("public") and "PUBLIC" in badge(Level.PUBLIC)
+    assert highlight("a **<b>** c") == "a <mark>&lt;b&gt;</mark> c"
+    assert "nothing visible" in html_table(mw.effective_view(MemoryStore(), "main", "PUBLIC"), empty="nothing visible")
+    assert "&lt;script&gt;" in html_table(pd.DataFrame({"key": ["<script>"]}))
+
+
+# -- one headless test per widget ------------------------------------------------------------------------
+
+
+NEW = ">new</b>"  # how a view marks an entry that appeared or changed since it was last drawn
+
+
+def test_simulator_actions_in_one_session_refresh_every_view():
+    store = MemoryStore()
+    sim = mw.simulator(store, [("alice-public", "PUBLIC", "main"), ("bob-hr", "CONFIDENTIAL", "main")])
+    alice, bob = sim.panel("alice-public"), sim.panel("bob-hr")
+    assert [p.session.id for p in sim.panels] == ["alice-public", "bob-hr"]
+    assert "nothing visible" in alice.view.value and "#2e7d32" in alice.header.value  # green: PUBLIC
+
+    alice.key.value, alice.content.value, alice.tags.value = "user-name", "Sam", "personal"
+    alice.buttons["memory_save"].click()
+    assert "&quot;saved&quot;: true" in alice.result.value
+    assert "Sam" in bob.view.value and NEW in bob.view.value  # bob's view was redrawn by alice's save
+
+    bob.key.value, bob.content.value = "user-name", "Samantha Rivera"
+    bob.buttons["memory_save"].click()
+    assert "Samantha Rivera" in bob.view.value and "Samantha Rivera" not in alice.view.value
+    assert NEW not in alice.view.value  # nothing alice can see changed
+
+    alice.query.value = "Samantha"
+    alice.buttons["memory_search"].click()
+    assert "&quot;results&quot;: []" in alice.result.value
+
+    assert [level for level, b in alice.escalate_buttons.items() if not b.disabled] == list(Level)[1:]
+    alice.reason.value = "opened HR file"
+    alice.escalate_buttons[Level.CONFIDENTIAL].click()
+    assert "CONFIDENTIAL" in alice.header.value and "Samantha Rivera" in alice.view.value
+    assert [level for level, b in alice.escalate_buttons.items() if not b.disabled] == [Level.RESTRICTED]
+
+    bob.key.value = "user-name"
+    bob.buttons["memory_delete"].click()  # deleting CONFIDENTIAL uncovers the PUBLIC version for both
+    assert "Samantha Rivera" not in alice.view.value and "Sam" in alice.view.value
+    assert NEW in alice.view.value and NEW in bob.view.value  # the entry changed under both
+
+    bob.key.value, bob.content.value = "salary", "90k"
+    bob.buttons["memory_save"].click()
+    assert NEW in bob.view.value and NEW in alice.view.value  # alice is CONFIDENTIAL now
+    bob.buttons["memory_delete"].click()
+    assert "no longer visible: salary" in bob.view.value and NEW not in bob.view.value
+
+    calls = []
+    sim.on_change(lambda: calls.append(1))
+    alice.tag.value = "personal"
+    alice.buttons["memory_list"].click()
+    assert "&quot;memories&quot;" in alice.result.value and calls == [1]
+
+    sim.new_id.value, sim.new_taint.value = "carol", "INTERNAL"
+    sim.add_button.click()
+    assert sim.panel("carol").session.taint == Level.INTERNAL and "Sam" in sim.panel("carol").view.value
+    sim.new_id.value = "carol"
+    sim.add_button.click()
+    assert "already" in sim.status.value and len(sim.panels) == 3
+
+    audit = store.audit()
+    assert audit["tool"].tolist() == [
+        "memory_save",
+        "memory_save",
+        "memory_search",
+        "memory_delete",
+        "memory_save",
+        "memory_delete",
+        "memory_list",
+    ]
+    assert store.taint_events()["reason"].tolist() == ["opened HR file"]
+    assert "application/vnd.jupyter.widget-view+json" in sim._repr_mimebundle_()
+
+
+def test_shadow_inspector_shows_versions_and_who_sees_which():
+    store = user_name_store()
+    inspector = mw.shadow_inspector(store)
+    assert "pick a key" in inspector.table.value and inspector.key.options == ("user-name",)
+    inspector.key.value = "user-name"
+    inspector.show_button.click()
+    shown = inspector.table.value
+    assert "4 versions" in shown and shown.count("line-through") == 11  # every cell of the deleted row
+    assert shown.count("sees this") == 4  # one version per level
+    inspector.key.value = "nothing"
+    inspector.show_button.click()
+    assert "No version" in inspector.table.value
+
+
+def test_audit_viewer_filters_the_table_and_draws_the_timeline():
+    store = _audited_store()
+    viewer = mw.audit_viewer(store)
+    assert "4 of 4 calls" in viewer.table.value
+    assert viewer.sessions.options == ("a", "b") and "opened the wiki" in viewer.timeline.value
+    viewer.sessions.value = ("b",)
+    assert "2 of 4 calls" in viewer.table.value
+    viewer.outcomes.value = ("not_found",)
+    assert "1 of 4 calls" in viewer.table.value and "missing" in viewer.table.value
+    viewer.sessions.value, viewer.outcomes.value = (), ()
+    viewer.times.index = (2, 3)  # the last two calls
+    assert "2 of 4 calls" in viewer.table.value
+    viewer.levels.value = ("CONFIDENTIAL",)
+    assert "1 of 4 calls" in viewer.table.value
+
+    mw.run_tool(store.session(Level.RESTRICTED, session_id="c"), "memory_save", key="x", content="y")
+    viewer.refresh_button.click()
+    assert viewer.sessions.options == ("a", "b", "c") and "c</div>" in viewer.timeline.value
+    assert viewer.times.index == (0, 4) and "2 of 5 calls" in viewer.table.value  # the level filter stays
+
+
+def test_stemming_lab_shows_terms_and_results_side_by_side(trec):
+    lab = mw.stemming_lab(trec, ["none", "porter"])
+    assert lab.agent.value == "main" and lab.text.value == trec.documents[0].text
+    lab.question.value = "how far does she run"
+    assert lab.query.value == "how far does she run"
+    lab.text.value = "She runs five kilometres"
+    lab.run_button.click()
+    assert "<mark>run</mark>" in lab.terms.value  # porter's term of "runs" is the query's "run"
+    assert lab.results.value.count("<table") == 2 and "<mark>runs</mark>" in lab.results.value
+    assert "✔" in lab.results.value  # a judged query: relevant results are ticked
+    lab.analyzers.value = ("snowball",)
+    lab.query.value = "?"
+    lab.run_button.click()
+    assert "no search words" in lab.terms.value and "no result" in lab.results.value
+
+
+def test_policy_lab_runs_a_check_and_shows_the_counterexample():
+    lab = mw.policy_lab()
+    assert lab.policy.label == "strict" and lab.check.options == ("noninterference", "write_down", "shadowing")
+    lab.policy.label = "existence-oracle"
+    assert "classified" in lab.about.value
+    lab.trials.value = 50
+    lab.run_button.click()
+    assert "LEAK" in lab.output.value and "memory_get" in lab.output.value and "&lt;- here" in lab.output.value
+    lab.policy.label, lab.check.value, lab.trials.value = "strict", "shadowing", 20
+    lab.run_button.click()
+    assert "pass" in lab.output.value and "<table" not in lab.output.value
+    assert isinstance(lab.last, mw.policylab.NoLeak)
+
+
+def test_every_widget_displays_in_a_notebook(trec):
+    store = MemoryStore()
+    for shown in (
+        mw.simulator(store, [("x",)]),
+        mw.shadow_inspector(store),
+        mw.audit_viewer(store),
+        mw.stemming_lab(trec, ["porter"]),
+        mw.policy_lab(["strict"]),
+    ):
+        assert "application/vnd.jupyter.widget-view+json" in shown._repr_mimebundle_()
+    assert isinstance(mw.simulator(MemoryStore()).panels[0].session, Session)
