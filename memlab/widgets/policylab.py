@@ -18,7 +18,7 @@ from memlab.check import Counterexample, NoLeak
 from memlab.policy import Policy
 from memlab.widgets.render import Panel, html_table
 
-__all__ = ["run_check", "verdict", "steps_table", "PolicyLab"]
+__all__ = ["run_check", "verdict", "steps_table", "result_html", "PolicyLab"]
 
 STEP_COLUMNS = ["#", "world", "session", "call", "note"]
 

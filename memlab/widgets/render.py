@@ -19,7 +19,18 @@ import pandas as pd
 
 from memlab.levels import Level
 
-__all__ = ["LEVEL_COLOURS", "LEVEL_TINTS", "BUTTON_STYLES", "badge", "html_table", "highlight", "json_html", "Panel"]
+__all__ = [
+    "LEVEL_COLOURS",
+    "LEVEL_TINTS",
+    "BUTTON_STYLES",
+    "badge",
+    "text",
+    "html_table",
+    "level_row",
+    "highlight",
+    "json_html",
+    "Panel",
+]
 
 LEVEL_COLOURS: dict[Level, str] = {
     Level.PUBLIC: "#2e7d32",

@@ -27,7 +27,7 @@ from memlab.session import Session
 from memlab.store import MemoryStore
 from memlab.widgets.render import Panel, highlight, html_table
 
-__all__ = ["DEFAULT_ANALYZERS", "analyze_table", "indexed_session", "top_results", "StemmingLab"]
+__all__ = ["DEFAULT_ANALYZERS", "analyze_table", "indexed_session", "top_results", "results_html", "StemmingLab"]
 
 DEFAULT_ANALYZERS = ("none", "porter", "trigram", "snowball", "lancaster", "simplemma")
 _CACHED = 32  # stores kept; the oldest is closed beyond that
