@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +10,9 @@ from memlab import arguments
 from memlab.errors import Denied, InvalidArgument, MemlabError, NotFound, TaintError
 from memlab.levels import Level
 from memlab.policy import Hook, ToolCall, run_hooks
+from memlab.recall import DEFAULT_BUDGET_CHARS
+from memlab.recall import budget as recall_budget
+from memlab.recall import render as render_recall
 from memlab.records import AuditEvent, Hit, Memory, TaintEvent
 
 if TYPE_CHECKING:
@@ -100,17 +103,40 @@ class Session:
         """
         return self._invoke("memory_delete", {"key": key})
 
+    # -- for hosts ----------------------------------------------------------------------------------
+
+    def recall(self, budget_chars: int = DEFAULT_BUDGET_CHARS) -> str:
+        """The effective view as a system-prompt section of at most ``budget_chars`` characters.
+
+        Grouped by each memory's first tag, newest first; when the view does not fit, the newest
+        memories are kept and a closing line counts the rest. It reads the effective view at the live
+        taint like ``memory_list`` and is audited as tool ``memory_recall`` (the versions shown).
+        It is for the host that builds the prompt, not a tool for the model.
+
+        Raises:
+            InvalidArgument: ``budget_chars`` is not a positive integer.
+
+        >>> print(s.recall(budget_chars=4000))  # doctest: +SKIP
+        ## What you remember ...
+        """
+        return self._invoke("memory_recall", {"budget_chars": budget_chars}, bind=_bind_recall)
+
     # -- one path for every call --------------------------------------------------------------------
 
-    def _invoke(self, tool: str, raw: Any, hooks: Sequence[Hook] = ()) -> Any:
+    def _invoke(
+        self, tool: str, raw: Any, hooks: Sequence[Hook] = (), bind: Callable[..., dict[str, Any]] = arguments.bind
+    ) -> Any:
         """Run one tool call and return the tool's result (see ``_run``)."""
-        return self._run(tool, raw, hooks)[0]
+        return self._run(tool, raw, hooks, bind)[0]
 
-    def _run(self, tool: str, raw: Any, hooks: Sequence[Hook] = ()) -> tuple[Any, dict[str, Any]]:
+    def _run(
+        self, tool: str, raw: Any, hooks: Sequence[Hook] = (), bind: Callable[..., dict[str, Any]] = arguments.bind
+    ) -> tuple[Any, dict[str, Any]]:
         """Run one tool call: pre-tool-call hooks, validation, the tool, and its audit event.
 
         The Python methods call this without hooks (they have no level argument to strip); the tool
-        layer passes the store's hooks. A refused or invalid call is audited, then re-raised.
+        layer passes the store's hooks. A refused or invalid call is audited, then re-raised. ``bind``
+        validates the arguments; only ``recall`` passes its own, so the tool layer knows five tools.
 
         Returns:
             The tool's result and the validated arguments it ran with.
@@ -121,7 +147,7 @@ class Session:
             if not isinstance(raw, Mapping):
                 raise InvalidArgument(f"arguments must be an object, not {type(raw).__name__}")
             call = run_hooks(hooks, call)
-            args = arguments.bind(call.tool, call.arguments)
+            args = bind(call.tool, call.arguments)
         except MemlabError as error:
             self.store.storage.append_audit(_failed(self._event(taint, call), error))
             raise
@@ -184,6 +210,18 @@ class Session:
             audit=lambda view: event(records=tuple(memory.ref() for memory in view)),
         )
 
+    def _memory_recall(self, taint: Level, event: partial[AuditEvent], *, budget_chars: int) -> str:
+        shown: list[str] = []
+
+        def audit(view: list[Memory]) -> AuditEvent:
+            # Rendered inside the read's transaction so the audit names exactly the versions shown.
+            text, memories = render_recall(view, budget_chars)
+            shown.append(text)
+            return event(records=tuple(memory.ref() for memory in memories))
+
+        self.store.storage.effective_view(self.agent, taint, audit=audit)
+        return shown[0]
+
     def _memory_delete(self, taint: Level, event: partial[AuditEvent], *, key: str) -> Memory:
         deleted = self.store.storage.delete(
             self.agent,
@@ -198,6 +236,10 @@ class Session:
         if deleted is None:
             raise _not_found(key)
         return deleted
+
+
+def _bind_recall(tool: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    return {"budget_chars": recall_budget(given.get("budget_chars"))}
 
 
 def _not_found(key: str) -> NotFound:
