@@ -5,6 +5,7 @@ from memlab.levels import Level, can_flow_to
 from memlab.records import AuditEvent, Hit, Memory, TaintEvent
 from memlab.session import Session
 from memlab.store import MemoryStore
+from memlab.tools import spine
 
 __version__ = "0.1.0"
 
@@ -23,4 +24,5 @@ __all__ = [
     "Denied",
     "TaintError",
     "SchemaError",
+    "spine",
 ]
