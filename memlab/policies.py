@@ -11,55 +11,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memlab.errors import InvalidArgument
 from memlab.levels import Level
 from memlab.policy import Policy
+from memlab.registry import Registry
 
 if TYPE_CHECKING:
     from memlab.session import Session
 
 __all__ = ["register", "get", "names", "resolve", "Policy"]
 
-_REGISTRY: dict[str, Policy] = {}
-
-
-def register(policy: Policy) -> Policy:
-    """Add ``policy`` under its ``name``; a name can be registered once.
-
-    Raises:
-        InvalidArgument: the name is taken.
-    """
-    if policy.name in _REGISTRY:
-        raise InvalidArgument(f"a policy named {policy.name!r} is already registered")
-    _REGISTRY[policy.name] = policy
-    return policy
-
-
-def get(name: str) -> Policy:
-    """The registered policy called ``name``.
-
-    Raises:
-        InvalidArgument: no such policy; the message lists the known ones.
-    """
-    if name not in _REGISTRY:
-        raise InvalidArgument(f"unknown policy {name!r}; known policies: {', '.join(names())}")
-    return _REGISTRY[name]
-
-
-def names() -> list[str]:
-    """The registered policies' names, ``strict`` first."""
-    return list(_REGISTRY)
-
-
-def resolve(policy: Policy | str | None) -> Policy:
-    """A policy object from a name, an object, or None (``strict``)."""
-    if policy is None:
-        return get("strict")
-    if isinstance(policy, Policy):
-        return policy
-    if isinstance(policy, str):
-        return get(policy)
-    raise InvalidArgument(f"policy must be a name or a Policy, not {type(policy).__name__}")
+_REGISTRY: Registry[Policy] = Registry("policy", Policy, default="strict", plural="policies")
+register, get, names, resolve = _REGISTRY.register, _REGISTRY.get, _REGISTRY.names, _REGISTRY.resolve
 
 
 class FrozenTaint(Policy):

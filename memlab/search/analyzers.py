@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
-from memlab.errors import InvalidArgument
+from memlab.registry import Registry
 from memlab.search.query import query_terms
 
 __all__ = ["Analyzer", "register", "get", "names", "resolve", "DEFAULT"]
@@ -104,46 +104,8 @@ class Analyzer:
         return ("…" if start > 0 else "") + "".join(out) + ("…" if end < len(text) else "")
 
 
-_REGISTRY: dict[str, Analyzer] = {}
-
-
-def register(analyzer: Analyzer) -> Analyzer:
-    """Add ``analyzer`` under its name; names are unique.
-
-    Raises:
-        InvalidArgument: the name is taken.
-    """
-    if analyzer.name in _REGISTRY:
-        raise InvalidArgument(f"an analyzer named {analyzer.name!r} is already registered")
-    _REGISTRY[analyzer.name] = analyzer
-    return analyzer
-
-
-def get(name: str) -> Analyzer:
-    """The registered analyzer called ``name``.
-
-    Raises:
-        InvalidArgument: no such analyzer; the message lists the known ones.
-    """
-    if name not in _REGISTRY:
-        raise InvalidArgument(f"unknown analyzer {name!r}; known analyzers: {', '.join(_REGISTRY)}")
-    return _REGISTRY[name]
-
-
-def names() -> list[str]:
-    """Registered analyzer names, in registration order (built-ins first)."""
-    return list(_REGISTRY)
-
-
-def resolve(analyzer: Analyzer | str | None) -> Analyzer:
-    """An analyzer from a name, an object, or None (the default, FTS5's porter)."""
-    if analyzer is None:
-        return get(DEFAULT)
-    if isinstance(analyzer, Analyzer):
-        return analyzer
-    if isinstance(analyzer, str):
-        return get(analyzer)
-    raise InvalidArgument(f"analyzer must be a name or an Analyzer, not {type(analyzer).__name__}")
+_REGISTRY: Registry[Analyzer] = Registry("analyzer", Analyzer, default=DEFAULT)
+register, get, names, resolve = _REGISTRY.register, _REGISTRY.get, _REGISTRY.names, _REGISTRY.resolve
 
 
 def cached(stem: Callable[[str], str]) -> Callable[[str], str]:
