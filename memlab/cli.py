@@ -30,7 +30,15 @@ def main(argv: list[str] | None = None) -> int:
     evaluate.add_argument("--out", help="a folder for per-query CSVs, summaries and a PNG chart")
     evaluate.add_argument("--depth", type=int, default=100, help="results kept per query (default 100)")
     evaluate.add_argument("--workers", type=int, default=None, help="processes (default: one per core)")
+    serve = commands.add_parser("serve", help="serve the five memory tools to an MCP host over stdio")
+    serve.add_argument("--db", required=True, help="the database file (created if missing, shared between processes)")
+    serve.add_argument("--taint", default="PUBLIC", help="the session's starting taint (default PUBLIC)")
+    serve.add_argument("--agent", default="main", help="the memory namespace (default main)")
+    serve.add_argument("--policy", default=None, help="a registered policy (default strict)")
+    serve.add_argument("--analyzer", default=None, help="the search analyzer (default porter)")
     args = parser.parse_args(argv)
+    if args.command == "serve":
+        return _serve(args)
     if args.command == "eval":
         return _eval(args)
     if args.command == "demo":
@@ -75,6 +83,31 @@ def _eval(args: argparse.Namespace) -> int:
     if args.out:
         for path in report.write(results, collection, Path(args.out)):
             print(f"wrote {path}")
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    # stdout carries the protocol: everything else goes to stderr.
+    import anyio
+
+    from memlab.errors import MemlabError
+    from memlab.levels import Level
+    from memlab.mcp_server import serve
+    from memlab.store import MemoryStore
+
+    try:
+        taint = Level.parse(args.taint)
+        store = MemoryStore(args.db, policy=args.policy, analyzer=args.analyzer)
+    except MemlabError as error:
+        print(f"memlab serve: {error}", file=sys.stderr)
+        return 2
+    with store:
+        try:
+            session = store.session(taint, args.agent)
+        except MemlabError as error:
+            print(f"memlab serve: {error}", file=sys.stderr)
+            return 2
+        anyio.run(serve, session)
     return 0
 
 

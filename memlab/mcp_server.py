@@ -1,0 +1,187 @@
+"""``memlab serve``: the five memory tools over the Model Context Protocol (stdio), for any MCP host.
+
+One server process is one ``Session``: the host starts it with ``--db``, ``--agent`` and ``--taint``, and
+every ``tools/call`` goes through ``memlab.tools.call`` — the store's pre-tool-call hooks (a
+``classification`` argument is stripped and the attempt audited), validation, the gates and the audit are
+exactly those of the Python tool layer. A result with an ``"error"`` key comes back as an MCP tool error
+(``isError: true``) whose text is ``"<code>: <message>"``. The tools are listed with memlab's own JSON
+Schemas (``memlab.tools.SCHEMAS``) and the server's ``instructions`` are ``memlab/SPINE.md``.
+
+**Who sets the taint.** The host fixes it at start (``--taint``). To raise it mid-conversation — the user
+opened a CONFIDENTIAL document, say — the host sends the JSON-RPC request ``memlab/escalate`` with params
+``{"level": "CONFIDENTIAL", "reason": "..."}``; the reply is ``{"taint": "CONFIDENTIAL"}``. A level below
+the current taint is refused with a JSON-RPC error (``-32602``) and the taint stays where it was; every
+escalation is recorded with its reason (``MemoryStore.taint_events()``). Why a custom request method:
+
+- A model reaches a server only through the host, and a host turns a model's tool use into ``tools/call``
+  for a tool that ``tools/list`` offered. ``memlab/escalate`` is neither a tool nor listed, so no model
+  output can ever become one: the control is host-only by construction, with nothing for a host to filter
+  and nothing to forget to filter.
+- A host-only *tool* (listed, and filtered out by a careful host) was rejected: most hosts hand every
+  listed tool to the model, and a model that can raise its own taint can read up — exactly the flow the
+  gates exist to stop. Lowering would be refused anyway, but raising must be the host's decision too.
+- A request rather than a notification: the host gets an answer (the new taint, or the refusal), and
+  when that answer arrives the escalation is in force, so the next ``tools/call`` acts at the new level.
+
+The model can never lower the taint: nothing it sends reaches ``Session.escalate``, and ``escalate``
+itself refuses to go down. ``escalate(client, level)`` below is the host side in Python.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Literal
+
+import anyio
+from mcp import ClientSession, types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+
+from memlab import __version__, tools
+from memlab.errors import MemlabError
+from memlab.levels import Level
+from memlab.session import Session
+
+__all__ = [
+    "ESCALATE_METHOD",
+    "EscalateParams",
+    "EscalateRequest",
+    "EscalateResult",
+    "build",
+    "tool_result",
+    "serve",
+    "escalate",
+]
+
+log = logging.getLogger(__name__)
+
+ESCALATE_METHOD = "memlab/escalate"
+
+_READ_ONLY = types.ToolAnnotations(read_only_hint=True, open_world_hint=False)
+ANNOTATIONS: dict[str, types.ToolAnnotations] = {
+    "memory_save": types.ToolAnnotations(
+        read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+    ),
+    "memory_get": _READ_ONLY,
+    "memory_search": _READ_ONLY,
+    "memory_list": _READ_ONLY,
+    "memory_delete": types.ToolAnnotations(
+        read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+    ),
+}
+
+
+class EscalateParams(types.RequestParams):
+    """Params of ``memlab/escalate``: the level to raise the taint to, and why (kept with the taint event)."""
+
+    level: str
+    reason: str = ""
+
+
+class EscalateRequest(types.Request[EscalateParams, Literal["memlab/escalate"]]):
+    """The host's request to raise the session's taint; no model can send it (see the module docstring)."""
+
+    method: Literal["memlab/escalate"] = ESCALATE_METHOD
+    params: EscalateParams
+
+
+class EscalateResult(types.Result):
+    """The session's taint once the request has been handled."""
+
+    taint: str
+
+
+def build(session: Session) -> Server:
+    """An MCP server (the SDK's low-level ``Server``) exposing the five tools for ``session``.
+
+    The low-level server rather than ``MCPServer``: ``MCPServer`` derives each tool's schema from a
+    Python signature and validates arguments with pydantic before the tool runs, which would drop a
+    ``classification`` argument before memlab's hook could strip and audit it, and answer bad input with
+    pydantic's messages instead of memlab's. Here ``tools/list`` serves ``SCHEMAS`` verbatim and
+    ``tools/call`` hands the raw arguments to ``tools.call``.
+
+    >>> server = build(MemoryStore("memories.db").session("internal", "main"))  # doctest: +SKIP
+    """
+
+    async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None) -> Any:
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name=schema["name"],
+                    description=schema["description"],
+                    input_schema=schema["parameters"],
+                    annotations=ANNOTATIONS[schema["name"]],
+                )
+                for schema in tools.SCHEMAS
+            ]
+        )
+
+    async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> Any:
+        # SQLite may wait on another process's write lock: run the call off the event loop.
+        result = await anyio.to_thread.run_sync(tools.call, session, params.name, params.arguments or {})
+        return tool_result(result)
+
+    async def escalate_taint(ctx: ServerRequestContext[Any], params: EscalateParams) -> EscalateResult:
+        reason = params.reason or "raised by the MCP host"
+        try:
+            level = await anyio.to_thread.run_sync(lambda: session.escalate(params.level, reason=reason))
+        except MemlabError as error:
+            raise MCPError(code=types.INVALID_PARAMS, message=str(error)) from None
+        log.info("taint of session %s raised to %s: %s", session.id, level.name, reason)
+        return EscalateResult(taint=level.name)
+
+    server: Server[Any] = Server(
+        "memlab",
+        version=__version__,
+        instructions=tools.spine(),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+    server.add_request_handler(ESCALATE_METHOD, EscalateParams, escalate_taint)
+    return server
+
+
+def tool_result(result: dict[str, Any]) -> types.CallToolResult:
+    """A ``tools.call`` result as an MCP tool result: JSON text and structured content; errors as ``isError``.
+
+    >>> tool_result({"error": {"code": "not_found", "message": "no memory"}}).is_error
+    True
+    """
+    error = result.get("error")
+    if isinstance(error, dict):
+        text = f"{error.get('code')}: {error.get('message')}"
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)], structured_content=result, is_error=True
+        )
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=json.dumps(result, ensure_ascii=False))],
+        structured_content=result,
+    )
+
+
+async def serve(session: Session) -> None:
+    """Serve ``session`` over stdio until the host closes the connection (what ``memlab serve`` runs).
+
+    >>> anyio.run(serve, MemoryStore("memories.db").session("internal", "main"))  # doctest: +SKIP
+    """
+    server = build(session)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+async def escalate(client: ClientSession, level: Level | str, reason: str = "") -> Level:
+    """Host side: raise the taint of the session behind ``client`` (a connected ``mcp.ClientSession``).
+
+    Raises:
+        mcp.MCPError: the level is unknown or below the current taint (the taint is unchanged).
+
+    >>> await escalate(client, "confidential", reason="user opened payroll.xlsx")  # doctest: +SKIP
+    <Level.CONFIDENTIAL: 2>
+    """
+    name = level.name if isinstance(level, Level) else str(level)
+    request = EscalateRequest(params=EscalateParams(level=name, reason=reason))
+    result = await client.send_request(request, EscalateResult)
+    return Level.parse(result.taint)

@@ -1,0 +1,169 @@
+"""``memlab serve`` driven by the MCP SDK's own stdio client, in real subprocesses on a real database file."""
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from mcp import MCPError, types
+
+from memlab import Level, MemoryStore, spine, tools
+from memlab.mcp_server import escalate, tool_result
+from tests.mcp_client import ROOT, call, connect, connect_all, default_command, parsed, run
+
+STRIPPED = "stripped argument classification='PUBLIC': the classification is always the session's taint"
+
+
+def test_the_five_tools_errors_and_the_host_escalation_over_stdio(tmp_path):
+    db, log = tmp_path / "memories.db", tmp_path / "server.log"
+
+    async def scenario():
+        async with connect(db, "INTERNAL", log=log) as client:
+            assert client.instructions == spine()
+            listed = (await client.list_tools()).tools
+            assert [tool.name for tool in listed] == list(tools.TOOL_NAMES)
+            assert [tool.input_schema for tool in listed] == [schema["parameters"] for schema in tools.SCHEMAS]
+            assert [tool.description for tool in listed] == [schema["description"] for schema in tools.SCHEMAS]
+            assert [tool.annotations.read_only_hint for tool in listed] == [False, True, True, True, False]
+            assert listed[4].annotations.destructive_hint is True
+
+            # The model asks for PUBLIC; the save happens at the session's taint and the attempt is audited.
+            arguments = {"key": "user-name", "content": "Sam Rivera", "tags": ["personal"], "classification": "PUBLIC"}
+            error, saved, text = await call(client, "memory_save", arguments)
+            assert not error and parsed(text) == saved
+            assert saved == {"saved": True, "key": "user-name", "classification": "INTERNAL", "version": 1}
+            error, got, _ = await call(client, "memory_get", {"key": "user-name"})
+            assert not error and (got["found"], got["content"], got["classification"]) == (
+                True,
+                "Sam Rivera",
+                "INTERNAL",
+            )
+            error, found, _ = await call(client, "memory_search", {"query": "what is my name?"})
+            assert not error and [hit["key"] for hit in found["results"]] == ["user-name"]
+            assert found["results"][0]["snippet"] == "Sam Rivera" and found["results"][0]["score"] > 0
+            error, listed_memories, _ = await call(client, "memory_list", {"tag": "personal"})
+            assert not error and [memory["key"] for memory in listed_memories["memories"]] == ["user-name"]
+            error, deleted, _ = await call(client, "memory_delete", {"key": "user-name"})
+            assert not error and deleted == {"deleted": True, "key": "user-name", "classification": "INTERNAL"}
+            assert (await call(client, "memory_get", {"key": "user-name"}))[1] == {"found": False, "key": "user-name"}
+
+            # Error results are MCP tool errors with the code and memlab's message.
+            error, result, text = await call(client, "memory_delete", {"key": "user-name"})
+            assert error and text == "not_found: no memory with key 'user-name' at this session's level"
+            assert result == {"error": {"code": "not_found", "message": text.removeprefix("not_found: ")}}
+            error, _, text = await call(client, "memory_save", {"key": "user-city"})
+            assert error and text == "invalid_argument: memory_save needs 'content'"
+            error, _, text = await call(client, "memory_forget", {"key": "user-name"})
+            assert error and text.startswith("invalid_argument: unknown tool 'memory_forget'")
+
+            # The model's only channel is tools/call: it cannot reach the host's escalation, nor pick a level.
+            error, _, text = await call(client, "memlab/escalate", {"level": "RESTRICTED"})
+            assert error and text.startswith("invalid_argument: unknown tool")
+            # The host raises the taint; it can never be lowered, and saves follow the live taint.
+            assert await escalate(client, Level.CONFIDENTIAL, reason="user opened payroll.xlsx") is Level.CONFIDENTIAL
+            with pytest.raises(MCPError, match="cannot lower the taint") as refused:
+                await escalate(client, "public")
+            assert refused.value.code == types.INVALID_PARAMS
+            with pytest.raises(MCPError, match="unknown level"):
+                await escalate(client, "top-secret")
+            error, saved, _ = await call(client, "memory_save", {"key": "salary", "content": "90k", "taint": "PUBLIC"})
+            assert not error and saved["classification"] == "CONFIDENTIAL"
+
+    run(scenario, log)
+    with MemoryStore(db) as store:
+        audit = store.audit()
+        assert audit["tool"].tolist() == [
+            "memory_save",
+            "memory_get",
+            "memory_search",
+            "memory_list",
+            "memory_delete",
+            "memory_get",
+            "memory_delete",
+            "memory_save",
+            "memory_forget",
+            "memlab/escalate",
+            "memory_save",
+        ]
+        assert audit["outcome"].tolist() == ["ok"] * 5 + ["not_found"] * 2 + ["invalid_argument"] * 3 + ["ok"]
+        assert audit["taint"].tolist() == ["INTERNAL"] * 10 + ["CONFIDENTIAL"]
+        assert audit["notes"].iloc[0] == [STRIPPED]
+        assert audit["notes"].iloc[-1] == [STRIPPED.replace("classification=", "taint=")]
+        assert audit["records"].iloc[-1] == ["salary@CONFIDENTIAL/v1"]
+        events = store.taint_events()
+        assert events[["from_level", "to_level", "reason"]].values.tolist() == [
+            ["INTERNAL", "CONFIDENTIAL", "user opened payroll.xlsx"]
+        ]
+        assert store.sessions()[["agent", "initial_taint"]].values.tolist() == [["main", "INTERNAL"]]
+
+
+def readme_server_command(db: Path, taint: str, agent: str) -> list[str]:
+    """The server command of the README's MCP client configuration, pointed at ``db``, ``taint`` and ``agent``."""
+    section = (ROOT / "README.md").read_text().split("## Use it from an agent\n", 1)[1].split("\n## ", 1)[0]
+    config = json.loads(re.search(r"```json\n(.+?)\n```", section, re.DOTALL).group(1))
+    server = config["mcpServers"]["memlab"]
+    args = list(server["args"])
+    args[args.index("--db") + 1] = str(db)
+    args[args.index("--taint") + 1] = taint
+    args[args.index("--agent") + 1] = agent
+    script = Path(sys.executable).with_name(server["command"])
+    return [
+        str(script) if script.exists() else sys.executable,
+        *([] if script.exists() else ["-m", "memlab.cli"]),
+        *args,
+    ]
+
+
+def test_a_public_server_cannot_see_what_a_confidential_server_saved_on_the_same_file(tmp_path):
+    db, log = tmp_path / "memories.db", tmp_path / "server.log"
+    with MemoryStore(db) as store:
+        store.session(Level.PUBLIC).memory_save("user-name", "Sam", tags=["personal"])
+    # Two live servers on one file: one CONFIDENTIAL, one PUBLIC started from the README's configuration.
+    servers = [default_command(db, "CONFIDENTIAL"), readme_server_command(db, "PUBLIC", "main")]
+
+    async def scenario():
+        async with connect_all(servers, log=log) as (secret, public):
+            assert not (
+                await call(secret, "memory_save", {"key": "salary", "content": "Sam earns 90k", "tags": ["hr"]})
+            )[0]
+            legal = {"key": "user-name", "content": "Samantha Rivera", "tags": ["personal"]}
+            assert (await call(secret, "memory_save", legal))[1]["classification"] == "CONFIDENTIAL"
+            assert (await call(secret, "memory_get", {"key": "user-name"}))[1]["content"] == "Samantha Rivera"
+
+            hidden = await call(public, "memory_get", {"key": "salary"})
+            missing = await call(public, "memory_get", {"key": "bonus"})
+            assert hidden[1] == {"found": False, "key": "salary"} and missing[1] == {"found": False, "key": "bonus"}
+            got = (await call(public, "memory_get", {"key": "user-name"}))[1]
+            assert (got["content"], got["classification"]) == ("Sam", "PUBLIC")
+            found = (await call(public, "memory_search", {"query": "how much does Sam earn? salary"}))[1]
+            assert [(hit["key"], hit["content"]) for hit in found["results"]] == [("user-name", "Sam")]
+            listed = (await call(public, "memory_list", {}))[1]["memories"]
+            assert [(memory["key"], memory["content"]) for memory in listed] == [("user-name", "Sam")]
+            assert (await call(public, "memory_list", {"tag": "hr"}))[1] == {"memories": []}
+            error, _, text = await call(public, "memory_delete", {"key": "salary"})
+            assert error and text == "not_found: no memory with key 'salary' at this session's level"
+
+    run(scenario, log)
+    with MemoryStore(db) as store:
+        assert sorted(store.sessions()["initial_taint"]) == ["CONFIDENTIAL", "PUBLIC", "PUBLIC"]
+        assert store.session(Level.CONFIDENTIAL).memory_get("salary").content == "Sam earns 90k"
+
+
+def test_tool_results_keep_memlab_data_and_mark_errors():
+    ok = tool_result({"found": False, "key": "k"})
+    assert (ok.is_error, ok.structured_content, json.loads(ok.content[0].text)) == (
+        False,
+        {"found": False, "key": "k"},
+        {"found": False, "key": "k"},
+    )
+    failed = tool_result({"error": {"code": "denied", "message": "passwords are not remembered"}})
+    assert failed.is_error and failed.content[0].text == "denied: passwords are not remembered"
+
+
+def test_serve_refuses_a_bad_level_before_touching_the_database(tmp_path, capsys):
+    from memlab.cli import main
+
+    assert main(["serve", "--db", str(tmp_path / "m.db"), "--taint", "secret"]) == 2
+    assert "unknown level 'secret'" in capsys.readouterr().err
+    assert not (tmp_path / "m.db").exists()
