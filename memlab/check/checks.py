@@ -1,0 +1,186 @@
+"""The three checks: noninterference (two worlds), write-down (laundering) and shadowing."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Sequence
+
+from memlab.check.results import Actor, Counterexample, NoLeak, Step
+from memlab.check.scenarios import READS, WRITES, act, memories_of, open_world, observe, shrink, random_step
+from memlab.errors import InvalidArgument
+from memlab.levels import Level
+from memlab.policies import resolve
+from memlab.policy import Policy
+from memlab.records import Memory
+
+__all__ = ["CHECKERS"]
+
+
+class _Check:
+    name = ""
+    explanation = ""
+
+    def judge(
+        self, policy: Policy, level: Level | None, actors: Sequence[Actor], steps: Sequence[Step]
+    ) -> Counterexample | None:
+        raise NotImplementedError
+
+    def run(
+        self, policy: Policy | str, *, trials: int, seed: int, levels: Sequence[Level], max_ops: int
+    ) -> Counterexample | NoLeak:
+        policy = resolve(policy)
+        levels = sorted(Level.parse(level) for level in levels)
+        if len(levels) < 2:
+            raise InvalidArgument("a check needs at least two levels")
+        rng = random.Random(seed)
+        started = time.perf_counter()
+        operations = 0
+        for trial in range(1, trials + 1):
+            level, actors, steps = self.sample(rng, levels, rng.randint(1, max_ops))
+            operations += len(steps)
+            if self.judge(policy, level, actors, steps) is not None:
+
+                def still_leaks(kept: tuple[Step, ...], level=level, actors=actors) -> object:
+                    return self.judge(policy, level, actors, kept)
+
+                found = self.judge(policy, level, actors, shrink(steps, still_leaks))
+                found.trials, found.seconds = trial, time.perf_counter() - started
+                return found
+        return NoLeak(self.name, policy.name, trials, operations, time.perf_counter() - started)
+
+    def sample(
+        self, rng: random.Random, levels: Sequence[Level], length: int
+    ) -> tuple[Level | None, tuple[Actor, ...], tuple[Step, ...]]:
+        raise NotImplementedError
+
+
+class _Noninterference(_Check):
+    name = "noninterference"
+    explanation = "an observer at or below the level saw something different when sessions above it acted"
+
+    def sample(self, rng, levels, length):
+        bound = rng.choice(levels[:-1])
+        below = [level for level in levels if level <= bound]
+        low = [Actor(f"low{n}", rng.choice(below)) for n in (1, 2)]
+        # The high session may start low: it acts only after being escalated above the bound.
+        start = rng.choice(levels)
+        high = Actor("high", start, max(start, rng.choice([level for level in levels if level > bound])))
+        steps = [
+            random_step(rng, "high", WRITES, high=True)  # reads above the bound change nothing observable
+            if rng.random() < 0.4
+            else random_step(rng, rng.choice(low).name)
+            for _ in range(length)
+        ]
+        return bound, (*low, high), tuple(steps)
+
+    def judge(self, policy, level, actors, steps):
+        first = observe(policy, actors, steps, with_high=False)
+        second = observe(policy, actors, steps, with_high=True)
+        low_steps = [number for number, step in enumerate(steps) if not step.high]
+        second_low = [second[number] for number in low_steps]
+        for number, seen_alone, seen_with_high in zip(low_steps, first, second_low, strict=True):
+            if seen_alone != seen_with_high:
+                return Counterexample(
+                    self.name,
+                    policy,
+                    level,
+                    tuple(actors),
+                    tuple(steps),
+                    number,
+                    observed=seen_with_high,
+                    expected=seen_alone,
+                    explanation=self.explanation,
+                )
+        return None
+
+
+class _WriteDown(_Check):
+    name = "write_down"
+    explanation = "content first saved at a level ended up in a record readable below that level"
+
+    def sample(self, rng, levels, length):
+        actors = tuple(Actor(f"s{n}", rng.choice(levels)) for n in (1, 2))
+        steps = []
+        for _ in range(length):
+            actor = rng.choice(actors).name
+            if rng.random() < 0.25:
+                steps.append(Step(actor, "escalate", (("level", rng.choice(levels).name),)))
+            else:  # "copy" is laundering's shape: get one key and save what was read under another
+                steps.append(random_step(rng, actor, ("memory_save", "copy")))
+        return None, actors, tuple(steps)
+
+    def judge(self, policy, level, actors, steps):
+        world = open_world(policy, actors, steps, with_high=True)
+        origin: dict[str, Level] = {}  # content -> the classification of the first record that held it
+        try:
+            for number, step in enumerate(steps):
+                result = act(world.sessions[step.actor], step, number)
+                if step.tool not in ("memory_save", "copy") or not isinstance(result, Memory):
+                    continue
+                first = origin.setdefault(result.content, result.classification)
+                if first > result.classification:
+                    return Counterexample(
+                        self.name,
+                        policy,
+                        result.classification,
+                        tuple(actors),
+                        tuple(steps),
+                        number,
+                        observed=f"{result.content!r} saved at {result.classification.name}",
+                        expected=f"saved at {first.name} or above, where that content was first saved",
+                        explanation=self.explanation,
+                    )
+        finally:
+            world.store.close()
+        return None
+
+
+class _Shadowing(_Check):
+    name = "shadowing"
+    explanation = "a read returned a version other than the session's effective version of its key"
+
+    def sample(self, rng, levels, length):
+        actors = tuple(Actor(f"s{n}", rng.choice(levels)) for n in (1, 2))
+        return None, actors, tuple(random_step(rng, rng.choice(actors).name) for _ in range(length))
+
+    def judge(self, policy, level, actors, steps):
+        world = open_world(policy, actors, steps, with_high=True)
+        current: dict[tuple[str, Level], tuple[Memory, bool]] = {}  # (key, level) -> (newest version, live)
+        try:
+            for number, step in enumerate(steps):
+                session = world.sessions[step.actor]
+                result = act(session, step, number)
+                if step.tool == "memory_save" and isinstance(result, Memory):
+                    current[result.key, result.classification] = (result, True)
+                elif step.tool == "memory_delete" and isinstance(result, Memory):
+                    current[result.key, result.classification] = (result, False)
+                elif step.tool in READS:
+                    for memory in memories_of(result):
+                        expected = _effective(policy, current, session.taint, memory.key)
+                        if memory != expected:
+                            return Counterexample(
+                                self.name,
+                                policy,
+                                session.taint,
+                                tuple(actors),
+                                tuple(steps),
+                                number,
+                                observed=memory,
+                                expected=expected,
+                                explanation=self.explanation,
+                            )
+        finally:
+            world.store.close()
+        return None
+
+
+def _effective(policy: Policy, current: dict, taint: Level, key: str) -> Memory | None:
+    for level in sorted(Level, reverse=True):
+        memory, live = current.get((key, level), (None, False))
+        if live and policy.readable(level, taint):
+            return memory
+    return None
+
+
+CHECKERS: dict[str, _Check] = {check.name: check for check in (_Noninterference(), _WriteDown(), _Shadowing())}

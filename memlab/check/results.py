@@ -1,0 +1,141 @@
+"""What a check returns: the scenario's actors and steps, a ``Counterexample`` or a ``NoLeak``."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Any
+
+from memlab.levels import Level
+from memlab.policy import Policy
+
+__all__ = ["Actor", "Step", "Counterexample", "NoLeak"]
+
+
+@dataclass(frozen=True)
+class Actor:
+    """A session in a scenario: it starts at ``start`` and is escalated to ``raised`` before acting."""
+
+    name: str
+    start: Level
+    raised: Level | None = None
+
+    @property
+    def taint(self) -> Level:
+        return self.raised if self.raised is not None else self.start
+
+
+@dataclass(frozen=True)
+class Step:
+    """One tool call (or ``escalate``) by one actor; ``high`` steps run only in the second world."""
+
+    actor: str
+    tool: str
+    arguments: tuple[tuple[str, Any], ...]
+    high: bool = False
+
+    def describe(self) -> str:
+        shown = ", ".join(f"{name}={value!r}" for name, value in self.arguments)
+        return f"{self.actor}.{self.tool}({shown})"
+
+
+@dataclass
+class Counterexample:
+    """A leak: the operations that show it, and what the observer saw differently."""
+
+    check: str
+    policy: Policy
+    level: Level | None
+    actors: tuple[Actor, ...]
+    steps: tuple[Step, ...]
+    step: int
+    """Index in ``steps`` of the observation that differs (or of the leaking save)."""
+    observed: Any
+    expected: Any
+    explanation: str
+    trials: int = 0
+    seconds: float = 0.0
+
+    leak = True
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def replay(self) -> Counterexample | None:
+        """Run the steps again; the same leak comes back (the stores are seeded and the clock fixed)."""
+        from memlab.check.checks import CHECKERS  # the checks import this module
+
+        return CHECKERS[self.check].judge(self.policy, self.level, self.actors, self.steps)
+
+    def rows(self) -> list[dict[str, str]]:
+        """The steps as table rows (for notebooks and widgets)."""
+        taints = {actor.name: actor for actor in self.actors}
+        return [
+            {
+                "#": str(number),
+                "world": "second only" if step.high else "both",
+                "session": f"{step.actor} ({_actor_text(taints[step.actor])})",
+                "call": step.describe(),
+                "note": "<- here" if number == self.step else "",
+            }
+            for number, step in enumerate(self.steps)
+        ]
+
+    def __str__(self) -> str:
+        level = f" at {self.level.name}" if self.level is not None else ""
+        lines = [f"{self.check} LEAK under policy {self.policy.name}{level}: {len(self.steps)} steps", self.explanation]
+        lines += [
+            f"  {row['#']:>2}  [{row['world']:^11}] {row['session']:<36} {row['call']} {row['note']}"
+            for row in self.rows()
+        ]
+        lines += [f"  observed: {self.observed!r}", f"  expected: {self.expected!r}"]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{html.escape(name)}</th>" for name in ("#", "world", "session", "call", ""))
+        body = "".join(
+            "<tr"
+            + (' style="background:#fdd"' if row["note"] else "")
+            + ">"
+            + "".join(f"<td>{html.escape(value)}</td>" for value in row.values())
+            + "</tr>"
+            for row in self.rows()
+        )
+        level = f" at {self.level.name}" if self.level is not None else ""
+        return (
+            f"<p><b>{html.escape(self.check)} leak</b> under policy <code>{html.escape(self.policy.name)}</code>"
+            f"{level}: {len(self.steps)} steps. {html.escape(self.explanation)}</p>"
+            f"<table><tr>{head}</tr>{body}</table>"
+            f"<p>observed: <code>{html.escape(repr(self.observed))}</code><br>"
+            f"expected: <code>{html.escape(repr(self.expected))}</code></p>"
+        )
+
+
+@dataclass
+class NoLeak:
+    """What a check covered without finding a leak."""
+
+    check: str
+    policy: str
+    trials: int
+    operations: int
+    seconds: float
+    leak = False
+
+    def __str__(self) -> str:
+        return (
+            f"{self.check}: no leak under policy {self.policy} in {self.trials} random scenarios "
+            f"({self.operations} operations, {self.seconds:.1f} s)"
+        )
+
+    def _repr_html_(self) -> str:
+        return f"<p>{html.escape(str(self))}</p>"
+
+
+# -- running scenarios ----------------------------------------------------------------------------------
+
+
+def _actor_text(actor: Actor) -> str:
+    if actor.raised is None or actor.raised == actor.start:
+        return actor.start.name
+    return f"{actor.start.name}->{actor.raised.name}"

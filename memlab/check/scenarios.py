@@ -1,0 +1,124 @@
+"""Scenarios: fresh stores forked from a template, sessions acting out steps, random steps, shrinking."""
+
+from __future__ import annotations
+
+import functools
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from memlab.check.results import Actor, Step
+from memlab.errors import MemlabError
+from memlab.policy import Policy
+from memlab.records import Hit, Memory
+from memlab.session import Session
+from memlab.storage import SqliteStorage
+from memlab.store import MemoryStore
+
+KEYS = ("k1", "k2")
+WORDS = ("apple", "berry", "cider")
+TAGS = ("t1", "t2")
+READS = ("memory_get", "memory_list", "memory_search")
+EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+@dataclass
+class World:
+    store: MemoryStore
+    sessions: dict[str, Session] = field(default_factory=dict)
+
+
+@functools.lru_cache(maxsize=16)
+def template(policy: Policy) -> SqliteStorage:
+    """An empty store with the agent's tables already made; each world starts as a copy of it."""
+    storage = SqliteStorage(policy=policy)
+    storage.create_agent("main")
+    return storage
+
+
+def open_world(policy: Policy, actors: Sequence[Actor], steps: Sequence[Step], *, with_high: bool) -> World:
+    world = World(MemoryStore(policy=policy, storage=template(policy).copy(), clock=lambda: EPOCH))
+    used = {step.actor for step in steps if with_high or not step.high}
+    for actor in actors:
+        if actor.name in used:
+            session = world.store.session(actor.start, session_id=actor.name)
+            if actor.raised is not None:
+                session.escalate(actor.raised, reason="scenario")
+            world.sessions[actor.name] = session
+    return world
+
+
+def act(session: Session, step: Step, number: int) -> Any:
+    """Run one step; errors become observations. Fresh content is made unique to its step (the same in
+    both worlds), so a copy can be traced to where it came from."""
+    arguments = dict(step.arguments)
+    if "content" in arguments:
+        arguments["content"] = f"{arguments['content']} #{number}"
+    try:
+        if step.tool == "escalate":
+            return session.escalate(arguments["level"])
+        if step.tool == "copy":
+            read = session.memory_get(arguments["from"])
+            return None if read is None else session.memory_save(arguments["to"], read.content)
+        return session._invoke(step.tool, arguments)
+    except MemlabError as error:
+        return ("error", error.code, str(error))
+
+
+def observe(policy: Policy, actors: Sequence[Actor], steps: Sequence[Step], *, with_high: bool) -> list[Any]:
+    world = open_world(policy, actors, steps, with_high=with_high)
+    seen = []
+    try:
+        for number, step in enumerate(steps):
+            if step.high and not with_high:
+                continue
+            result = act(world.sessions[step.actor], step, number)
+            seen.append(None if step.high else result)
+    finally:
+        world.store.close()
+    return seen
+
+
+# -- the checks -------------------------------------------------------------------------------------------
+
+
+def random_arguments(rng: random.Random, tool: str) -> tuple[tuple[str, Any], ...]:
+    words = " ".join(rng.sample(WORDS, rng.randint(1, 2)))
+    if tool == "copy":
+        return (("from", rng.choice(KEYS)), ("to", rng.choice(KEYS)))
+    if tool == "memory_save":
+        return (("key", rng.choice(KEYS)), ("content", words), ("tags", tuple(rng.sample(TAGS, rng.randint(0, 1)))))
+    if tool in ("memory_get", "memory_delete"):
+        return (("key", rng.choice(KEYS)),)
+    if tool == "memory_list":
+        return (("tag", rng.choice((None, *TAGS))),)
+    return (("query", words), ("max_results", 5))
+
+
+ALL_TOOLS = ("memory_save", "memory_get", "memory_search", "memory_save", "memory_list", "memory_delete")
+WRITES = ("memory_save", "memory_delete")
+
+
+def random_step(rng: random.Random, actor: str, tools: Sequence[str] = ALL_TOOLS, *, high: bool = False) -> Step:
+    tool = rng.choice(tools)
+    return Step(actor, tool, random_arguments(rng, tool), high)
+
+
+def shrink(steps: tuple[Step, ...], leaks: Callable[[tuple[Step, ...]], object]) -> tuple[Step, ...]:
+    """Delta debugging: drop steps while the leak persists, until no single step can go (1-minimal)."""
+    shrinking = True
+    while shrinking:
+        shrinking = False
+        for index in range(len(steps)):
+            kept = steps[:index] + steps[index + 1 :]
+            if kept and leaks(kept):
+                steps, shrinking = kept, True
+                break
+    return steps
+
+
+def memories_of(result: Any) -> list[Memory]:
+    items = result if isinstance(result, list) else [result]
+    return [item.memory if isinstance(item, Hit) else item for item in items if isinstance(item, (Hit, Memory))]
