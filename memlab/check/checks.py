@@ -7,7 +7,7 @@ import time
 from collections.abc import Sequence
 
 from memlab.check.results import Actor, Counterexample, NoLeak, Step
-from memlab.check.scenarios import READS, WRITES, act, memories_of, open_world, observe, shrink, random_step
+from memlab.check.scenarios import READS, WRITES, act, memories_of, observe, open_world, random_step, shrink
 from memlab.errors import InvalidArgument
 from memlab.levels import Level
 from memlab.policies import resolve
