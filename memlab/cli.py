@@ -1,4 +1,6 @@
-"""The ``memlab`` command."""
+"""memlab: classification-gated persistent memory for LLM agents — evaluate analyzers on agent memories
+(`eval`), look for leaks in policies (`check`), serve memory to an agent over MCP (`serve`), or walk
+through sessions, shadowing and the audit (`demo`)."""
 
 from __future__ import annotations
 

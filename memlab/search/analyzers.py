@@ -108,33 +108,45 @@ _REGISTRY: Registry[Analyzer] = Registry("analyzer", Analyzer, default=DEFAULT)
 register, get, names, resolve = _REGISTRY.register, _REGISTRY.get, _REGISTRY.names, _REGISTRY.resolve
 
 
-def cached(stem: Callable[[str], str]) -> Callable[[str], str]:
-    """``stem`` memoised per distinct word: agent memories repeat words, stemmers are slow."""
-    return functools.lru_cache(maxsize=None)(stem)
+def lazy_stemmer(build: Callable[[], Callable[[str], str]]) -> Callable[[str], str]:
+    """A stemmer made by ``build()`` on its first word (importing NLTK costs a second), memoised per
+    distinct word: agent memories repeat words, and stemmers are slow."""
+    made: list[Callable[[str], str]] = []
+
+    @functools.cache
+    def stem(word: str) -> str:
+        if not made:
+            made.append(build())
+        return made[0](word)
+
+    return stem
 
 
-def _nltk_porter(mode: str) -> Callable[[str], str]:
-    from nltk.stem.porter import PorterStemmer
+def _nltk_porter(mode: str) -> Callable[[], Callable[[str], str]]:
+    def build() -> Callable[[str], str]:
+        from nltk.stem.porter import PorterStemmer
 
-    return cached(PorterStemmer(mode=getattr(PorterStemmer, mode)).stem)
+        return PorterStemmer(mode=getattr(PorterStemmer, mode)).stem
+
+    return build
 
 
 def _snowball() -> Callable[[str], str]:
     from nltk.stem.snowball import SnowballStemmer
 
-    return cached(SnowballStemmer("english").stem)
+    return SnowballStemmer("english").stem
 
 
 def _lancaster() -> Callable[[str], str]:
     from nltk.stem.lancaster import LancasterStemmer
 
-    return cached(LancasterStemmer().stem)
+    return LancasterStemmer().stem
 
 
 def _simplemma() -> Callable[[str], str]:
     import simplemma
 
-    return cached(lambda word: simplemma.lemmatize(word, lang="en").lower())
+    return lambda word: simplemma.lemmatize(word, lang="en").lower()
 
 
 register(Analyzer("none", "unicode61", description="FTS5 unicode61: case folding, no stemming"))
@@ -145,7 +157,11 @@ for _name, _mode in (
     ("nltk-porter-original", "ORIGINAL_ALGORITHM"),
     ("nltk-porter-martin", "MARTIN_EXTENSIONS"),
 ):
-    register(Analyzer(_name, "unicode61", _nltk_porter(_mode), f"NLTK PorterStemmer, mode {_mode}", _mode))
-register(Analyzer("snowball", "unicode61", _snowball(), "NLTK Snowball (Porter2), English"))
-register(Analyzer("lancaster", "unicode61", _lancaster(), "NLTK Lancaster (Paice/Husk): aggressive"))
-register(Analyzer("simplemma", "unicode61", _simplemma(), "simplemma lemmatizer, English (offline, no WordNet)"))
+    register(
+        Analyzer(_name, "unicode61", lazy_stemmer(_nltk_porter(_mode)), f"NLTK PorterStemmer, mode {_mode}", _mode)
+    )
+register(Analyzer("snowball", "unicode61", lazy_stemmer(_snowball), "NLTK Snowball (Porter2), English"))
+register(Analyzer("lancaster", "unicode61", lazy_stemmer(_lancaster), "NLTK Lancaster (Paice/Husk): aggressive"))
+register(
+    Analyzer("simplemma", "unicode61", lazy_stemmer(_simplemma), "simplemma lemmatizer, English (offline, no WordNet)")
+)
