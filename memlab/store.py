@@ -119,9 +119,24 @@ class MemoryStore:
 
     def history(self, key: str, agent: str = "main") -> pd.DataFrame:
         """Every version of ``key`` at every level, deleted ones included, by level then version."""
-        return _frame(
-            self.storage.history_rows(agent, key),
-            ["key", "classification", "version", "content", "tags", "saved_at", "saved_by", "deleted_at", "deleted_by"],
+        return _frame(self.storage.history_rows(agent, key), _HISTORY_COLUMNS)
+
+    def versions(self, agent: str = "main") -> pd.DataFrame:
+        """Every version of every key of ``agent``, deleted ones included, by key, level, then version."""
+        return _frame(self.storage.history_rows(agent), _HISTORY_COLUMNS)
+
+    def view(self, taint: Level | str, agent: str = "main") -> pd.DataFrame:
+        """What a session of ``agent`` at ``taint`` sees (its effective view, by key), without a session.
+
+        An auditor's view: it reads the store's materialised effective view and adds no audit row.
+
+        >>> store.view("INTERNAL")["content"].tolist()  # doctest: +SKIP
+        ['Samantha Rivera']
+        """
+        view = self.storage.effective_view(agent, Level.parse(taint))
+        return pd.DataFrame(
+            [{**memory.__dict__, "classification": memory.classification.name} for memory in view],
+            columns=["key", "content", "tags", "classification", "version", "saved_at", "saved_by"],
         )
 
     def sessions(self) -> pd.DataFrame:
@@ -131,6 +146,19 @@ class MemoryStore:
     def taint_events(self) -> pd.DataFrame:
         """Every escalation of every session, oldest first."""
         return _frame(self.storage.taint_event_rows(), ["session_id", "at", "from_level", "to_level", "reason"])
+
+
+_HISTORY_COLUMNS = [
+    "key",
+    "classification",
+    "version",
+    "content",
+    "tags",
+    "saved_at",
+    "saved_by",
+    "deleted_at",
+    "deleted_by",
+]
 
 
 def _frame(rows, columns: list[str]) -> pd.DataFrame:

@@ -75,3 +75,20 @@ def test_history_shows_every_version_at_every_level(store):
         ["INTERNAL", 2, "Samantha R.", "i", "i"],
     ]
     assert store.history("user-name", agent="other").empty
+
+
+def test_auditor_views_of_all_versions_and_of_a_taint_add_no_audit_rows(store):
+    store.session(Level.PUBLIC).memory_save("user-name", "Sam")
+    store.session(Level.INTERNAL).memory_save("user-name", "Samantha")
+    store.session(Level.CONFIDENTIAL).memory_save("salary", "90k")
+    calls = len(store.audit())
+    assert store.versions()[["key", "classification", "version"]].values.tolist() == [
+        ["salary", "CONFIDENTIAL", 1],
+        ["user-name", "PUBLIC", 1],
+        ["user-name", "INTERNAL", 1],
+    ]
+    for level in Level:
+        session_view = [(m.key, m.content) for m in store.session(level).memory_list()]
+        assert list(zip(store.view(level)["key"], store.view(level)["content"], strict=True)) == session_view
+    assert len(store.audit()) == calls + len(Level)  # only the sessions' memory_list calls
+    assert store.view(Level.PUBLIC, agent="nobody").empty and store.versions("nobody").empty

@@ -56,7 +56,12 @@ class StorageProvider(Protocol):
     def exists(self, agent: str, key: str) -> bool: ...
 
     def effective_view(
-        self, agent: str, taint: Level, *, tag: str | None = None, audit: Callable[[list[Memory]], AuditEvent]
+        self,
+        agent: str,
+        taint: Level,
+        *,
+        tag: str | None = None,
+        audit: Callable[[list[Memory]], AuditEvent] | None = None,
     ) -> list[Memory]: ...
 
     def search(
@@ -67,7 +72,7 @@ class StorageProvider(Protocol):
 
     def audit_rows(self) -> Iterator[dict[str, Any]]: ...
 
-    def history_rows(self, agent: str, key: str) -> Iterator[dict[str, Any]]: ...
+    def history_rows(self, agent: str, key: str | None = None) -> Iterator[dict[str, Any]]: ...
 
     def session_rows(self) -> Iterator[dict[str, Any]]: ...
 

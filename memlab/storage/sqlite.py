@@ -339,8 +339,14 @@ class SqliteStorage:
         return row is not None
 
     def effective_view(
-        self, agent: str, taint: Level, *, tag: str | None = None, audit: Callable[[list[Memory]], AuditEvent]
+        self,
+        agent: str,
+        taint: Level,
+        *,
+        tag: str | None = None,
+        audit: Callable[[list[Memory]], AuditEvent] | None = None,
     ) -> list[Memory]:
+        """The effective view at ``taint``; ``audit=None`` only for the auditor's views (no session reads)."""
         with self._write():
             agent_id = self._agent_id(agent)
             if self.policy.shadow_before_match or tag is None:
@@ -352,7 +358,8 @@ class SqliteStorage:
                     self._view(agent_id, level, tag) for level in reversed(Level) if self.policy.readable(level, taint)
                 )
                 view = sorted(_first_per_key(views, lambda memory: memory.key), key=lambda memory: memory.key)
-            self._append_audit(audit(view))
+            if audit is not None:
+                self._append_audit(audit(view))
         return view
 
     def _view(self, agent_id: int | None, taint: Level, tag: str | None) -> list[Memory]:
@@ -446,12 +453,13 @@ class SqliteStorage:
         for row in self.db.query("SELECT * FROM audit ORDER BY seq"):
             yield {**row, "records": json.loads(row["records"]), "notes": json.loads(row["notes"])}
 
-    def history_rows(self, agent: str, key: str) -> Iterator[dict[str, Any]]:
+    def history_rows(self, agent: str, key: str | None = None) -> Iterator[dict[str, Any]]:
+        """Every version of ``key`` (of every key when None), by key, level, then version."""
         for row in self.db.query(
             "SELECT m.key, m.classification, m.version, m.content, m.tags, m.saved_at, m.saved_by, "
             "m.deleted_at, m.deleted_by FROM memories m JOIN agents a ON a.id = m.agent_id "
-            "WHERE a.name = ? AND m.key = ? ORDER BY m.classification, m.version",
-            (agent, key),
+            f"WHERE a.name = ? {'' if key is None else 'AND m.key = ?'} ORDER BY m.key, m.classification, m.version",
+            (agent,) if key is None else (agent, key),
         ):
             yield {**row, "classification": Level(row["classification"]).name, "tags": json.loads(row["tags"])}
 

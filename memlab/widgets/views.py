@@ -1,9 +1,8 @@
-"""Who sees what, computed from the auditor's views: no session reads, so nothing is added to the audit.
+"""Who sees what, from the auditor's views (``MemoryStore.versions``, ``history`` and ``view``): no session
+reads, so looking adds nothing to the audit.
 
-``shadow_table`` lays out every version of a key and marks the one a session at each level sees; the rule
-is the store's effective view: at each level only the newest version is *current*, and a session at taint
-T sees the live current version at the highest level it may read. ``effective_view`` applies the rule to
-every key an agent has saved.
+``shadow_table`` lays out every version of a key and marks the one a session at each level sees, as the
+store's own effective view at that level says; ``effective_view`` is that view for one taint.
 
 >>> shadow_table(store, "user-name")[["classification", "version", "seen at PUBLIC"]]  # doctest: +SKIP
 """
@@ -32,19 +31,20 @@ def seen_column(level: Level | str) -> str:
 def saved_keys(store: MemoryStore, agent: str = "main") -> list[str]:
     """Every key ``agent`` has ever saved (at any level, deleted or not), in key order.
 
-    Read from the audit's successful saves: every version that exists was written by one.
-
     >>> saved_keys(store)  # doctest: +SKIP
     ['favourite-language', 'user-name']
     """
-    audit = store.audit()
-    saves = audit[(audit["tool"] == "memory_save") & (audit["outcome"] == "ok") & (audit["agent"] == agent)]
-    return sorted(set(saves["key"].dropna()))
+    return sorted(set(store.versions(agent)["key"]))
 
 
-def _annotate(history: pd.DataFrame, store: MemoryStore) -> pd.DataFrame:
-    """Add ``status`` and the ``seen at LEVEL`` columns to history rows of one or more keys."""
-    levels = history["classification"].map(lambda name: int(Level.parse(name))).astype(int)
+def _annotate(history: pd.DataFrame, store: MemoryStore, agent: str) -> pd.DataFrame:
+    """Add ``status`` and the ``seen at LEVEL`` columns to history rows of one or more keys.
+
+    Who sees which version is asked of the store's own effective views (``MemoryStore.view``), so the
+    widgets show exactly what sessions get, under any policy, and reading adds no audit row.
+    """
+    for column in ("deleted_at", "deleted_by"):  # one representation of "not deleted", whatever pandas inferred
+        history[column] = history[column].astype(object).where(history[column].notna(), None)
     newest = history.groupby(["key", "classification"])["version"].transform("max")
     deleted = history["deleted_at"].notna()
     status = [
@@ -52,12 +52,11 @@ def _annotate(history: pd.DataFrame, store: MemoryStore) -> pd.DataFrame:
         for gone, version, top in zip(deleted, history["version"], newest, strict=True)
     ]
     history.insert(4, "status", status)
-    live = history["status"] == "current"
+    rows = list(zip(history["key"], history["classification"], history["version"], strict=True))
     for taint in Level:
-        readable = levels.map(lambda level, taint=taint: store.policy.readable(Level(level), taint)).astype(bool)
-        candidates = levels[live & readable]
-        seen = candidates.groupby(history.loc[candidates.index, "key"]).idxmax() if len(candidates) else []
-        history[seen_column(taint)] = history.index.isin(list(seen))
+        view = store.view(taint, agent)
+        seen = set(zip(view["key"], view["classification"], view["version"], strict=True))
+        history[seen_column(taint)] = pd.Series([row in seen for row in rows], index=history.index, dtype=bool)
     return history
 
 
@@ -65,7 +64,7 @@ def shadow_table(store: MemoryStore, key: str, agent: str = "main") -> pd.DataFr
     """Every version of ``key`` at every level, and which one sessions at each level see.
 
     Args:
-        store: the store (its policy's ``readable`` decides which levels a taint may read).
+        store: the store.
         key: the memory key.
         agent: the namespace.
     Returns:
@@ -76,7 +75,7 @@ def shadow_table(store: MemoryStore, key: str, agent: str = "main") -> pd.DataFr
     >>> shadow_table(store, "user-name")["seen at CONFIDENTIAL"].tolist()  # doctest: +SKIP
     [False, True]
     """
-    return _annotate(store.history(key, agent), store)
+    return _annotate(store.history(key, agent), store, agent)
 
 
 def versions_table(store: MemoryStore, agent: str = "main") -> pd.DataFrame:
@@ -85,10 +84,7 @@ def versions_table(store: MemoryStore, agent: str = "main") -> pd.DataFrame:
     >>> versions_table(store)["key"].unique().tolist()  # doctest: +SKIP
     ['favourite-language', 'user-name']
     """
-    histories = [store.history(key, agent) for key in saved_keys(store, agent)]
-    if not histories:  # no key is empty: this is history's columns with no rows
-        return _annotate(store.history("", agent), store)
-    return _annotate(pd.concat(histories, ignore_index=True), store)
+    return _annotate(store.versions(agent), store, agent)
 
 
 def effective_view(
@@ -96,7 +92,7 @@ def effective_view(
 ) -> pd.DataFrame:
     """What a session of ``agent`` at ``taint`` sees: per key, its effective version, in key order.
 
-    The same rows ``memory_list()`` returns, computed from history so that looking adds no audit row.
+    The same rows ``memory_list()`` returns, read without a session so that looking adds no audit row.
 
     Args:
         store: the store.
@@ -107,7 +103,8 @@ def effective_view(
     >>> effective_view(store, "main", "PUBLIC")["content"].tolist()  # doctest: +SKIP
     ['Sam']
     """
-    versions = versions_table(store, agent) if versions is None else versions
+    if versions is None:
+        return store.view(taint, agent)[VIEW_COLUMNS]
     return versions[versions[seen_column(taint)]].reset_index(drop=True)[VIEW_COLUMNS]
 
 
