@@ -8,7 +8,6 @@ a Python stemmer can be checked against the one the store really uses.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -16,10 +15,10 @@ from collections.abc import Callable, Iterable
 import pandas as pd
 
 from memlab.errors import InvalidArgument
+from memlab.search.query import words
 
 __all__ = ["words_of", "vocabulary", "fts5_stems", "disagreements"]
 
-_WORD = re.compile(r"[^\W_]+")
 
 # How many of the biggest conflation classes vocabulary() lists.
 _LARGEST = 10
@@ -37,7 +36,7 @@ def words_of(text: str) -> list[str]:
     >>> words_of("Caroline's LGBTQ_group, 2023!")
     ['caroline', 's', 'lgbtq', 'group', '2023']
     """
-    return _WORD.findall(text.lower())
+    return words(text)
 
 
 def vocabulary(texts: Iterable[str], stem: Callable[[str], str]) -> dict:

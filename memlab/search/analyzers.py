@@ -12,17 +12,15 @@ distinct word, so a stemmer costs little more than a dictionary look-up after th
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 from memlab.registry import Registry
-from memlab.search.query import query_terms
+from memlab.search.query import WORD, query_terms, quoted_or, words
 
 __all__ = ["Analyzer", "register", "get", "names", "resolve", "DEFAULT"]
 
 DEFAULT = "porter"
-_WORD = re.compile(r"[^\W_]+")  # letters and digits, as unicode61 splits them
 
 
 @dataclass(frozen=True)
@@ -50,7 +48,7 @@ class Analyzer:
 
     def words(self, text: str) -> list[str]:
         """The lower-cased words of ``text`` as FTS5's unicode61 splits them."""
-        return [word.lower() for word in _WORD.findall(text)]
+        return words(text)
 
     def terms(self, text: str) -> list[str]:
         """The index terms of ``text`` (stems for a pre-stemmed analyzer, else the words)."""
@@ -70,12 +68,10 @@ class Analyzer:
 
     def match_expression(self, query: str) -> str | None:
         """A safe FTS5 MATCH expression (quoted terms, OR-combined), or None when the query has no words."""
-        terms = self.query_terms(query)
-        # A term is letters and digits only (a stemmer may add neither quotes nor spaces), so quoting is safe.
-        return " OR ".join(f'"{term}"' for term in terms if '"' not in term) or None
+        return quoted_or(self.query_terms(query))
 
     def term(self, word: str) -> str:
-        """The index term of one word as ``_WORD`` splits text (its stem, or the lower-cased word)."""
+        """The index term of one word (its stem, or the lower-cased word)."""
         word = word.lower()
         return self.stem(word) if self.stem is not None else word
 
@@ -87,7 +83,7 @@ class Analyzer:
         >>> get("snowball").snippet("She loves running", get("snowball").query_terms("runs"))
         'She loves **running**'
         """
-        spans = [(m.start(), m.end()) for m in _WORD.finditer(text)]
+        spans = [(m.start(), m.end()) for m in WORD.finditer(text)]
         if not spans:
             return text
         hits = {i for i, (begin, end) in enumerate(spans) if self.term(text[begin:end]) in terms}

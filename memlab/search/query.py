@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["STOPWORDS", "query_terms", "match_expression"]
+__all__ = ["STOPWORDS", "WORD", "words", "query_terms", "match_expression", "quoted_or"]
 
 # Letters and digits, as FTS5's unicode61 tokenizer sees them: underscores and punctuation separate words.
-_WORD = re.compile(r"[^\W_]+")
+WORD = re.compile(r"[^\W_]+")
 
 # Question words and function words that carry no topic. Short on purpose: BM25 already discounts
 # common words; this list only keeps "what is my ..." from matching every memory that says "is".
@@ -26,6 +26,26 @@ STOPWORDS = frozenset(
 )
 
 
+def words(text: str) -> list[str]:
+    """The lower-cased words of ``text``, split as FTS5's ``unicode61`` tokenizer splits them.
+
+    >>> words("Caroline's LGBTQ_group, 2023!")
+    ['caroline', 's', 'lgbtq', 'group', '2023']
+    """
+    return WORD.findall(text.lower())
+
+
+def quoted_or(terms: list[str]) -> str | None:
+    """Terms as quoted FTS5 strings, OR-combined; None when there are none.
+
+    A term made by ``words`` (or stemmed from one) holds letters and digits only, so quoting is safe.
+
+    >>> quoted_or(["c", "unbalanced"])
+    '"c" OR "unbalanced"'
+    """
+    return " OR ".join(f'"{term}"' for term in terms if '"' not in term) or None
+
+
 def query_terms(query: str) -> list[str]:
     """The distinct lower-cased words of ``query`` worth searching for, in order.
 
@@ -34,9 +54,9 @@ def query_terms(query: str) -> list[str]:
     >>> query_terms("What's my name?")
     ['name']
     """
-    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))
-    content_words = [w for w in words if w not in STOPWORDS]
-    return content_words or words
+    distinct = list(dict.fromkeys(words(query)))
+    content_words = [word for word in distinct if word not in STOPWORDS]
+    return content_words or distinct
 
 
 def match_expression(query: str) -> str | None:
@@ -45,8 +65,4 @@ def match_expression(query: str) -> str | None:
     >>> match_expression('C++ "unbalanced')
     '"c" OR "unbalanced"'
     """
-    terms = query_terms(query)
-    if not terms:
-        return None
-    # A word from _WORD holds no double quote, so quoting needs no escaping.
-    return " OR ".join(f'"{term}"' for term in terms)
+    return quoted_or(query_terms(query))
