@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from memlab.check.results import Actor, Counterexample, NoLeak, Step
 from memlab.check.scenarios import READS, WRITES, act, memories_of, observe, open_world, random_step, shrink
@@ -25,6 +26,21 @@ class _Check:
         self, policy: Policy, level: Level | None, actors: Sequence[Actor], steps: Sequence[Step]
     ) -> Counterexample | None:
         raise NotImplementedError
+
+    def leak(
+        self,
+        policy: Policy,
+        level: Level | None,
+        actors: Sequence[Actor],
+        steps: Sequence[Step],
+        step: int,
+        observed: Any,
+        expected: Any,
+    ) -> Counterexample:
+        """This check's counterexample: what was observed at ``steps[step]``, and what should have been."""
+        return Counterexample(
+            self.name, policy, level, tuple(actors), tuple(steps), step, observed, expected, self.explanation
+        )
 
     def run(
         self, policy: Policy | str, *, trials: int, seed: int, levels: Sequence[Level], max_ops: int
@@ -81,17 +97,7 @@ class _Noninterference(_Check):
         second_low = [second[number] for number in low_steps]
         for number, seen_alone, seen_with_high in zip(low_steps, first, second_low, strict=True):
             if seen_alone != seen_with_high:
-                return Counterexample(
-                    self.name,
-                    policy,
-                    level,
-                    tuple(actors),
-                    tuple(steps),
-                    number,
-                    observed=seen_with_high,
-                    expected=seen_alone,
-                    explanation=self.explanation,
-                )
+                return self.leak(policy, level, actors, steps, number, seen_with_high, seen_alone)
         return None
 
 
@@ -120,16 +126,14 @@ class _WriteDown(_Check):
                     continue
                 first = origin.setdefault(result.content, result.classification)
                 if first > result.classification:
-                    return Counterexample(
-                        self.name,
+                    return self.leak(
                         policy,
                         result.classification,
-                        tuple(actors),
-                        tuple(steps),
+                        actors,
+                        steps,
                         number,
-                        observed=f"{result.content!r} saved at {result.classification.name}",
-                        expected=f"saved at {first.name} or above, where that content was first saved",
-                        explanation=self.explanation,
+                        f"{result.content!r} saved at {result.classification.name}",
+                        f"saved at {first.name} or above, where that content was first saved",
                     )
         finally:
             world.store.close()
@@ -159,17 +163,7 @@ class _Shadowing(_Check):
                     for memory in memories_of(result):
                         expected = _effective(policy, current, session.taint, memory.key)
                         if memory != expected:
-                            return Counterexample(
-                                self.name,
-                                policy,
-                                session.taint,
-                                tuple(actors),
-                                tuple(steps),
-                                number,
-                                observed=memory,
-                                expected=expected,
-                                explanation=self.explanation,
-                            )
+                            return self.leak(policy, session.taint, actors, steps, number, memory, expected)
         finally:
             world.store.close()
         return None
