@@ -18,7 +18,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--version", action="version", version=f"memlab {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     demo = commands.add_parser("demo", help="walk through sessions at three levels, shadowing, a delete and the audit")
-    demo.add_argument("--db", default=None, help="a database file to keep (default: in memory)")
+    demo.add_argument(
+        "--db", default=None, help="a store to keep (a new folder or an existing store; default: in memory)"
+    )
     check = commands.add_parser("check", help="look for leaks in a policy (all shipped policies by default)")
     check.add_argument("--policy", help="one policy to check; exit status 1 if it leaks")
     check.add_argument("--check", default="all", help="noninterference, write_down, shadowing or all (default)")
@@ -33,12 +35,34 @@ def main(argv: list[str] | None = None) -> int:
     evaluate.add_argument("--depth", type=int, default=100, help="results kept per query (default 100)")
     evaluate.add_argument("--workers", type=int, default=None, help="processes (default: one per core)")
     serve = commands.add_parser("serve", help="serve the five memory tools to an MCP host over stdio")
-    serve.add_argument("--db", required=True, help="the database file (created if missing, shared between processes)")
+    serve.add_argument(
+        "--db",
+        required=True,
+        help="the store: a folder (created if missing) or an existing store file; shared between processes",
+    )
     serve.add_argument("--taint", default="PUBLIC", help="the session's starting taint (default PUBLIC)")
     serve.add_argument("--agent", default="main", help="the memory namespace (default main)")
     serve.add_argument("--policy", default=None, help="a registered policy (default strict)")
     serve.add_argument("--analyzer", default=None, help="the search analyzer (default porter)")
+    load = commands.add_parser("import", help="bulk-load memories from a JSON Lines file into one agent at one taint")
+    load.add_argument("file", help='a .jsonl file: one {"key": ..., "content": ..., "tags": [...]} per line')
+    load.add_argument("--db", required=True, help="the store (a folder, created if missing; or an existing file)")
+    load.add_argument("--agent", default="main", help="the memory namespace (default main)")
+    load.add_argument("--taint", default="PUBLIC", help="the importing session's taint: every memory's level")
+    load.add_argument("--batch-size", type=_positive, default=1_000, help="records per transaction (default 1000)")
+    load.add_argument("--policy", default=None, help="a registered policy (default strict)")
+    load.add_argument("--analyzer", default=None, help="the search analyzer (default porter)")
+    move = commands.add_parser("migrate", help="copy a single-file store into a new store folder (one file per agent)")
+    move.add_argument("source", help="the store file")
+    move.add_argument("target", help="the new store folder (must not exist)")
+    move.add_argument("--policy", default=None, help="the policy the store was built under (default strict)")
     args = parser.parse_args(argv)
+    if args.command == "import":
+        from memlab.bulk import run_import
+
+        return run_import(args)
+    if args.command == "migrate":
+        return _migrate(args)
     if args.command == "serve":
         return _serve(args)
     if args.command == "eval":
@@ -110,6 +134,27 @@ def _serve(args: argparse.Namespace) -> int:
             print(f"memlab serve: {error}", file=sys.stderr)
             return 2
         anyio.run(serve, session)
+    return 0
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {value}")
+    return value
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    from memlab.errors import MemlabError
+    from memlab.policies import resolve
+    from memlab.storage.migrate import migrate
+
+    try:
+        counts = migrate(args.source, args.target, rules=resolve(args.policy).view_rules())
+    except MemlabError as error:
+        print(f"memlab migrate: {error}", file=sys.stderr)
+        return 2
+    print(f"migrated {args.source} to {args.target}: " + ", ".join(f"{n:,} {name}" for name, n in counts.items()))
     return 0
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memlab.levels import Level, can_flow_to
+from memlab.storage.rules import ViewRules
 
 if TYPE_CHECKING:
     from memlab.session import Session
@@ -112,16 +113,13 @@ class Policy:
         """The level whose current version of ``key`` a delete soft-deletes: exactly the session's taint."""
         return session.taint
 
-    @property
-    def lattice_visibility(self) -> bool:
-        """True when ``readable`` is the lattice's ``can_flow_to`` (storage can then share indexes)."""
-        return type(self).readable is Policy.readable
-
-    @property
-    def view_signature(self) -> str:
-        """What the store's materialised views depend on; a file store keeps it and checks it on open."""
-        visibility = "lattice" if self.lattice_visibility else f"readable:{self.name}"
-        return visibility + (" global-statistics" if self.global_statistics else "")
+    def view_rules(self) -> ViewRules:
+        """What storage needs of this policy to keep its views: readability, shadow order, statistics scope."""
+        return ViewRules(
+            readable=frozenset((c, t) for c in Level for t in Level if self.readable(c, t)),
+            shadow_before_match=self.shadow_before_match,
+            global_statistics=self.global_statistics,
+        )
 
     def __repr__(self) -> str:
         return f"<policy {self.name}>"

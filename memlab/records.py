@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from memlab.levels import Level
 
-__all__ = ["Memory", "Hit", "TaintEvent", "AuditEvent"]
+__all__ = ["Memory", "Hit", "TaintEvent", "AuditEvent", "NewVersion"]
 
 
 @dataclass(frozen=True)
@@ -74,3 +75,12 @@ class AuditEvent:
     """What hooks changed, e.g. a stripped classification argument."""
     message: str | None = None
     """The error message, when the call failed."""
+
+
+class NewVersion(NamedTuple):
+    """A version to save: what the caller gave, validated, and when the call was made."""
+
+    key: str
+    content: str
+    tags: tuple[str, ...]
+    saved_at: str

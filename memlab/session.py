@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +14,7 @@ from memlab.policy import Hook, ToolCall, run_hooks
 from memlab.recall import DEFAULT_BUDGET_CHARS
 from memlab.recall import budget as recall_budget
 from memlab.recall import render as render_recall
-from memlab.records import AuditEvent, Hit, Memory, TaintEvent
+from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 
 if TYPE_CHECKING:
     from memlab.store import MemoryStore
@@ -62,7 +63,7 @@ class Session:
             )
         if level > self._taint:
             event = TaintEvent(self.id, self.store.now(), self._taint, level, reason)
-            self.store.storage.add_taint_event(event)
+            self.store.storage.add_taint_event(self.agent, event)
             self._taint = level
         return self._taint
 
@@ -78,6 +79,49 @@ class Session:
         <Level.PUBLIC: 0>
         """
         return self._invoke("memory_save", {"key": key, "content": content, "tags": tags})
+
+    def memory_save_many(self, records: Iterable[Mapping[str, Any]], *, batch_size: int = 1_000) -> list[Memory]:
+        """Save many memories at the session's current taint: bulk import, one transaction per batch.
+
+        Each record is an object with ``key``, ``content`` and optional ``tags``, validated like a single
+        save; every saved version is versioned, indexed and audited (one ``memory_save`` row each) exactly
+        as ``memory_save`` one at a time would. A bad record stops the import before its batch is written:
+        the error names the record's number (1-based), the batches before it stay saved, and the refusal
+        is audited as one ``memory_save_many`` row.
+
+        Raises:
+            InvalidArgument: a bad record (``error.record`` is its number) or a batch size below 1.
+
+        >>> [m.version for m in s.memory_save_many([{"key": "k", "content": "a"}, {"key": "k", "content": "b"}])]
+        [1, 2]
+        """
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+            raise InvalidArgument(f"batch_size must be a positive integer, not {batch_size!r}")
+        taint = self._taint  # the whole import acts at one level, as a single call would
+        level = self.store.policy.save_level(self)
+        saved: list[Memory] = []
+        for first, batch in enumerate(_batches(records, batch_size)):
+            versions, events = [], []
+            for number, record in enumerate(batch, start=first * batch_size + 1):
+                try:
+                    if not isinstance(record, Mapping):
+                        kind = type(record).__name__
+                        raise InvalidArgument(f"must be an object with key, content and tags, not {kind}")
+                    args = arguments.bind("memory_save", record)
+                except InvalidArgument as error:
+                    refusal = InvalidArgument(f"record {number}: {error} ({len(saved)} records saved before it)")
+                    refusal.record = number
+                    self.store.storage.append_audit(
+                        _failed(self._event(taint, ToolCall(self, "memory_save_many", {})), refusal)
+                    )
+                    raise refusal from None
+                event = self._event(taint, ToolCall(self, "memory_save", dict(args)))
+                versions.append(NewVersion(args["key"], args["content"], args["tags"], event.keywords["at"]))
+                events.append(event)
+            saved += self.store.storage.save_many(
+                self.agent, level, versions, saved_by=self.id, audit=_in_order(events)
+            )
+        return saved
 
     def memory_get(self, key: str) -> Memory | None:
         """The key's entry in the effective view, or None (also when only a hidden version exists)."""
@@ -171,16 +215,14 @@ class Session:
     def _memory_save(
         self, taint: Level, event: partial[AuditEvent], *, key: str, content: str, tags: tuple[str, ...]
     ) -> Memory:
-        return self.store.storage.save(
+        (memory,) = self.store.storage.save_many(
             self.agent,
-            key,
-            content,
-            tags,
             self.store.policy.save_level(self),
-            saved_at=event.keywords["at"],
+            [NewVersion(key, content, tags, event.keywords["at"])],
             saved_by=self.id,
             audit=lambda memory: event(records=(memory.ref(),)),
         )
+        return memory
 
     def _memory_get(self, taint: Level, event: partial[AuditEvent], *, key: str) -> Memory | None:
         memory = self.store.storage.effective(
@@ -236,6 +278,18 @@ class Session:
         if deleted is None:
             raise _not_found(key)
         return deleted
+
+
+def _in_order(events: list[partial[AuditEvent]]) -> Callable[[Memory], AuditEvent]:
+    """Complete the events of a batch in order, one per saved version."""
+    pending = iter(events)
+    return lambda memory: next(pending)(records=(memory.ref(),))
+
+
+def _batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    iterator = iter(items)
+    while batch := list(itertools.islice(iterator, size)):
+        yield batch
 
 
 def _bind_recall(tool: str, given: Mapping[str, Any]) -> dict[str, Any]:

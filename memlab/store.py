@@ -15,7 +15,7 @@ from memlab.policies import resolve
 from memlab.policy import DEFAULT_HOOKS, Hook, Policy
 from memlab.search.analyzers import Analyzer
 from memlab.session import Session
-from memlab.storage import SqliteStorage, StorageProvider
+from memlab.storage import StorageProvider, open_storage
 
 __all__ = ["MemoryStore"]
 
@@ -28,11 +28,14 @@ class MemoryStore:
     """Durable, classification-gated memory for agents.
 
     Args:
-        path: a database file (created if missing, shared safely between processes); None keeps the
-            store in memory.
+        path: where the store lives, shared safely between processes: an existing store folder or file
+            opens as it is; a new path becomes a folder with one SQLite file per agent (``layout="file"``
+            makes one SQLite file instead). None keeps the store in memory.
         policy: a ``Policy`` or the name of a registered one (default ``strict``, exactly DESIGN.md).
         analyzer: how text becomes index terms, by name (``memlab.search.analyzers``: ``porter`` — FTS5's
             built-in — by default, ``none``, ``trigram``, ``snowball``, ``nltk-porter``, ...).
+        layout: ``"folder"`` (one file per agent; the default for a new path) or ``"file"`` (every
+            agent in one file: fine for small stores); see ``memlab.storage``.
         storage: a ``StorageProvider`` to use instead of opening ``path``.
         clock: returns the current time; tests and notebooks pass a fixed one for reproducible output.
 
@@ -47,13 +50,16 @@ class MemoryStore:
         *,
         policy: Policy | str | None = None,
         analyzer: Analyzer | str | None = None,
+        layout: str | None = None,
         storage: StorageProvider | None = None,
         clock: Callable[[], datetime] = _utc_now,
     ) -> None:
         self.policy = resolve(policy)
         """The rules the store follows: ``strict`` unless a variant is named (``memlab.policies``)."""
         self.storage: StorageProvider = (
-            storage if storage is not None else SqliteStorage(path, policy=self.policy, analyzer=analyzer)
+            storage
+            if storage is not None
+            else open_storage(path, rules=self.policy.view_rules(), analyzer=analyzer, layout=layout)
         )
         self.clock = clock
         self.hooks: list[Hook] = list(DEFAULT_HOOKS)
@@ -86,8 +92,7 @@ class MemoryStore:
             InvalidArgument: a bad level or agent name, or a session id this store already has.
         """
         taint = Level.parse(taint)
-        if not isinstance(agent, str) or not agent.strip():
-            raise InvalidArgument(f"agent must be a non-empty string, not {agent!r}")
+        _check_agent(agent)
         if session_id is None:
             session_id = uuid.uuid4().hex[:12]
         elif not isinstance(session_id, str) or not session_id.strip():
@@ -97,10 +102,14 @@ class MemoryStore:
 
     # -- the auditor's views (sessions never read these) ---------------------------------------------
 
-    def audit(self) -> pd.DataFrame:
-        """Every tool call ever made, oldest first: one row per audit event."""
+    def audit(self, agent: str | None = None) -> pd.DataFrame:
+        """Every tool call ever made (of ``agent`` only, when given), oldest first: one row per audit event.
+
+        ``seq`` numbers an agent's events; in a folder store each agent's file has its own sequence, and
+        the store-wide audit is merged by time.
+        """
         return _frame(
-            self.storage.audit_rows(),
+            self.storage.audit_rows(agent),
             [
                 "seq",
                 "at",
@@ -146,6 +155,15 @@ class MemoryStore:
     def taint_events(self) -> pd.DataFrame:
         """Every escalation of every session, oldest first."""
         return _frame(self.storage.taint_event_rows(), ["session_id", "at", "from_level", "to_level", "reason"])
+
+
+def _check_agent(agent: object) -> None:
+    if not isinstance(agent, str) or not agent.strip():
+        raise InvalidArgument(f"agent must be a non-empty string, not {agent!r}")
+    try:
+        agent.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidArgument("agent name is not valid Unicode text (it holds a lone surrogate)") from None
 
 
 _HISTORY_COLUMNS = [

@@ -6,11 +6,11 @@ import hypothesis.strategies as st
 from hypothesis import settings
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
 
-from memlab import Level, MemoryStore, NotFound, TaintError
+from memlab import Level, NotFound, TaintError
+from tests.backends import HOSTILE_AGENTS, open_store
 from tests.reference_model import ReferenceStore, Version
 
-# Agent names that differ only by case or by LIKE wildcards must still be separate namespaces.
-AGENTS = ["main", "Main", "ma_n", "m%"]
+AGENTS = HOSTILE_AGENTS
 KEYS = ["user-name", "user_name", "project-deadline", "a%", "deadline"]
 WORDS = ["alice", "running", "runs", "deadline", "march", "python", "coffee", "public", "secret", "project"]
 TAGS = ["personal", "work", "preference"]
@@ -27,17 +27,19 @@ def model_tuple(version: Version) -> tuple:
 
 class StoreMatchesModel(RuleBasedStateMachine):
     sessions = Bundle("sessions")
+    backend = "memory"
 
     def __init__(self) -> None:
         super().__init__()
-        self.store = MemoryStore()
+        self._opened = open_store(self.backend)
+        self.store = self._opened.__enter__()
         self.model = ReferenceStore()
         self.taints: dict[str, Level] = {}
         self.live: dict[str, object] = {}
         self.count = 0
 
     def teardown(self) -> None:
-        self.store.close()
+        self._opened.__exit__(None, None, None)
 
     @rule(target=sessions, agent=st.sampled_from(AGENTS), taint=levels)
     def start_session(self, agent, taint):
@@ -110,6 +112,28 @@ class StoreMatchesModel(RuleBasedStateMachine):
         for session_id, session in self.live.items():
             assert session.taint == self.taints[session_id]
 
+    @rule(session=sessions, keys=st.lists(st.sampled_from(KEYS), min_size=1, max_size=4), words=st.sampled_from(WORDS))
+    def save_many(self, session, keys, words):
+        # A batch is the same as saving one by one: same versions, same views afterwards.
+        saved = session.memory_save_many([{"key": key, "content": f"{words} {key}"} for key in keys])
+        expected = [
+            self.model.save(session.agent, self.taints[session.id], key, f"{words} {key}", (), session.id)
+            for key in keys
+        ]
+        assert [as_tuple(memory) for memory in saved] == [model_tuple(version) for version in expected]
 
-TestStoreMatchesModel = StoreMatchesModel.TestCase
-TestStoreMatchesModel.settings = settings(max_examples=300, stateful_step_count=50)
+
+# Files cost more per example than memory: the on-disk layouts get fewer, as long, runs.
+EXAMPLES = {"memory": 300, "file": 60, "folder": 100}
+
+
+def _test_case(backend: str):
+    machine = type(f"StoreMatchesModel_{backend}", (StoreMatchesModel,), {"backend": backend})
+    case = machine.TestCase
+    case.settings = settings(max_examples=EXAMPLES[backend], stateful_step_count=50)
+    return case
+
+
+TestStoreMatchesModelInMemory = _test_case("memory")
+TestStoreMatchesModelInOneFile = _test_case("file")
+TestStoreMatchesModelInAgentFolder = _test_case("folder")

@@ -8,9 +8,11 @@ observation of the low sessions — results, order, scores, snippets, versions, 
 from __future__ import annotations
 
 import hypothesis.strategies as st
+import pytest
 from hypothesis import given, settings
 
-from memlab import Level, MemlabError, MemoryStore, tools
+from memlab import Level, MemlabError, tools
+from tests.backends import HOSTILE_AGENTS, open_store
 from tests.conftest import fixed_clock
 
 WORDS = ["alice", "bob", "runs", "running", "deadline", "march", "python", "coffee", "salary", "review", "team"]
@@ -57,7 +59,7 @@ def scenario(draw):
     }
     high = {
         "high": ("main", draw(st.sampled_from([lv for lv in Level if lv > bound]))),
-        "other-agent": ("other", draw(st.sampled_from(list(Level)))),
+        "other-agent": (draw(st.sampled_from(HOSTILE_AGENTS[1:])), draw(st.sampled_from(list(Level)))),
     }
     # Low sessions may escalate but stay <= L; the high ones stay above L.
     escalations = {name: [lv for lv in Level if lv <= bound] for name in low}
@@ -67,8 +69,12 @@ def scenario(draw):
     return bound, low, high, ops
 
 
-def run(low, high, ops, *, with_high: bool) -> list[object]:
-    store = MemoryStore(clock=fixed_clock)
+def run(low, high, ops, *, with_high: bool, backend: str = "memory") -> list[object]:
+    with open_store(backend, clock=fixed_clock) as store:
+        return _observe(store, low, high, ops, with_high=with_high)
+
+
+def _observe(store, low, high, ops, *, with_high: bool) -> list[object]:
     sessions = {name: store.session(level, "main", session_id=name) for name, level in low.items()}
     if with_high:
         sessions |= {name: store.session(level, agent, session_id=name) for name, (agent, level) in high.items()}
@@ -88,7 +94,6 @@ def run(low, high, ops, *, with_high: bool) -> list[object]:
             # Reads again through the LLM-facing layer: its JSON must not differ either.
             shown = tools.call(session, tool, arguments) if tool in READS else None
             seen.append((actor, tool, result, shown))
-    store.close()
     return seen
 
 
@@ -97,3 +102,11 @@ def run(low, high, ops, *, with_high: bool) -> list[object]:
 def test_low_sessions_cannot_observe_high_operations(case):
     bound, low, high, ops = case
     assert run(low, high, ops, with_high=False) == run(low, high, ops, with_high=True)
+
+
+@pytest.mark.parametrize("backend", ["file", "folder"])
+@settings(max_examples=100)
+@given(case=scenario())
+def test_low_sessions_cannot_observe_high_operations_on_disk(backend, case):
+    bound, low, high, ops = case
+    assert run(low, high, ops, with_high=False, backend=backend) == run(low, high, ops, with_high=True, backend=backend)

@@ -33,7 +33,7 @@ class World:
 @functools.lru_cache(maxsize=16)
 def template(policy: Policy) -> SqliteStorage:
     """An empty store with the agent's tables already made; each world starts as a copy of it."""
-    storage = SqliteStorage(policy=policy)
+    storage = SqliteStorage(rules=policy.view_rules())
     storage.create_agent("main")
     return storage
 

@@ -1,10 +1,10 @@
 """The experiment: every analyzer indexes the same memories through the real store and answers the same queries.
 
 For each analyzer a fresh in-memory ``MemoryStore(analyzer=...)`` is loaded with the collection's documents
-through ``Session.memory_save`` (each agent's memories in its own namespace, as an agent's automatic
-extraction would save them), and every query is asked with ``Session.memory_search`` in its own agent's
-namespace. The rankings are scored with ir-measures and every analyzer is compared with the baseline
-(``porter``, FTS5's built-in) by a paired randomization test.
+through ``Session.memory_save_many`` (each agent's memories in its own namespace, as an agent's automatic
+extraction would save them; versioned, indexed and audited as single saves would be), and every query is
+asked with ``Session.memory_search`` in its own agent's namespace. The rankings are scored with ir-measures
+and every analyzer is compared with the baseline (``porter``, FTS5's built-in) by a paired randomization test.
 
 >>> results = run(load_locomo(), analyzers=["none", "porter", "snowball"])  # doctest: +SKIP
 >>> results.summary
@@ -68,10 +68,14 @@ def run_analyzer(
     with MemoryStore(analyzer=analyzer) as store:
         sessions = {}
         started = time.perf_counter()
+        by_agent: dict[str, list[dict]] = {}
         for document in collection.documents:
-            if document.agent not in sessions:
-                sessions[document.agent] = store.session(agent=document.agent)
-            sessions[document.agent].memory_save(document.key, document.text, tags=list(document.tags))
+            by_agent.setdefault(document.agent, []).append(
+                {"key": document.key, "content": document.text, "tags": list(document.tags)}
+            )
+        for agent, records in by_agent.items():
+            sessions[agent] = store.session(agent=agent)
+            sessions[agent].memory_save_many(records)
         indexed = time.perf_counter() - started
         started = time.perf_counter()
         ranking = {}

@@ -1,42 +1,55 @@
-"""The storage seam: a small protocol and the sqlite-utils implementation behind it."""
+"""The storage seam: a small protocol, its two SQLite implementations, and ``open_storage``.
+
+``SqliteStorage`` keeps every agent in one file (or in memory): small stores, notebooks, experiments.
+``FolderStorage`` keeps one such file per agent under a folder, with a small catalogue, so the cost of
+opening a store or of any call does not grow with the number of agents. Both implement ``StorageProvider``;
+one contract suite (``tests/test_contract.py``) runs against each.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any, Protocol
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Literal, Protocol
 
+from memlab.errors import InvalidArgument
 from memlab.levels import Level
-from memlab.records import AuditEvent, Hit, Memory, TaintEvent
+from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
+from memlab.search.analyzers import Analyzer
+from memlab.storage.folder import FolderStorage
+from memlab.storage.rules import ViewRules
 from memlab.storage.sqlite import SqliteStorage
 
-__all__ = ["StorageProvider", "SqliteStorage"]
+__all__ = ["StorageProvider", "SqliteStorage", "FolderStorage", "ViewRules", "open_storage", "LAYOUTS"]
+
+LAYOUTS = ("folder", "file")
 
 
 class StorageProvider(Protocol):
     """What a session and the store need from storage.
 
-    Every tool-level call appends its audit event in the same transaction (``audit`` builds it from the
-    result), so nothing is read or written without its audit row. Reads take the taint explicitly:
-    storage applies shadowing but never decides who may call it. ``search`` takes the natural-language
-    query and makes it a safe FTS5 expression with the store's analyzer; no input can raise an SQL error.
+    Storage is told the rules (``ViewRules``) and the classification of every write; it never decides who
+    may call it. Every tool-level call appends its audit event in the same transaction as its effect
+    (``audit`` builds the event from the result), so nothing is read or written without its audit row.
+    ``search`` takes the natural-language query and makes it a safe expression with the store's analyzer;
+    no input can raise an SQL error.
     """
+
+    rules: ViewRules
 
     def add_session(self, session_id: str, agent: str, taint: Level, created_at: str) -> None: ...
 
-    def add_taint_event(self, event: TaintEvent) -> None: ...
+    def add_taint_event(self, agent: str, event: TaintEvent) -> None: ...
 
-    def save(
+    def save_many(
         self,
         agent: str,
-        key: str,
-        content: str,
-        tags: tuple[str, ...],
         classification: Level,
+        versions: Sequence[NewVersion],
         *,
-        saved_at: str,
         saved_by: str,
         audit: Callable[[Memory], AuditEvent],
-    ) -> Memory: ...
+    ) -> list[Memory]: ...
 
     def delete(
         self,
@@ -70,7 +83,9 @@ class StorageProvider(Protocol):
 
     def append_audit(self, event: AuditEvent) -> None: ...
 
-    def audit_rows(self) -> Iterator[dict[str, Any]]: ...
+    def agents(self) -> list[str]: ...
+
+    def audit_rows(self, agent: str | None = None) -> Iterator[dict[str, Any]]: ...
 
     def history_rows(self, agent: str, key: str | None = None) -> Iterator[dict[str, Any]]: ...
 
@@ -79,3 +94,34 @@ class StorageProvider(Protocol):
     def taint_event_rows(self) -> Iterator[dict[str, Any]]: ...
 
     def close(self) -> None: ...
+
+
+def open_storage(
+    path: str | Path | None,
+    *,
+    rules: ViewRules,
+    analyzer: Analyzer | str | None = None,
+    layout: Literal["folder", "file"] | None = None,
+) -> SqliteStorage | FolderStorage:
+    """Open the store at ``path`` with the layout it has, or create one (a folder unless ``layout="file"``).
+
+    ``path=None`` is a private in-memory single-file store. An existing file is a single-file store and an
+    existing folder a folder store; asking for the other layout is an error.
+
+    Raises:
+        InvalidArgument: an unknown layout, or one that does not match what ``path`` holds.
+        SchemaError: ``path`` is not a memlab store this version can open.
+    """
+    if layout not in (None, *LAYOUTS):
+        raise InvalidArgument(f"layout must be one of {', '.join(LAYOUTS)}, not {layout!r}")
+    if path is None:
+        if layout == "folder":
+            raise InvalidArgument("a folder store needs a path; an in-memory store is a single file")
+        return SqliteStorage(rules=rules, analyzer=analyzer)
+    path = Path(path)
+    found = "folder" if path.is_dir() else "file" if path.exists() else None
+    if found is not None and layout is not None and found != layout:
+        raise InvalidArgument(f"{path} is a {found} store, not a {layout} store (memlab migrate converts a file)")
+    if (found or layout or "folder") == "file":
+        return SqliteStorage(path, rules=rules, analyzer=analyzer)
+    return FolderStorage(path, rules=rules, analyzer=analyzer)

@@ -8,7 +8,15 @@ from memlab.errors import SchemaError
 from memlab.levels import Level
 from memlab.search.analyzers import Analyzer
 
-__all__ = ["SCHEMA_VERSION", "FORMAT", "ensure_schema", "fts_table", "create_fts_tables", "indexed_columns"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "FORMAT",
+    "BM25_WEIGHTS",
+    "ensure_schema",
+    "fts_table",
+    "create_fts_table",
+    "indexed_columns",
+]
 
 SCHEMA_VERSION = 1
 FORMAT = "memlab"
@@ -18,7 +26,7 @@ BM25_WEIGHTS = (2.0, 1.0, 1.0)
 
 
 def fts_table(agent_id: int, taint: Level | None) -> str:
-    """The FTS5 index holding the effective view of ``agent_id`` at ``taint``.
+    """The name of the FTS5 index holding the effective view of ``agent_id`` at ``taint``.
 
     ``taint=None`` names the index over every current version at every level, which only the
     ``global-stats`` policy variant keeps.
@@ -31,7 +39,7 @@ def ensure_schema(db: sqlite_utils.Database, analyzer: str = "porter", views: st
 
     Args:
         analyzer: the name of the analyzer a new store indexes with.
-        views: what the materialised views depend on (``Policy.view_signature``); a store built for
+        views: what the materialised views depend on (``ViewRules.signature``); a store built for
             one signature cannot be read under another.
     Raises:
         SchemaError: the database holds other tables, a memlab schema newer than this code, or views
@@ -152,21 +160,20 @@ def indexed_columns(analyzer: Analyzer) -> tuple[str, str, str]:
     return ("index_key", "index_content", "index_tags") if analyzer.prestemmed else ("key", "content", "tags")
 
 
-def create_fts_tables(
-    db: sqlite_utils.Database, agent_id: int, analyzer: Analyzer, *, global_index: bool = False
-) -> None:
-    """One external-content FTS5 index per taint level for a new agent, ranked by weighted bm25.
+def create_fts_table(db: sqlite_utils.Database, agent_id: int, analyzer: Analyzer, taint: Level | None) -> str:
+    """Create the external-content FTS5 index of ``agent_id`` at ``taint``, ranked by weighted bm25.
 
     Memory rows never change their indexed columns (a save adds a version), so ``memories`` can serve
-    as the content table: the indexes hold only terms and statistics.
+    as the content table: the index holds only terms and statistics. Indexes are created on first use,
+    so an agent's file holds only the levels it uses.
     """
+    table = fts_table(agent_id, taint)
     tokenize_sql = "'" + analyzer.tokenize.replace("'", "''") + "'"
     columns = ", ".join(indexed_columns(analyzer))
     rank = "bm25(" + ", ".join(str(weight) for weight in BM25_WEIGHTS) + ")"
-    for taint in [*Level, *([None] if global_index else [])]:
-        table = fts_table(agent_id, taint)
-        db.execute(
-            f'CREATE VIRTUAL TABLE "{table}" USING fts5('
-            f"{columns}, content='memories', content_rowid='id', tokenize={tokenize_sql})"
-        )
-        db.execute(f'INSERT INTO "{table}" ("{table}", rank) VALUES (\'rank\', ?)', (rank,))
+    db.execute(
+        f'CREATE VIRTUAL TABLE IF NOT EXISTS "{table}" USING fts5('
+        f"{columns}, content='memories', content_rowid='id', tokenize={tokenize_sql})"
+    )
+    db.execute(f'INSERT INTO "{table}" ("{table}", rank) VALUES (\'rank\', ?)', (rank,))
+    return table

@@ -18,7 +18,7 @@ import contextlib
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +26,11 @@ import sqlite_utils
 
 from memlab.errors import InvalidArgument, SchemaError
 from memlab.levels import Level
-from memlab.policy import Policy
-from memlab.records import AuditEvent, Hit, Memory, TaintEvent
+from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.search.analyzers import Analyzer
 from memlab.search.analyzers import resolve as resolve_analyzer
-from memlab.storage.schema import create_fts_tables, ensure_schema, fts_table, indexed_columns
+from memlab.storage.rules import ViewRules
+from memlab.storage.schema import BM25_WEIGHTS, create_fts_table, ensure_schema, fts_table, indexed_columns
 
 __all__ = ["SqliteStorage"]
 
@@ -45,7 +45,7 @@ class SqliteStorage:
     Args:
         path: the database file; None for a private in-memory database.
         connection: an open connection to use instead of ``path`` (e.g. an in-memory copy of a template).
-        policy: the rules the views follow (which versions a taint may read, how statistics are scoped).
+        rules: what the views follow (which versions a taint may read, shadow order, statistics scope).
         busy_timeout: seconds a writer waits for another process's transaction before failing.
         analyzer: how text becomes index terms (``memlab.search.analyzers``; default FTS5's porter).
     """
@@ -55,12 +55,12 @@ class SqliteStorage:
         path: str | Path | None = None,
         *,
         connection: sqlite3.Connection | None = None,
-        policy: Policy | None = None,
+        rules: ViewRules | None = None,
         busy_timeout: float = 30.0,
         analyzer: Analyzer | str | None = None,
     ) -> None:
         self.path = None if path is None else Path(path)
-        self.policy = policy if policy is not None else Policy()
+        self.rules = rules if rules is not None else ViewRules.lattice()
         self.analyzer = resolve_analyzer(analyzer)
         columns = indexed_columns(self.analyzer)
         self._fts_columns = ", ".join(columns)
@@ -82,8 +82,7 @@ class SqliteStorage:
                 # (index structure records, the audit tail), which a rarer checkpoint copies once, not ten times.
                 self.db.execute(f"PRAGMA wal_autocheckpoint={_WAL_AUTOCHECKPOINT_PAGES}")
             self.db.execute("PRAGMA foreign_keys=ON")
-            with self._write():
-                self.meta = ensure_schema(self.db, self.analyzer.name, self.policy.view_signature)
+            self.meta = self._check_schema()
         except sqlite3.DatabaseError as error:
             conn.close()
             raise SchemaError(f"cannot open {path} as a memlab store: {error}") from error
@@ -106,6 +105,13 @@ class SqliteStorage:
                 raise
             self.conn.execute("COMMIT")
 
+    def _check_schema(self) -> dict[str, str]:
+        """Read and check the schema; create it, under the write lock, only in an empty database."""
+        if self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memlab_meta'").fetchone():
+            return ensure_schema(self.db, self.analyzer.name, self.rules.signature)
+        with self._write():
+            return ensure_schema(self.db, self.analyzer.name, self.rules.signature)
+
     # -- sessions -----------------------------------------------------------------------------------
 
     def add_session(self, session_id: str, agent: str, taint: Level, created_at: str) -> None:
@@ -117,7 +123,7 @@ class SqliteStorage:
         except sqlite3.IntegrityError as error:
             raise InvalidArgument(f"session id {session_id!r} is already taken in this store") from error
 
-    def add_taint_event(self, event: TaintEvent) -> None:
+    def add_taint_event(self, agent: str, event: TaintEvent) -> None:
         with self._write():
             self.db["taint_events"].insert(
                 {
@@ -131,52 +137,72 @@ class SqliteStorage:
 
     # -- writes -------------------------------------------------------------------------------------
 
-    def save(
+    def save_many(
         self,
         agent: str,
-        key: str,
-        content: str,
-        tags: tuple[str, ...],
         classification: Level,
+        versions: Sequence[NewVersion],
         *,
-        saved_at: str,
         saved_by: str,
         audit: Callable[[Memory], AuditEvent],
-    ) -> Memory:
+    ) -> list[Memory]:
+        """Save new versions at ``classification`` in one transaction: rows, views, indexes, one audit row each.
+
+        The result is what saving them one by one would give (versions numbered in order, the last
+        version of a key effective); only the final state of each key is indexed.
+        """
+        if not versions:
+            return []
         with self._write():
             agent_id, indexed = self._agent(agent, create=True)
-            if not indexed & _bit(classification):
+            if self.rules.lattice_visibility and not indexed & _bit(classification):
                 indexed = self._start_index(agent_id, classification, indexed)
-            current = self._current(agent_id, key, classification)
-            memory = Memory(
-                key, content, tags, classification, 1 if current is None else current[1] + 1, saved_at, saved_by
-            )
-            stems = (
-                tuple(self.analyzer.index_text(text) for text in (key, content, " ".join(tags)))
-                if self.analyzer.prestemmed
-                else (None, None, None)
-            )
-            memory_id = self.conn.execute(
-                "INSERT INTO memories (agent_id, key, content, tags, classification, version, saved_at, saved_by, "
-                "index_key, index_content, index_tags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    agent_id,
-                    key,
-                    content,
-                    json.dumps(tags),
-                    int(classification),
-                    memory.version,
-                    saved_at,
+            keys = list(dict.fromkeys(version.key for version in versions))
+            latest = self._latest(agent_id, keys)
+            before = live_versions(latest)
+            next_id = self.conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM memories").fetchone()[0]
+            level = int(classification)
+            saved, rows = [], []
+            for memory_id, new in enumerate(versions, start=next_id):
+                previous = latest.get((new.key, level))
+                memory = Memory(
+                    new.key,
+                    new.content,
+                    new.tags,
+                    classification,
+                    1 if previous is None else previous[1] + 1,
+                    new.saved_at,
                     saved_by,
-                    *stems,
-                ),
-            ).lastrowid
-            if self.policy.global_statistics:
-                live_before = None if current is None or current[2] is not None else current[0]
-                self._reindex(fts_table(agent_id, None), live_before, memory_id)
-            self._refresh_effective(agent_id, key, classification, indexed)
-            self._append_audit(audit(memory))
-        return memory
+                )
+                latest[new.key, level] = (memory_id, memory.version, None)
+                saved.append(memory)
+                stems = (
+                    tuple(self.analyzer.index_text(text) for text in (new.key, new.content, " ".join(new.tags)))
+                    if self.analyzer.prestemmed
+                    else (None, None, None)
+                )
+                rows.append(
+                    (
+                        memory_id,
+                        agent_id,
+                        new.key,
+                        new.content,
+                        json.dumps(new.tags),
+                        level,
+                        memory.version,
+                        new.saved_at,
+                        saved_by,
+                        *stems,
+                    )
+                )
+            self.conn.executemany(
+                "INSERT INTO memories (id, agent_id, key, content, tags, classification, version, saved_at, saved_by, "
+                "index_key, index_content, index_tags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+            self._refresh(agent_id, keys, before, live_versions(latest), indexed, changed=classification)
+            self._append_audits(audit(memory) for memory in saved)
+        return saved
 
     def delete(
         self,
@@ -198,13 +224,14 @@ class SqliteStorage:
             if row is None or row[1] is not None:
                 self._append_audit(audit(None))
                 return None
+            latest = self._latest(agent_id, [key])
+            before = live_versions(latest)
             self.conn.execute(
                 "UPDATE memories SET deleted_at = ?, deleted_by = ? WHERE id = ?", (deleted_at, deleted_by, row[0])
             )
+            del latest[key, int(classification)]
             memory = _memory(row[2:])
-            if self.policy.global_statistics:
-                self._reindex(fts_table(agent_id, None), row[0], None)
-            self._refresh_effective(agent_id, key, classification, indexed)
+            self._refresh(agent_id, [key], before, live_versions(latest), indexed, changed=classification)
             self._append_audit(audit(memory))
         return memory
 
@@ -231,28 +258,22 @@ class SqliteStorage:
         if row is not None or not create:
             return (None, 0) if row is None else row
         # Indexes can be started lazily only when visibility follows the lattice (see _start_index).
-        indexed = 0 if self.policy.lattice_visibility else _ALL_LEVELS
+        lazy = self.rules.lattice_visibility
         agent_id = self.conn.execute(
-            "INSERT INTO agents (name, indexed_levels) VALUES (?, ?)", (agent, indexed)
+            "INSERT INTO agents (name, indexed_levels) VALUES (?, ?)", (agent, 0 if lazy else _ALL_LEVELS)
         ).lastrowid
-        create_fts_tables(self.db, agent_id, self.analyzer, global_index=self.policy.global_statistics)
-        return agent_id, indexed
-
-    def _current(self, agent_id: int, key: str, level: Level) -> tuple[int, int, str | None] | None:
-        """Id, version and deleted_at of the current (newest) version of ``key`` at exactly ``level``."""
-        return self.conn.execute(
-            "SELECT id, version, deleted_at FROM memories WHERE agent_id = ? AND key = ? AND classification = ? "
-            "ORDER BY version DESC LIMIT 1",
-            (agent_id, key, int(level)),
-        ).fetchone()
+        for taint in [*([] if lazy else Level), *([None] if self.rules.global_statistics else [])]:
+            create_fts_table(self.db, agent_id, self.analyzer, taint)
+        return agent_id, 0 if lazy else _ALL_LEVELS
 
     def _start_index(self, agent_id: int, level: Level, indexed: int) -> int:
-        """Begin keeping the FTS5 index of ``level``, on the first save at that level.
+        """Create and fill the FTS5 index of ``level``, on the first save at that level.
 
         Until then a session at ``level`` searches the index of the highest indexed level below, which
-        holds the same effective view; keeping only used levels saves index writes on every save.
+        holds the same effective view; keeping only used levels saves index writes on every save and
+        keeps an agent's schema small.
         """
-        table = fts_table(agent_id, level)
+        table = create_fts_table(self.db, agent_id, self.analyzer, level)
         self.conn.execute(
             f'INSERT INTO "{table}" (rowid, {self._fts_columns}) SELECT m.id, {self._fts_columns_of("m")} '
             "FROM effective e JOIN memories m ON m.id = e.memory_id WHERE e.agent_id = ? AND e.taint = ?",
@@ -262,53 +283,69 @@ class SqliteStorage:
         self.conn.execute("UPDATE agents SET indexed_levels = ? WHERE id = ?", (indexed, agent_id))
         return indexed
 
-    def _refresh_effective(self, agent_id: int, key: str, changed: Level, indexed: int) -> None:
-        """Bring the effective view and its FTS indexes up to date for one key at every taint >= ``changed``."""
-        live: dict[Level, int] = {}
-        for memory_id, level, deleted_at in self.conn.execute(
-            "SELECT m.id, m.classification, m.deleted_at FROM memories m WHERE agent_id = ? AND key = ? "
-            "AND version = (SELECT MAX(version) FROM memories WHERE agent_id = m.agent_id AND key = m.key "
-            "AND classification = m.classification)",
-            (agent_id, key),
-        ):
-            if deleted_at is None:
-                live[Level(level)] = memory_id
-        shown = dict(
-            self.conn.execute("SELECT taint, memory_id FROM effective WHERE agent_id = ? AND key = ?", (agent_id, key))
+    def _latest(self, agent_id: int, keys: list[str]) -> dict[tuple[str, int], tuple[int, int, str | None]]:
+        """(key, level) -> id, version and deleted_at of the newest version of each of ``keys`` at each level."""
+        # SQLite fills the bare columns of a MAX() aggregate from the row holding the maximum.
+        rows = self.conn.execute(
+            "SELECT m.key, m.classification, m.id, MAX(m.version), m.deleted_at FROM memories m "
+            "WHERE m.agent_id = ? AND m.key IN (SELECT value FROM json_each(?)) GROUP BY m.key, m.classification",
+            (agent_id, json.dumps(keys)),
         )
-        for taint in Level:
-            if taint < changed and self.policy.lattice_visibility:
-                continue  # under the lattice a version changes only the views at or above its level
-            visible = [level for level in live if self.policy.readable(level, taint)]
-            winner = live[max(visible)] if visible else None
-            before = shown.get(int(taint))
-            if winner == before:
-                continue
-            if winner is None:
-                self.conn.execute(
-                    "DELETE FROM effective WHERE agent_id = ? AND key = ? AND taint = ?", (agent_id, key, int(taint))
-                )
-            else:
-                self.conn.execute(
-                    "INSERT OR REPLACE INTO effective (agent_id, key, taint, memory_id) VALUES (?, ?, ?, ?)",
-                    (agent_id, key, int(taint), winner),
-                )
-            if indexed & _bit(taint):
-                self._reindex(fts_table(agent_id, taint), before, winner)
+        return {(key, level): (memory_id, version, deleted) for key, level, memory_id, version, deleted in rows}
 
-    def _reindex(self, table: str, before: int | None, after: int | None) -> None:
-        if before is not None:
-            self.conn.execute(
+    def _refresh(
+        self,
+        agent_id: int,
+        keys: list[str],
+        before: dict[str, dict[Level, int]],
+        after: dict[str, dict[Level, int]],
+        indexed: int,
+        *,
+        changed: Level,
+    ) -> None:
+        """Bring the effective view and the FTS indexes from ``before`` to ``after`` for ``keys``.
+
+        ``before`` and ``after`` map each key to its live version id per level; the effective view is a
+        function of that, so only the differences are written.
+        """
+        upserts, removals = [], []
+        reindex: dict[str, tuple[list[int], list[int]]] = {}
+        taints = [taint for taint in Level if taint >= changed or not self.rules.lattice_visibility]
+        for key in keys:
+            old, new = before.get(key, {}), after.get(key, {})
+            for taint in taints:
+                shown, winner = self._winner(old, taint), self._winner(new, taint)
+                if winner == shown:
+                    continue
+                if winner is None:
+                    removals.append((agent_id, key, int(taint)))
+                else:
+                    upserts.append((agent_id, key, int(taint), winner))
+                if indexed & _bit(taint):
+                    _diff(reindex, fts_table(agent_id, taint), shown, winner)
+            if self.rules.global_statistics:
+                for level in Level:
+                    _diff(reindex, fts_table(agent_id, None), old.get(level), new.get(level))
+        self.conn.executemany("DELETE FROM effective WHERE agent_id = ? AND key = ? AND taint = ?", removals)
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO effective (agent_id, key, taint, memory_id) VALUES (?, ?, ?, ?)", upserts
+        )
+        for table, (gone, added) in reindex.items():
+            self.conn.executemany(
                 f'INSERT INTO "{table}" ("{table}", rowid, {self._fts_columns}) '
                 f"SELECT 'delete', id, {self._fts_columns} FROM memories WHERE id = ?",
-                (before,),
+                [(memory_id,) for memory_id in gone],
             )
-        if after is not None:
-            self.conn.execute(
-                f'INSERT INTO "{table}" (rowid, {self._fts_columns}) '
-                f"SELECT id, {self._fts_columns} FROM memories WHERE id = ?",
-                (after,),
+            self.conn.executemany(
+                f'INSERT INTO "{table}" (rowid, {self._fts_columns}) SELECT id, {self._fts_columns} FROM memories '
+                "WHERE id = ?",
+                [(memory_id,) for memory_id in added],
             )
+
+    def _winner(self, live: dict[Level, int], taint: Level) -> int | None:
+        """The version a session at ``taint`` sees: the live one at the highest level it may read."""
+        visible = [level for level in live if self.rules.can_read(level, taint)]
+        return live[max(visible)] if visible else None
 
     # -- reads (each with its audit event, in one transaction) ---------------------------------------
 
@@ -349,13 +386,13 @@ class SqliteStorage:
         """The effective view at ``taint``; ``audit=None`` only for the auditor's views (no session reads)."""
         with self._write():
             agent_id = self._agent_id(agent)
-            if self.policy.shadow_before_match or tag is None:
+            if self.rules.shadow_before_match or tag is None:
                 view = self._view(agent_id, taint, tag)
             else:
                 # Filter first, shadow among the survivors: per key, the highest readable level's view
                 # that has a tagged version wins, even when a higher version without the tag is visible.
                 views = (
-                    self._view(agent_id, level, tag) for level in reversed(Level) if self.policy.readable(level, taint)
+                    self._view(agent_id, level, tag) for level in reversed(Level) if self.rules.can_read(level, taint)
                 )
                 view = sorted(_first_per_key(views, lambda memory: memory.key), key=lambda memory: memory.key)
             if audit is not None:
@@ -380,12 +417,12 @@ class SqliteStorage:
         match = self.analyzer.match_expression(query)
         with self._write():
             agent_id, indexed = self._agent(agent)
-            used = [level for level in Level if indexed & _bit(level) and self.policy.readable(level, taint)]
+            used = [level for level in Level if indexed & _bit(level) and self.rules.can_read(level, taint)]
             if not used or match is None:
                 hits = []
-            elif self.policy.global_statistics:
+            elif self.rules.global_statistics:
                 hits = self._rank(fts_table(agent_id, None), match, query, limit, only_effective_at=(agent_id, taint))
-            elif self.policy.shadow_before_match:
+            elif self.rules.shadow_before_match:
                 # The index of the highest used level <= taint holds exactly the session's effective view.
                 hits = self._rank(fts_table(agent_id, max(used)), match, query, limit)
             else:
@@ -399,23 +436,38 @@ class SqliteStorage:
     def _rank(
         self, table: str, match: str, query: str, limit: int, *, only_effective_at: tuple[int, Level] | None = None
     ) -> list[Hit]:
-        # ORDER BY rank lets FTS5 sort by weighted bm25 itself (ties in rowid order, i.e. save order), so
-        # snippet() runs only for the rows returned, not for every match. A pre-stemmed index holds stems,
-        # so its snippets are made in Python from the original content.
-        effective = ""
-        parameters: tuple[Any, ...] = (match, limit)
+        # Rank exactly as raw FTS5 does, ORDER BY bm25(...) (ORDER BY rank costs 1.44x on the same index),
+        # ties in rowid (save) order; then fetch rows and snippets for the winners only, since a snippet in
+        # the ranking query would be made for every match. A pre-stemmed index holds stems, so its snippets
+        # are made in Python from the original content.
+        weights = ", ".join(str(weight) for weight in BM25_WEIGHTS)
+        effective, parameters = "", (match, limit)
         if only_effective_at is not None:
-            effective = "AND m.id IN (SELECT memory_id FROM effective WHERE agent_id = ? AND taint = ?)"
+            effective = "AND rowid IN (SELECT memory_id FROM effective WHERE agent_id = ? AND taint = ?)"
             agent_id, taint = only_effective_at
             parameters = (match, agent_id, int(taint), limit)
-        snippet = "NULL" if self.analyzer.prestemmed else f"snippet(\"{table}\", 1, '**', '**', '…', {_SNIPPET_TOKENS})"
-        rows = self.conn.execute(
-            f'SELECT {_MEMORY_COLUMNS}, "{table}".rank, {snippet} '
-            f'FROM "{table}" JOIN memories m ON m.id = "{table}".rowid WHERE "{table}" MATCH ? {effective} '
-            f'ORDER BY "{table}".rank LIMIT ?',
+        ranked = self.conn.execute(
+            f'SELECT rowid, bm25("{table}", {weights}) AS score FROM "{table}" WHERE "{table}" MATCH ? {effective} '
+            "ORDER BY score, rowid LIMIT ?",
             parameters,
-        )
-        hits = [Hit(_memory(row[:-2]), -row[-2], row[-1]) for row in rows]
+        ).fetchall()
+        if not ranked:
+            return []
+        marks = ", ".join("?" * len(ranked))
+        ids = [memory_id for memory_id, _ in ranked]
+        if self.analyzer.prestemmed:
+            rows = self.conn.execute(
+                f"SELECT m.id, {_MEMORY_COLUMNS}, NULL FROM memories m WHERE m.id IN ({marks})", ids
+            )
+        else:
+            rows = self.conn.execute(
+                f"SELECT m.id, {_MEMORY_COLUMNS}, snippet(\"{table}\", 1, '**', '**', '…', {_SNIPPET_TOKENS}) "
+                f'FROM "{table}" JOIN memories m ON m.id = "{table}".rowid '
+                f'WHERE "{table}" MATCH ? AND "{table}".rowid IN ({marks})',
+                (match, *ids),
+            )
+        found = {row[0]: row[1:] for row in rows}
+        hits = [Hit(_memory(found[memory_id][:-1]), -score, found[memory_id][-1]) for memory_id, score in ranked]
         if self.analyzer.prestemmed:
             terms = set(self.analyzer.query_terms(query))
             hits = [
@@ -431,26 +483,38 @@ class SqliteStorage:
             self._append_audit(event)
 
     def _append_audit(self, event: AuditEvent) -> None:
-        self.conn.execute(
+        self._append_audits((event,))
+
+    def _append_audits(self, events: Iterable[AuditEvent]) -> None:
+        self.conn.executemany(
             "INSERT INTO audit (at, session_id, agent, taint, tool, key, query, outcome, records, notes, message) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                event.at,
-                event.session_id,
-                event.agent,
-                event.taint.name,
-                event.tool,
-                event.key,
-                event.query,
-                event.outcome,
-                json.dumps(event.records) if event.records else "[]",
-                json.dumps(event.notes) if event.notes else "[]",
-                event.message,
+                (
+                    event.at,
+                    event.session_id,
+                    event.agent,
+                    event.taint.name,
+                    event.tool,
+                    event.key,
+                    event.query,
+                    event.outcome,
+                    json.dumps(event.records) if event.records else "[]",
+                    json.dumps(event.notes) if event.notes else "[]",
+                    event.message,
+                )
+                for event in events
             ),
         )
 
-    def audit_rows(self) -> Iterator[dict[str, Any]]:
-        for row in self.db.query("SELECT * FROM audit ORDER BY seq"):
+    def agents(self) -> list[str]:
+        """Every agent that has saved in this store, by name."""
+        return [row[0] for row in self.conn.execute("SELECT name FROM agents ORDER BY name")]
+
+    def audit_rows(self, agent: str | None = None) -> Iterator[dict[str, Any]]:
+        """The audit, oldest first; only ``agent``'s calls when given."""
+        where, parameters = ("", ()) if agent is None else ("WHERE agent = ?", (agent,))
+        for row in self.db.query(f"SELECT * FROM audit {where} ORDER BY seq", parameters):
             yield {**row, "records": json.loads(row["records"]), "notes": json.loads(row["notes"])}
 
     def history_rows(self, agent: str, key: str | None = None) -> Iterator[dict[str, Any]]:
@@ -476,7 +540,7 @@ class SqliteStorage:
         with self._lock:
             target = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
             self.conn.backup(target)
-        return SqliteStorage(connection=target, policy=self.policy, analyzer=self.analyzer)
+        return SqliteStorage(connection=target, rules=self.rules, analyzer=self.analyzer)
 
     def close(self) -> None:
         self.db.close()
@@ -492,6 +556,26 @@ def _first_per_key(groups: Iterable[list[Any]], key: Callable[[Any], str]) -> li
 
 
 _ALL_LEVELS = sum(1 << int(level) for level in Level)
+
+
+def live_versions(latest: dict[tuple[str, int], tuple[int, int, str | None]]) -> dict[str, dict[Level, int]]:
+    """key -> {level: id} of the versions that are live (the newest at their level and not deleted)."""
+    live: dict[str, dict[Level, int]] = {}
+    for (key, level), (memory_id, _version, deleted_at) in latest.items():
+        if deleted_at is None:
+            live.setdefault(key, {})[Level(level)] = memory_id
+    return live
+
+
+def _diff(reindex: dict[str, tuple[list[int], list[int]]], table: str, before: int | None, after: int | None) -> None:
+    """Note that ``table`` must drop ``before`` and add ``after`` (either may be None, both may be equal)."""
+    if before == after:
+        return
+    gone, added = reindex.setdefault(table, ([], []))
+    if before is not None:
+        gone.append(before)
+    if after is not None:
+        added.append(after)
 
 
 def _bit(level: Level) -> int:

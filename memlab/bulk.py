@@ -1,0 +1,118 @@
+"""``memlab import``: a JSON Lines file into one agent at one taint, checked whole before anything is written.
+
+Each line holds one record, ``{"key": ..., "content": ..., "tags": [...]}`` (``tags`` optional); blank lines
+are skipped. The file is read twice: first every line is parsed and validated like a single save, and any
+bad line is reported as ``FILE:LINE: what is wrong`` with nothing written; then the records are saved through
+``Session.memory_save_many``, one transaction per batch, with a progress bar.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from memlab import arguments
+from memlab.errors import InvalidArgument, MemlabError
+
+__all__ = ["read_records", "check_file", "run_import"]
+
+MAX_REPORTED = 20
+
+
+def read_records(path: Path) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed record) for every non-blank line; a line that is not JSON raises InvalidArgument."""
+    with path.open(encoding="utf-8", errors="strict") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield number, json.loads(line)
+            except json.JSONDecodeError as error:
+                raise InvalidArgument(f"{path}:{number}: not JSON ({error.msg}, column {error.colno})") from None
+
+
+def check_file(path: Path) -> tuple[int, list[str]]:
+    """Validate every record of ``path``; return how many there are and the problems (``FILE:LINE: ...``)."""
+    problems: list[str] = []
+    count = 0
+    records = read_records(path)
+    while True:
+        try:
+            number, record = next(records)
+        except StopIteration:
+            break
+        except InvalidArgument as error:  # a line that is not JSON ends the reading: report it and stop
+            problems.append(str(error))
+            break
+        except UnicodeDecodeError as error:
+            problems.append(f"{path}: not UTF-8 text (byte {error.start})")
+            break
+        count += 1
+        try:
+            if not isinstance(record, dict):
+                raise InvalidArgument(f"a record must be an object, not {type(record).__name__}")
+            arguments.bind("memory_save", record)
+        except InvalidArgument as error:
+            problems.append(f"{path}:{number}: {error}")
+    return count, problems
+
+
+def run_import(args: argparse.Namespace) -> int:
+    """The ``memlab import`` command; returns the exit status (1: bad records, 2: cannot open or read)."""
+    from memlab.levels import Level
+    from memlab.store import MemoryStore
+
+    path = Path(args.file)
+    if not path.is_file():
+        print(f"memlab import: {path} is not a file", file=sys.stderr)
+        return 2
+    count, problems = check_file(path)
+    if problems:
+        for problem in problems[:MAX_REPORTED]:
+            print(problem, file=sys.stderr)
+        more = f" (and {len(problems) - MAX_REPORTED} more)" if len(problems) > MAX_REPORTED else ""
+        print(f"memlab import: {len(problems)} bad records{more}; nothing was imported", file=sys.stderr)
+        return 1
+    try:
+        taint = Level.parse(args.taint)
+        store = MemoryStore(args.db, policy=args.policy, analyzer=args.analyzer)
+    except MemlabError as error:
+        print(f"memlab import: {error}", file=sys.stderr)
+        return 2
+    started = time.perf_counter()
+    with store, tqdm(total=count, unit="memory", desc=path.name, file=sys.stderr) as progress:
+        try:
+            session = store.session(taint, args.agent)
+            saved = 0
+            batch: list[Any] = []
+            for _number, record in read_records(path):
+                batch.append(record)
+                if len(batch) == args.batch_size:
+                    saved += _save(session, batch, progress)
+            saved += _save(session, batch, progress)
+        except MemlabError as error:
+            print(f"memlab import: {error}", file=sys.stderr)
+            return 2
+    elapsed = time.perf_counter() - started
+    print(
+        f"imported {saved:,} memories into agent {args.agent!r} at {taint.name} "
+        f"(session {session.id}) in {elapsed:.1f} s"
+    )
+    return 0
+
+
+def _save(session, batch: list[Any], progress: tqdm) -> int:
+    """Save one batch in one transaction (the results are not kept: an import may hold millions)."""
+    if not batch:
+        return 0
+    saved = len(session.memory_save_many(batch, batch_size=len(batch)))
+    progress.update(saved)
+    batch.clear()
+    return saved

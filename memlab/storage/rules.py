@@ -1,0 +1,60 @@
+"""``ViewRules``: what storage must know of a policy to keep its views — a small, hashable value.
+
+Storage never sees a ``Policy`` or a ``Session``. It is told which classifications each taint may read,
+whether shadowing comes before search and tag filters, and how far bm25 statistics reach; from that it
+materialises the effective views. A second backend implements the same rules from the same value.
+
+>>> ViewRules.lattice().can_read(Level.PUBLIC, Level.INTERNAL)
+True
+>>> ViewRules.lattice().signature
+'lattice'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import product
+
+from memlab.levels import Level, can_flow_to
+
+__all__ = ["ViewRules"]
+
+_LATTICE = frozenset(
+    (classification, taint) for classification, taint in product(Level, Level) if can_flow_to(classification, taint)
+)
+
+
+@dataclass(frozen=True)
+class ViewRules:
+    """The rules the materialised views follow."""
+
+    readable: frozenset[tuple[Level, Level]] = _LATTICE
+    """The (classification, taint) pairs for which a session at ``taint`` may read a version."""
+    shadow_before_match: bool = True
+    """False: search and tag filters run on every readable version, and shadowing only among the matches."""
+    global_statistics: bool = False
+    """True: bm25 statistics come from one index over every level (a leak the policy lab studies)."""
+
+    @classmethod
+    def lattice(cls) -> ViewRules:
+        """The design's rules: reads follow ``can_flow_to``, shadowing first, statistics per view."""
+        return cls()
+
+    def can_read(self, classification: Level, taint: Level) -> bool:
+        """May a session at ``taint`` read a version classified ``classification``?"""
+        return (classification, taint) in self.readable
+
+    @property
+    def lattice_visibility(self) -> bool:
+        """True when reads follow the lattice: a version then changes only the views at or above its level."""
+        return self.readable == _LATTICE
+
+    @property
+    def signature(self) -> str:
+        """What the stored views depend on; a store keeps it and refuses to open under other rules."""
+        if self.lattice_visibility:
+            visibility = "lattice"
+        else:
+            pairs = ",".join(f"{c.name[0]}{t.name[0]}" for c, t in sorted(self.readable))
+            visibility = f"readable:{pairs}"
+        return visibility + (" global-statistics" if self.global_statistics else "")

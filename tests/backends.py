@@ -1,0 +1,29 @@
+"""The storage backends every contract, model and noninterference test runs against."""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from memlab import MemoryStore
+
+# memory: one in-memory SQLite database; file: one SQLite file; folder: one SQLite file per agent.
+BACKENDS = ("memory", "file", "folder")
+
+# Agent names that are hostile as file names, or differ only by case or LIKE wildcards: each must be its
+# own exact namespace, and none may reach outside the store's folder.
+HOSTILE_AGENTS = ["main", "Main", "ma_n", "m%", "..", "/", "../../etc/passwd", "CON", "nul.txt", "a" * 300, "ñame 名前"]
+
+
+@contextlib.contextmanager
+def open_store(backend: str, **options) -> Iterator[MemoryStore]:
+    """A fresh store of ``backend`` in a temporary folder, closed and removed afterwards."""
+    if backend == "memory":
+        with MemoryStore(**options) as store:
+            yield store
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        with MemoryStore(Path(folder) / "store", layout=backend, **options) as store:
+            yield store

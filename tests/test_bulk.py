@@ -1,0 +1,129 @@
+"""``memlab import`` (bulk load from JSON Lines) and ``memlab migrate`` (a single file to a store folder)."""
+
+from __future__ import annotations
+
+import json
+
+from memlab import Level, MemoryStore
+from memlab.cli import main
+from tests.backends import HOSTILE_AGENTS
+from tests.conftest import fixed_clock
+
+
+def _write_jsonl(path, records: list, extra_lines: dict[int, str] | None = None) -> None:
+    lines = [json.dumps(record) for record in records]
+    for index, line in (extra_lines or {}).items():
+        lines.insert(index, line)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_import_loads_every_line_at_the_given_taint(tmp_path, capsys):
+    source = tmp_path / "notes.jsonl"
+    records = [{"key": f"note-{n}", "content": f"fact number {n} about coffee", "tags": ["import"]} for n in range(250)]
+    _write_jsonl(source, records, {100: ""})  # a blank line is skipped
+    db = tmp_path / "store"
+    code = main(
+        ["import", str(source), "--db", str(db), "--agent", "alice", "--taint", "internal", "--batch-size", "64"]
+    )
+    assert code == 0
+    assert "imported 250 memories into agent 'alice' at INTERNAL" in capsys.readouterr().out
+    with MemoryStore(db) as store:
+        assert store.session(Level.PUBLIC, "alice").memory_list() == []
+        internal = store.session(Level.INTERNAL, "alice")
+        assert len(internal.memory_list(tag="import")) == 250
+        assert internal.memory_get("note-7").content == "fact number 7 about coffee"
+        assert (store.audit("alice")["tool"] == "memory_save").sum() == 250
+
+
+def test_import_reports_bad_lines_by_number_and_writes_nothing(tmp_path, capsys):
+    source = tmp_path / "notes.jsonl"
+    records = [
+        {"key": "good", "content": "fine"},
+        {"key": "", "content": "empty key"},
+        {"key": "no-content"},
+        ["not", "an", "object"],
+        {"key": "k", "content": "c", "classification": "PUBLIC"},
+    ]
+    _write_jsonl(source, records)
+    db = tmp_path / "store"
+    assert main(["import", str(source), "--db", str(db)]) == 1
+    err = capsys.readouterr().err
+    assert f"{source}:2: key must not be empty" in err
+    assert f"{source}:3:" in err and "content" in err
+    assert f"{source}:4: a record must be an object, not list" in err
+    assert f"{source}:5:" in err and "classification" in err
+    assert "4 bad records; nothing was imported" in err
+    assert not db.exists()
+
+
+def test_import_reports_a_line_that_is_not_json(tmp_path, capsys):
+    source = tmp_path / "notes.jsonl"
+    _write_jsonl(source, [{"key": "a", "content": "b"}], {1: '{"key": "broken"'})
+    assert main(["import", str(source), "--db", str(tmp_path / "store")]) == 1
+    assert f"{source}:2: not JSON" in capsys.readouterr().err
+
+
+def test_import_of_a_missing_file_is_a_clear_error(tmp_path, capsys):
+    assert main(["import", str(tmp_path / "nope.jsonl"), "--db", str(tmp_path / "store")]) == 2
+    assert "is not a file" in capsys.readouterr().err
+
+
+def _old_store(path) -> None:
+    """A single-file store with several agents, levels, escalations, shadowing, deletes and failed calls."""
+    with MemoryStore(path, layout="file", clock=fixed_clock) as store:
+        for n, agent in enumerate(HOSTILE_AGENTS[:6]):
+            low = store.session(Level.PUBLIC, agent, session_id=f"low-{n}")
+            low.memory_save("user-name", f"name of {agent}", tags=["personal"])
+            low.memory_save("plan", "public plan")
+            high = store.session(Level.INTERNAL, agent, session_id=f"high-{n}")
+            high.memory_save("plan", "internal plan about the merger")
+            high.escalate(Level.CONFIDENTIAL, reason="read payroll")
+            high.memory_save("salary", "90k")
+            high.memory_save("salary", "95k")
+            high.memory_delete("salary")
+            high.memory_save("salary", "100k")
+            low.memory_delete("plan")
+            low.memory_get("nothing")
+            low.memory_search("plan merger")
+
+
+def _everything(store: MemoryStore, agents: list[str]) -> dict:
+    return {
+        "sessions": store.sessions().sort_values("id").to_dict("records"),
+        "taint_events": store.taint_events().sort_values(["session_id", "at"]).to_dict("records"),
+        "versions": {agent: store.versions(agent).to_dict("records") for agent in agents},
+        "views": {(agent, level): store.view(level, agent).to_dict("records") for agent in agents for level in Level},
+        "audit": {agent: store.audit(agent).drop(columns="seq").to_dict("records") for agent in agents},
+    }
+
+
+def test_migrate_moves_everything_into_a_folder(tmp_path, capsys):
+    old, new = tmp_path / "old.db", tmp_path / "store"
+    _old_store(old)
+    agents = HOSTILE_AGENTS[:6]
+    with MemoryStore(old) as store:
+        searches = {
+            a: [h.memory.ref() for h in store.session(Level.RESTRICTED, a).memory_search("plan")] for a in agents
+        }
+        expected = _everything(store, agents)
+    before = old.read_bytes()
+    assert main(["migrate", str(old), str(new)]) == 0
+    assert "6 agents" in capsys.readouterr().out
+    with MemoryStore(new) as store:
+        assert store.storage.agents() == sorted(agents)
+        migrated = _everything(store, agents)
+        assert {
+            a: [h.memory.ref() for h in store.session(Level.RESTRICTED, a).memory_search("plan")] for a in agents
+        } == searches
+        assert migrated == expected
+        # The migrated store goes on working: versions continue where they were.
+        assert store.session(Level.CONFIDENTIAL, agents[0]).memory_save("salary", "110k").version == 4
+    assert old.read_bytes() == before  # the source is only read
+
+
+def test_migrate_refuses_an_existing_target(tmp_path, capsys):
+    old = tmp_path / "old.db"
+    _old_store(old)
+    (tmp_path / "taken").mkdir()
+    assert main(["migrate", str(old), str(tmp_path / "taken")]) == 2
+    assert "exists already" in capsys.readouterr().err
