@@ -103,7 +103,7 @@ def build(session: Session) -> Server:
     pydantic's messages instead of memlab's. Here ``tools/list`` serves ``SCHEMAS`` verbatim and
     ``tools/call`` hands the raw arguments to ``tools.call``.
 
-    >>> server = build(MemoryStore("memories.db").session("internal", "main"))  # doctest: +SKIP
+    >>> server = build(MemoryStore("memories").session("internal", "main"))  # doctest: +SKIP
     """
 
     async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None) -> Any:
@@ -165,7 +165,7 @@ def tool_result(result: dict[str, Any]) -> types.CallToolResult:
 async def serve(session: Session) -> None:
     """Serve ``session`` over stdio until the host closes the connection (what ``memlab serve`` runs).
 
-    >>> anyio.run(serve, MemoryStore("memories.db").session("internal", "main"))  # doctest: +SKIP
+    >>> anyio.run(serve, MemoryStore("memories").session("internal", "main"))  # doctest: +SKIP
     """
     server = build(session)
     async with stdio_server() as (read_stream, write_stream):

@@ -31,4 +31,4 @@ def store():
 
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
-    return tmp_path / "memories.db"
+    return tmp_path / "memories"

@@ -250,7 +250,7 @@ with MemoryStore(sys.argv[1]) as store:
 
 
 def test_a_triggered_run_in_another_process_sees_the_same_memories_under_its_own_taint(tmp_path):
-    db = tmp_path / "memories.db"
+    db = tmp_path / "memories"
     with MemoryStore(db) as store:
         replay_openai_tool_calls(store.session(TAINT, AGENT))
         store.session(Level.PUBLIC, AGENT).memory_save("user-timezone", "Sam works on Lisbon time", tags=["personal"])
@@ -295,6 +295,6 @@ def test_the_readme_host_loop_runs_as_written(tmp_path, monkeypatch):
     namespace["store"].close()
     (request,) = requests
     assert request["tools"] == tools.for_anthropic() and request["system"].startswith(spine())
-    with MemoryStore(tmp_path / "memories.db") as store:
+    with MemoryStore(tmp_path / "memories") as store:
         memory = store.session(Level.INTERNAL, "sam").memory_get("project-atlas-beta-date")
         assert memory.classification is Level.INTERNAL

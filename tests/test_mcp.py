@@ -16,7 +16,7 @@ STRIPPED = "stripped argument classification='PUBLIC': the classification is alw
 
 
 def test_the_five_tools_errors_and_the_host_escalation_over_stdio(tmp_path):
-    db, log = tmp_path / "memories.db", tmp_path / "server.log"
+    db, log = tmp_path / "memories", tmp_path / "server.log"
 
     async def scenario():
         async with connect(db, "INTERNAL", log=log) as client:
@@ -116,7 +116,7 @@ def readme_server_command(db: Path, taint: str, agent: str) -> list[str]:
 
 
 def test_a_public_server_cannot_see_what_a_confidential_server_saved_on_the_same_file(tmp_path):
-    db, log = tmp_path / "memories.db", tmp_path / "server.log"
+    db, log = tmp_path / "memories", tmp_path / "server.log"
     with MemoryStore(db) as store:
         store.session(Level.PUBLIC).memory_save("user-name", "Sam", tags=["personal"])
     # Two live servers on one file: one CONFIDENTIAL, one PUBLIC started from the README's configuration.

@@ -40,6 +40,24 @@ class Analyzer:
     stem: Callable[[str], str] | None = field(default=None, compare=False)
     description: str = ""
     mode: str | None = None
+    fts_stem: Callable[[str], str] | None = field(default=None, compare=False)
+    """What FTS5's own tokenizer does to a lower-cased word, in Python, so snippets can be made without a
+    second FTS5 scan; None when it cannot be mirrored (trigram)."""
+
+    @property
+    def python_snippets(self) -> bool:
+        """True when snippets are made in Python from the original content (see ``snippet``)."""
+        return self.stem is not None or self.fts_stem is not None
+
+    def snippet_terms(self, query: str) -> set[str]:
+        """The terms ``snippet`` marks for ``query``: its search terms as the index sees them."""
+        return {self.snippet_term(term) for term in query_terms(query)}
+
+    def snippet_term(self, word: str) -> str:
+        """The index term of one word, as ``snippet`` compares it."""
+        word = word.lower()
+        stem = self.stem or self.fts_stem
+        return stem(word) if stem is not None else word
 
     @property
     def prestemmed(self) -> bool:
@@ -78,26 +96,37 @@ class Analyzer:
     def snippet(self, text: str, terms: Collection[str], *, tokens: int = 16) -> str:
         """An excerpt of ``text`` around the first word whose term is in ``terms``, matches marked ``**so**``.
 
-        Used for pre-stemmed analyzers, where FTS5's snippet() would show stems; it mirrors FTS5's layout.
+        Search makes its snippets here rather than with FTS5's snippet(), which would need a second scan of
+        the matches (and shows stems for a pre-stemmed index); the layout mirrors FTS5's, the window is the
+        one around the first match.
 
-        >>> get("snowball").snippet("She loves running", get("snowball").query_terms("runs"))
+        >>> get("snowball").snippet("She loves running", get("snowball").snippet_terms("runs"))
         'She loves **running**'
         """
-        spans = [(m.start(), m.end()) for m in WORD.finditer(text)]
+        spans = [match.span() for match in WORD.finditer(text)]
         if not spans:
             return text
-        hits = {i for i, (begin, end) in enumerate(spans) if self.term(text[begin:end]) in terms}
-        first = max(0, min(min(hits) - 2 if hits else 0, len(spans) - tokens))
+        lowered, term_of = text.lower(), _snippet_terms(self)
+        matched = (i for i, (begin, end) in enumerate(spans) if term_of(lowered[begin:end]) in terms)
+        first_hit = next(matched, None)  # only words up to the first match and in the window are stemmed
+        first = max(0, min(first_hit - 2 if first_hit is not None else 0, len(spans) - tokens))
         window = spans[first : first + tokens]
         start = 0 if first == 0 else window[0][0]
         end = len(text) if first + tokens >= len(spans) else window[-1][1]
         out, cursor = [], start
-        for index, (begin, finish) in enumerate(window, first):
-            if index in hits:
+        for begin, finish in window:
+            if term_of(lowered[begin:finish]) in terms:
                 out.append(text[cursor:begin] + "**" + text[begin:finish] + "**")
                 cursor = finish
         out.append(text[cursor:end])
         return ("…" if start > 0 else "") + "".join(out) + ("…" if end < len(text) else "")
+
+
+@functools.cache
+def _snippet_terms(analyzer: Analyzer) -> Callable[[str], str]:
+    """A memoised ``snippet_term`` of lower-cased words, one per analyzer (snippets stem every word shown)."""
+    stem = analyzer.stem or analyzer.fts_stem
+    return functools.lru_cache(maxsize=1 << 16)(stem) if stem is not None else str
 
 
 _REGISTRY: Registry[Analyzer] = Registry("analyzer", Analyzer, default=DEFAULT)
@@ -145,8 +174,16 @@ def _simplemma() -> Callable[[str], str]:
     return lambda word: simplemma.lemmatize(word, lang="en").lower()
 
 
-register(Analyzer("none", "unicode61", description="FTS5 unicode61: case folding, no stemming"))
-register(Analyzer("porter", "porter unicode61", description="FTS5's built-in porter stemmer (the default)"))
+register(Analyzer("none", "unicode61", description="FTS5 unicode61: case folding, no stemming", fts_stem=str))
+# FTS5's porter equals NLTK's in MARTIN_EXTENSIONS mode (DESIGN.md section 5; pinned in tests/test_stemstats.py).
+register(
+    Analyzer(
+        "porter",
+        "porter unicode61",
+        description="FTS5's built-in porter stemmer (the default)",
+        fts_stem=lazy_stemmer(_nltk_porter("MARTIN_EXTENSIONS")),
+    )
+)
 register(Analyzer("trigram", "trigram", description="FTS5 trigram: substrings of three characters"))
 for _name, _mode in (
     ("nltk-porter", "NLTK_EXTENSIONS"),

@@ -92,15 +92,18 @@ class FolderStorage:
         self.path.mkdir(exist_ok=True)
         conn = sqlite3.connect(catalogue, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
         try:
-            conn.execute("PRAGMA journal_mode=WAL")
+            db = sqlite_utils.Database(conn)
+            if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memlab_meta'").fetchone():
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("BEGIN IMMEDIATE")  # two processes creating one store: the second finds it made
+                try:
+                    _ensure_catalogue(db, self.analyzer.name, self.rules.signature)
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
             conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                _ensure_catalogue(sqlite_utils.Database(conn), self.analyzer.name, self.rules.signature)
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+            _ensure_catalogue(db, self.analyzer.name, self.rules.signature)
         except sqlite3.DatabaseError as error:
             conn.close()
             raise SchemaError(f"cannot open {catalogue} as a memlab catalogue: {error}") from error

@@ -436,16 +436,25 @@ class SqliteStorage:
     def _rank(
         self, table: str, match: str, query: str, limit: int, *, only_effective_at: tuple[int, Level] | None = None
     ) -> list[Hit]:
-        # Rank exactly as raw FTS5 does, ORDER BY bm25(...) (ORDER BY rank costs 1.44x on the same index),
-        # ties in rowid (save) order; then fetch rows and snippets for the winners only, since a snippet in
-        # the ranking query would be made for every match. A pre-stemmed index holds stems, so its snippets
-        # are made in Python from the original content.
-        weights = ", ".join(str(weight) for weight in BM25_WEIGHTS)
+        # Rank exactly as raw FTS5 does, ORDER BY bm25(...) (ORDER BY rank costs 1.44x on a large index), ties
+        # in rowid (save) order; fetch the winners' rows and make their snippets in Python: FTS5's snippet()
+        # in this query would be computed for every match, and in a second query would scan the matches again.
+        # Only trigram, whose matching Python cannot mirror, keeps FTS5's snippet() under ORDER BY rank.
         effective, parameters = "", (match, limit)
         if only_effective_at is not None:
             effective = "AND rowid IN (SELECT memory_id FROM effective WHERE agent_id = ? AND taint = ?)"
             agent_id, taint = only_effective_at
             parameters = (match, agent_id, int(taint), limit)
+        if not self.analyzer.python_snippets:
+            rows = self.conn.execute(
+                f'SELECT {_MEMORY_COLUMNS}, "{table}".rank, '
+                f"snippet(\"{table}\", 1, '**', '**', '…', {_SNIPPET_TOKENS}) "
+                f'FROM "{table}" JOIN memories m ON m.id = "{table}".rowid WHERE "{table}" MATCH ? {effective} '
+                f'ORDER BY "{table}".rank LIMIT ?',
+                parameters,
+            )
+            return [Hit(_memory(row[:-2]), -row[-2], row[-1]) for row in rows]
+        weights = ", ".join(str(weight) for weight in BM25_WEIGHTS)
         ranked = self.conn.execute(
             f'SELECT rowid, bm25("{table}", {weights}) AS score FROM "{table}" WHERE "{table}" MATCH ? {effective} '
             "ORDER BY score, rowid LIMIT ?",
@@ -454,27 +463,20 @@ class SqliteStorage:
         if not ranked:
             return []
         marks = ", ".join("?" * len(ranked))
-        ids = [memory_id for memory_id, _ in ranked]
-        if self.analyzer.prestemmed:
-            rows = self.conn.execute(
-                f"SELECT m.id, {_MEMORY_COLUMNS}, NULL FROM memories m WHERE m.id IN ({marks})", ids
+        found = {
+            row[0]: _memory(row[1:])
+            for row in self.conn.execute(
+                f"SELECT m.id, {_MEMORY_COLUMNS} FROM memories m WHERE m.id IN ({marks})",
+                [memory_id for memory_id, _ in ranked],
             )
-        else:
-            rows = self.conn.execute(
-                f"SELECT m.id, {_MEMORY_COLUMNS}, snippet(\"{table}\", 1, '**', '**', '…', {_SNIPPET_TOKENS}) "
-                f'FROM "{table}" JOIN memories m ON m.id = "{table}".rowid '
-                f'WHERE "{table}" MATCH ? AND "{table}".rowid IN ({marks})',
-                (match, *ids),
+        }
+        terms = self.analyzer.snippet_terms(query)
+        return [
+            Hit(
+                found[memory_id], -score, self.analyzer.snippet(found[memory_id].content, terms, tokens=_SNIPPET_TOKENS)
             )
-        found = {row[0]: row[1:] for row in rows}
-        hits = [Hit(_memory(found[memory_id][:-1]), -score, found[memory_id][-1]) for memory_id, score in ranked]
-        if self.analyzer.prestemmed:
-            terms = set(self.analyzer.query_terms(query))
-            hits = [
-                Hit(hit.memory, hit.score, self.analyzer.snippet(hit.memory.content, terms, tokens=_SNIPPET_TOKENS))
-                for hit in hits
-            ]
-        return hits
+            for memory_id, score in ranked
+        ]
 
     # -- audit and auditor views --------------------------------------------------------------------
 
