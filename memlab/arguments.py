@@ -6,43 +6,113 @@ argument and what was wrong; ``bind`` checks a whole call (unknown and missing a
 
 from __future__ import annotations
 
+import hashlib
 import re
+import unicodedata
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from memlab.errors import InvalidArgument
 
-__all__ = ["bind", "TOOL_PARAMETERS", "REQUIRED", "DEFAULT_MAX_RESULTS", "MAX_RESULTS_CAP"]
+__all__ = [
+    "bind",
+    "agent",
+    "session_id",
+    "summary",
+    "shown",
+    "TOOL_PARAMETERS",
+    "REQUIRED",
+    "DEFAULT_MAX_RESULTS",
+    "MAX_RESULTS_CAP",
+    "MAX_KEY_CHARS",
+    "MAX_CONTENT_CHARS",
+    "MAX_TAGS",
+    "MAX_TAG_CHARS",
+    "MAX_QUERY_CHARS",
+    "MAX_AGENT_CHARS",
+    "MAX_ARGUMENT_NAME_CHARS",
+]
 
 MAX_KEY_CHARS = 256
 MAX_CONTENT_CHARS = 65_536
 MAX_TAGS = 32
 MAX_TAG_CHARS = 64
 MAX_QUERY_CHARS = 4_096
+MAX_AGENT_CHARS = 256
+MAX_ARGUMENT_NAME_CHARS = 64
 DEFAULT_MAX_RESULTS = 10
 MAX_RESULTS_CAP = 100
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# In names (keys, tags, agents): controls (C0, C1), format characters (bidi controls, zero-width characters,
+# the BOM, soft hyphens), surrogates and non-characters make different names look alike, so they are refused.
+_REFUSED_IN_NAMES = frozenset({"Cc", "Cf", "Cs"})
+
+
+def _unicode(name: str, value: str) -> str:
+    """``value`` if it is valid Unicode text; a lone surrogate (from a lenient ``json.loads``) is refused."""
+    found = _SURROGATE.search(value)
+    if found:
+        raise InvalidArgument(f"{name} holds a lone surrogate at character {found.start()}: it is not valid text")
+    return value
 
 
 def _text(name: str, value: Any, limit: int) -> str:
     if not isinstance(value, str):
         raise InvalidArgument(f"{name} must be a string, not {type(value).__name__}")
-    if not value.strip():
-        raise InvalidArgument(f"{name} must not be empty")
     if len(value) > limit:
         raise InvalidArgument(f"{name} is {len(value)} characters long; the limit is {limit}")
-    return value
+    if not value.strip():
+        raise InvalidArgument(f"{name} must not be empty")
+    return _unicode(name, value)
 
 
 def _label(name: str, value: Any, limit: int) -> str:
-    """A key or a tag: text on one line, without surrounding whitespace (it would make look-alike names)."""
-    value = _text(name, value, limit)
+    """A key, tag or agent name: NFC-normalised text on one line, with no character that makes look-alikes.
+
+    Names are normalised to NFC (``cafe\u0301`` and ``café`` are one name); controls, format characters
+    (bidi controls, zero-width characters, the BOM), surrogates and non-characters are refused, as is
+    surrounding whitespace.
+    """
+    value = unicodedata.normalize("NFC", _text(name, value, limit))
     if value != value.strip():
-        raise InvalidArgument(f"{name} {value!r} must not start or end with whitespace")
-    if _CONTROL.search(value):
-        raise InvalidArgument(f"{name} {value!r} must not contain control characters")
+        raise InvalidArgument(f"{name} {shown(value)} must not start or end with whitespace")
+    for position, char in enumerate(value):
+        code = ord(char)
+        if unicodedata.category(char) in _REFUSED_IN_NAMES or 0xFDD0 <= code <= 0xFDEF or code & 0xFFFE == 0xFFFE:
+            raise InvalidArgument(
+                f"{name} {shown(value)} must not contain U+{code:04X} ({unicodedata.name(char, 'unnamed')}) at "
+                f"character {position}: names may not hold control characters, format characters or non-characters "
+                "(they make look-alike names)"
+            )
     return value
+
+
+def agent(value: Any) -> str:
+    """An agent name: the rules of keys (``_label``), up to ``MAX_AGENT_CHARS``."""
+    return _label("agent name", value, MAX_AGENT_CHARS)
+
+
+def session_id(value: Any) -> str:
+    """A session id chosen by the caller: the rules of names, up to ``MAX_KEY_CHARS``."""
+    return _label("session id", value, MAX_KEY_CHARS)
+
+
+def shown(value: Any, limit: int = MAX_ARGUMENT_NAME_CHARS) -> str:
+    """``repr(value)`` cut to about ``limit`` characters, for error messages that must stay short."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
+def summary(value: Any, limit: int) -> str | None:
+    """What the audit keeps of a given argument: the text itself when valid and within ``limit``, else its
+    length and a digest (never the whole of it); None when it is not text."""
+    if not isinstance(value, str):
+        return None
+    if len(value) <= limit and not _SURROGATE.search(value):
+        return value
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"<{len(value)} chars sha256:{digest}>"
 
 
 def key(value: Any) -> str:
@@ -73,7 +143,7 @@ def query(value: Any) -> str:
         raise InvalidArgument(f"query must be a string, not {type(value).__name__}")
     if len(value) > MAX_QUERY_CHARS:
         raise InvalidArgument(f"query is {len(value)} characters long; the limit is {MAX_QUERY_CHARS}")
-    return value
+    return _unicode("query", value)
 
 
 def max_results(value: Any) -> int:
@@ -115,15 +185,16 @@ def bind(tool: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
     {'query': 'name', 'max_results': 10}
     """
     if tool not in TOOL_PARAMETERS:
-        raise InvalidArgument(f"unknown tool {tool!r}; the tools are {', '.join(TOOL_PARAMETERS)}")
+        raise InvalidArgument(f"unknown tool {shown(tool)}; the tools are {', '.join(TOOL_PARAMETERS)}")
     if not isinstance(arguments, Mapping):
         raise InvalidArgument(f"arguments must be an object, not {type(arguments).__name__}")
     parameters = TOOL_PARAMETERS[tool]
-    unknown = sorted(str(name) for name in arguments if name not in parameters)
+    unknown = sorted((name for name in arguments if name not in parameters), key=str)
     if unknown:
-        raise InvalidArgument(
-            f"{tool} takes no argument {', '.join(map(repr, unknown))}; it takes {', '.join(parameters)}"
+        names = ", ".join(shown(name) for name in unknown[:3]) + (
+            f" and {len(unknown) - 3} more" if len(unknown) > 3 else ""
         )
+        raise InvalidArgument(f"{tool} takes no argument {names}; it takes {', '.join(parameters)}")
     missing = sorted(name for name in REQUIRED[tool] if arguments.get(name) is None)
     if missing:
         raise InvalidArgument(f"{tool} needs {', '.join(map(repr, missing))}")

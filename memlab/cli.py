@@ -56,7 +56,12 @@ def main(argv: list[str] | None = None) -> int:
     move.add_argument("source", help="the store file")
     move.add_argument("target", help="the new store folder (must not exist)")
     move.add_argument("--policy", default=None, help="the policy the store was built under (default strict)")
+    check_chain = commands.add_parser("verify", help="recompute a store's audit chain; exit status 1 if broken")
+    check_chain.add_argument("path", help="the store (folder or file); it is only read")
+    check_chain.add_argument("--policy", default=None, help="the policy the store was built under (default strict)")
     args = parser.parse_args(argv)
+    if args.command == "verify":
+        return _verify(args)
     if args.command == "import":
         from memlab.bulk import run_import
 
@@ -142,6 +147,20 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer, not {value}")
     return value
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from memlab.errors import MemlabError
+    from memlab.policies import resolve
+    from memlab.storage import verify_path
+
+    try:
+        result = verify_path(args.path, resolve(args.policy).view_rules())
+    except MemlabError as error:
+        print(f"memlab verify: {error}", file=sys.stderr)
+        return 2
+    print(result)
+    return 0 if result.ok else 1
 
 
 def _migrate(args: argparse.Namespace) -> int:

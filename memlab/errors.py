@@ -1,6 +1,6 @@
 """The exception hierarchy: every error memlab raises derives from ``MemlabError``."""
 
-__all__ = ["MemlabError", "InvalidArgument", "NotFound", "Denied", "TaintError", "SchemaError"]
+__all__ = ["MemlabError", "InvalidArgument", "NotFound", "Denied", "TaintError", "SchemaError", "InternalError"]
 
 
 class MemlabError(Exception):
@@ -37,3 +37,9 @@ class SchemaError(MemlabError):
     """The database is not a memlab store this version can open safely."""
 
     code = "schema_error"
+
+
+class InternalError(MemlabError):
+    """A call failed inside memlab; it was audited with the error's class name (never its details)."""
+
+    code = "internal_error"

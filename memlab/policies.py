@@ -31,7 +31,7 @@ class FrozenTaint(Policy):
         "escalation are written down (found in the reference implementation)"
     )
 
-    def save_level(self, session: Session) -> Level:
+    def save_level(self, session: Session, taint: Level) -> Level:
         return session.initial_taint
 
 
@@ -60,9 +60,9 @@ class WriteDownDelete(Policy):
     name = "write-down-delete"
     models = "a delete removes the key's visible version even when it lies below the session's taint"
 
-    def delete_level(self, session: Session, key: str) -> Level:
-        visible = session.store.storage.effective(session.agent, session.taint, key)
-        return session.taint if visible is None else visible.classification
+    def delete_level(self, session: Session, key: str, taint: Level) -> Level:
+        visible = session.store.storage.effective(session.agent, taint, key)
+        return taint if visible is None else visible.classification
 
 
 for _policy in (Policy(), FrozenTaint(), ShadowAfterMatch(), GlobalStats(), ExistenceOracle(), WriteDownDelete()):

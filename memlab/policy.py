@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from memlab.arguments import shown
 from memlab.levels import Level, can_flow_to
 from memlab.storage.rules import ViewRules
 
@@ -48,6 +49,8 @@ class ToolCall:
     session: Session
     tool: str
     arguments: dict[str, Any]
+    taint: Level | None = None
+    """The session's taint when the call began: what the policy, the storage and the audit use."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -62,13 +65,15 @@ LEVEL_LIKE_ARGUMENTS = frozenset(
 def strip_level_arguments(call: ToolCall) -> ToolCall:
     """Remove any classification-like argument: the level of a save is never the caller's to choose.
 
+    The note names the argument, never its value (a model may put anything there).
+
     >>> strip_level_arguments(ToolCall(None, "memory_save", {"key": "k", "classification": "PUBLIC"})).notes
-    ["stripped argument classification='PUBLIC': the classification is always the session's taint"]
+    ["stripped argument 'classification': the classification is always the session's taint"]
     """
     for name in list(call.arguments):
         if re.sub(r"[^a-z]", "", str(name).lower()) in LEVEL_LIKE_ARGUMENTS:
-            value = call.arguments.pop(name)
-            call.notes.append(f"stripped argument {name}={value!r}: the classification is always the session's taint")
+            del call.arguments[name]
+            call.notes.append(f"stripped argument {shown(name)}: the classification is always the session's taint")
     return call
 
 
@@ -105,13 +110,14 @@ class Policy:
         """May a session at ``taint`` read a version classified ``classification``?"""
         return can_flow_to(classification, taint)
 
-    def save_level(self, session: Session) -> Level:
-        """The classification a save gets: the session's live taint (no caller's choice, no write-down)."""
-        return session.taint
+    def save_level(self, session: Session, taint: Level) -> Level:
+        """The classification a save gets: ``taint``, the session's taint when the call began (no caller's
+        choice, no write-down)."""
+        return taint
 
-    def delete_level(self, session: Session, key: str) -> Level:
-        """The level whose current version of ``key`` a delete soft-deletes: exactly the session's taint."""
-        return session.taint
+    def delete_level(self, session: Session, key: str, taint: Level) -> Level:
+        """The level whose current version of ``key`` a delete soft-deletes: exactly the call's taint."""
+        return taint
 
     def view_rules(self) -> ViewRules:
         """What storage needs of this policy to keep its views: readability, shadow order, statistics scope."""

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from memlab import arguments
-from memlab.errors import Denied, InvalidArgument, MemlabError, NotFound, TaintError
+from memlab.errors import Denied, InternalError, InvalidArgument, MemlabError, NotFound, TaintError
 from memlab.levels import Level
-from memlab.policy import Hook, ToolCall, run_hooks
+from memlab.policy import ToolCall, run_hooks
 from memlab.recall import DEFAULT_BUDGET_CHARS
 from memlab.recall import budget as recall_budget
 from memlab.recall import render as render_recall
@@ -78,7 +78,7 @@ class Session:
         >>> s.memory_save("user-name", "Alice", tags=["personal"]).classification  # doctest: +SKIP
         <Level.PUBLIC: 0>
         """
-        return self._invoke("memory_save", {"key": key, "content": content, "tags": tags})
+        return self.call("memory_save", {"key": key, "content": content, "tags": tags})
 
     def memory_save_many(self, records: Iterable[Mapping[str, Any]], *, batch_size: int = 1_000) -> list[Memory]:
         """Save many memories at the session's current taint: bulk import, one transaction per batch.
@@ -98,34 +98,43 @@ class Session:
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
             raise InvalidArgument(f"batch_size must be a positive integer, not {batch_size!r}")
         taint = self._taint  # the whole import acts at one level, as a single call would
-        level = self.store.policy.save_level(self)
+        level = self.store.policy.save_level(self, taint)
         saved: list[Memory] = []
         for first, batch in enumerate(_batches(records, batch_size)):
             versions, events = [], []
             for number, record in enumerate(batch, start=first * batch_size + 1):
+                call = ToolCall(self, "memory_save", dict(record) if isinstance(record, Mapping) else {}, taint=taint)
                 try:
                     if not isinstance(record, Mapping):
                         kind = type(record).__name__
                         raise InvalidArgument(f"must be an object with key, content and tags, not {kind}")
-                    args = arguments.bind("memory_save", record)
-                except InvalidArgument as error:
-                    refusal = InvalidArgument(f"record {number}: {error} ({len(saved)} records saved before it)")
+                    call = run_hooks(self.store.hooks, call)  # hooks apply to every door, a record at a time
+                    args = arguments.bind(call.tool, call.arguments)
+                except MemlabError as error:
+                    refusal = type(error)(f"record {number}: {error} ({len(saved)} records saved before it)")
                     refusal.record = number
-                    self.store.storage.append_audit(
-                        _failed(self._event(taint, ToolCall(self, "memory_save_many", {})), refusal)
-                    )
+                    bulk = ToolCall(self, "memory_save_many", {}, taint=taint)
+                    self.store.storage.append_audit(_failed(self._event(taint, bulk), refusal))
                     raise refusal from None
-                event = self._event(taint, ToolCall(self, "memory_save", dict(args)))
+                event = self._event(taint, call, args)
                 versions.append(NewVersion(args["key"], args["content"], args["tags"], event.keywords["at"]))
                 events.append(event)
-            saved += self.store.storage.save_many(
-                self.agent, level, versions, saved_by=self.id, audit=_in_order(events)
-            )
+            try:
+                saved += self.store.storage.save_many(
+                    self.agent, level, versions, saved_by=self.id, audit=_in_order(events)
+                )
+            except Exception as error:
+                failure = InternalError(f"memory_save_many failed: {type(error).__name__}")
+                bulk = ToolCall(self, "memory_save_many", {}, taint=taint)
+                self.store.storage.append_audit(
+                    self._event(taint, bulk)(outcome=failure.code, message=type(error).__name__)
+                )
+                raise failure from error
         return saved
 
     def memory_get(self, key: str) -> Memory | None:
         """The key's entry in the effective view, or None (also when only a hidden version exists)."""
-        return self._invoke("memory_get", {"key": key})
+        return self.call("memory_get", {"key": key})
 
     def memory_search(self, query: str, max_results: int = arguments.DEFAULT_MAX_RESULTS) -> list[Hit]:
         """Rank the effective view against a natural-language query (never FTS5 syntax).
@@ -133,11 +142,11 @@ class Session:
         >>> [hit.memory.key for hit in s.memory_search("what is my name?")]  # doctest: +SKIP
         ['user-name']
         """
-        return self._invoke("memory_search", {"query": query, "max_results": max_results})
+        return self.call("memory_search", {"query": query, "max_results": max_results})
 
     def memory_list(self, tag: str | None = None) -> list[Memory]:
         """The effective view ordered by key, filtered by ``tag`` after shadowing."""
-        return self._invoke("memory_list", {"tag": tag})
+        return self.call("memory_list", {"tag": tag})
 
     def memory_delete(self, key: str) -> Memory:
         """Soft-delete the key's current version at exactly the session's taint.
@@ -145,7 +154,7 @@ class Session:
         Raises:
             NotFound: no live version at this taint (whatever exists at other levels).
         """
-        return self._invoke("memory_delete", {"key": key})
+        return self.call("memory_delete", {"key": key})
 
     # -- for hosts ----------------------------------------------------------------------------------
 
@@ -163,52 +172,73 @@ class Session:
         >>> print(s.recall(budget_chars=4000))  # doctest: +SKIP
         ## What you remember ...
         """
-        return self._invoke("memory_recall", {"budget_chars": budget_chars}, bind=_bind_recall)
+        return self._call("memory_recall", {"budget_chars": budget_chars}, bind=_bind_recall)[0]
 
     # -- one path for every call --------------------------------------------------------------------
 
-    def _invoke(
-        self, tool: str, raw: Any, hooks: Sequence[Hook] = (), bind: Callable[..., dict[str, Any]] = arguments.bind
-    ) -> Any:
-        """Run one tool call and return the tool's result (see ``_run``)."""
-        return self._run(tool, raw, hooks, bind)[0]
+    def call(self, tool: str, arguments: Mapping[str, Any] | None = None) -> Any:
+        """Run one tool call: the one path every door takes (the methods above, ``memlab.tools.call``, MCP,
+        the checkers and the widgets).
 
-    def _run(
-        self, tool: str, raw: Any, hooks: Sequence[Hook] = (), bind: Callable[..., dict[str, Any]] = arguments.bind
-    ) -> tuple[Any, dict[str, Any]]:
-        """Run one tool call: pre-tool-call hooks, validation, the tool, and its audit event.
-
-        The Python methods call this without hooks (they have no level argument to strip); the tool
-        layer passes the store's hooks. A refused or invalid call is audited, then re-raised. ``bind``
-        validates the arguments; only ``recall`` passes its own, so the tool layer knows five tools.
+        The call reads the live taint once, and that snapshot is what the policy, the storage and the audit
+        use; then the store's pre-tool-call hooks run, the arguments are validated, the policy and storage
+        act, and exactly one audit row is appended — for a refused, invalid or failed call too (an internal
+        error is audited with its class name only, and raised as ``InternalError``).
 
         Returns:
-            The tool's result and the validated arguments it ran with.
+            The tool's result: a ``Memory``, ``None``, a list of ``Hit`` or of ``Memory``.
+        Raises:
+            MemlabError: the call was invalid, refused by a hook or the policy, found nothing to delete, or
+                failed inside (``InternalError``).
+
+        >>> s.call("memory_save", {"key": "user-name", "content": "Sam"}).version  # doctest: +SKIP
+        1
+        """
+        return self._call(tool, {} if arguments is None else arguments)[0]
+
+    def _call(
+        self, tool: Any, raw: Any, *, bind: Callable[..., dict[str, Any]] = arguments.bind
+    ) -> tuple[Any, dict[str, Any]]:
+        """``call``, also returning the validated arguments (the tool layer renders results with them).
+
+        ``bind`` validates the arguments; only ``recall`` passes its own, so the tool layer knows five tools.
         """
         taint = self._taint  # the live taint, read once: the whole call acts at one level
-        call = ToolCall(self, str(tool), dict(raw) if isinstance(raw, Mapping) else {})
+        call = ToolCall(self, tool, dict(raw) if isinstance(raw, Mapping) else {}, taint=taint)
         try:
             if not isinstance(raw, Mapping):
                 raise InvalidArgument(f"arguments must be an object, not {type(raw).__name__}")
-            call = run_hooks(hooks, call)
+            call = run_hooks(self.store.hooks, call)
             args = bind(call.tool, call.arguments)
+            event = self._event(taint, call, args)
+            return getattr(self, f"_{call.tool}")(taint, event, **args), args
         except MemlabError as error:
-            self.store.storage.append_audit(_failed(self._event(taint, call), error))
+            if not getattr(error, "audited", False):
+                self.store.storage.append_audit(_failed(self._event(taint, call), error))
             raise
-        return getattr(self, f"_{call.tool}")(taint, self._event(taint, call), **args), args
+        except Exception as error:
+            failure = InternalError(f"{arguments.summary(call.tool, 64)} failed: {type(error).__name__}")
+            self.store.storage.append_audit(
+                self._event(taint, call)(outcome=failure.code, message=type(error).__name__)
+            )
+            raise failure from error
 
-    def _event(self, taint: Level, call: ToolCall) -> partial[AuditEvent]:
-        """The call's audit event, to be completed with its outcome and records once they are known."""
-        given = call.arguments if isinstance(call.arguments, Mapping) else {}
+    def _event(self, taint: Level, call: ToolCall, args: Mapping[str, Any] | None = None) -> partial[AuditEvent]:
+        """The call's audit event, to be completed with its outcome and records once they are known.
+
+        It holds identifiers, never content: the validated key and query, or for a rejected call the given
+        ones when short and valid, else their length and a digest; hook notes name arguments, not values.
+        """
+        given = args if args is not None else call.arguments
         return partial(
             AuditEvent,
             at=self.store.now(),
             session_id=self.id,
             agent=self.agent,
             taint=taint,
-            tool=call.tool,
-            key=_text_or_none(given.get("key")),
-            query=_text_or_none(given.get("query")),
+            tool=arguments.summary(call.tool, arguments.MAX_ARGUMENT_NAME_CHARS) or arguments.shown(call.tool),
+            key=arguments.summary(given.get("key"), arguments.MAX_KEY_CHARS),
+            query=arguments.summary(given.get("query"), arguments.MAX_QUERY_CHARS),
             notes=tuple(call.notes),
         )
 
@@ -217,7 +247,7 @@ class Session:
     ) -> Memory:
         (memory,) = self.store.storage.save_many(
             self.agent,
-            self.store.policy.save_level(self),
+            self.store.policy.save_level(self, taint),
             [NewVersion(key, content, tags, event.keywords["at"])],
             saved_by=self.id,
             audit=lambda memory: event(records=(memory.ref(),)),
@@ -225,14 +255,20 @@ class Session:
         return memory
 
     def _memory_get(self, taint: Level, event: partial[AuditEvent], *, key: str) -> Memory | None:
-        memory = self.store.storage.effective(
-            self.agent,
-            taint,
-            key,
-            audit=lambda memory: event(outcome="not_found") if memory is None else event(records=(memory.ref(),)),
-        )
-        if memory is None and self.store.policy.reveal_hidden and self.store.storage.exists(self.agent, key):
-            raise Denied(f"memory {key!r} exists but is classified above this session's level")
+        refusal: list[Denied] = []
+
+        def audit(memory: Memory | None) -> AuditEvent:
+            if memory is not None:
+                return event(records=(memory.ref(),))
+            if self.store.policy.reveal_hidden and self.store.storage.exists(self.agent, key):
+                # The existence-oracle variant: the audit records the answer the caller gets.
+                refusal.append(_audited(Denied(f"memory {key!r} exists but is classified above this session's level")))
+                return _failed(event, refusal[0])
+            return event(outcome="not_found")
+
+        memory = self.store.storage.effective(self.agent, taint, key, audit=audit)
+        if refusal:
+            raise refusal[0]
         return memory
 
     def _memory_search(self, taint: Level, event: partial[AuditEvent], *, query: str, max_results: int) -> list[Hit]:
@@ -268,7 +304,7 @@ class Session:
         deleted = self.store.storage.delete(
             self.agent,
             key,
-            self.store.policy.delete_level(self, key),
+            self.store.policy.delete_level(self, key, taint),
             deleted_at=event.keywords["at"],
             deleted_by=self.id,
             audit=lambda memory: (
@@ -276,7 +312,7 @@ class Session:
             ),
         )
         if deleted is None:
-            raise _not_found(key)
+            raise _audited(_not_found(key))
         return deleted
 
 
@@ -301,8 +337,10 @@ def _not_found(key: str) -> NotFound:
     return NotFound(f"no memory with key {key!r} at this session's level")
 
 
-def _text_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
+def _audited(error: MemlabError) -> MemlabError:
+    """Mark an error whose audit row the storage already wrote, in the transaction that decided it."""
+    error.audited = True
+    return error
 
 
 def _failed(event: partial[AuditEvent], error: MemlabError) -> AuditEvent:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -9,13 +10,15 @@ from pathlib import Path
 
 import pandas as pd
 
+from memlab import arguments
 from memlab.errors import InvalidArgument
 from memlab.levels import Level
 from memlab.policies import resolve
 from memlab.policy import DEFAULT_HOOKS, Hook, Policy
+from memlab.records import AuditEvent
 from memlab.search.analyzers import Analyzer
 from memlab.session import Session
-from memlab.storage import StorageProvider, open_storage
+from memlab.storage import StorageProvider, Verification, open_storage
 
 __all__ = ["MemoryStore"]
 
@@ -86,17 +89,15 @@ class MemoryStore:
 
         Args:
             taint: the starting taint; it can only go up (``Session.escalate``).
-            agent: the memory namespace; names match exactly (case and every character count).
+            agent: the memory namespace; names match exactly after NFC normalisation (case and every
+                character count; controls and format characters are refused, see ``memlab.arguments``).
             session_id: a readable id for notebooks; by default a random one.
         Raises:
             InvalidArgument: a bad level or agent name, or a session id this store already has.
         """
         taint = Level.parse(taint)
-        _check_agent(agent)
-        if session_id is None:
-            session_id = uuid.uuid4().hex[:12]
-        elif not isinstance(session_id, str) or not session_id.strip():
-            raise InvalidArgument(f"session_id must be a non-empty string, not {session_id!r}")
+        agent = arguments.agent(agent)
+        session_id = uuid.uuid4().hex[:12] if session_id is None else arguments.session_id(session_id)
         self.storage.add_session(session_id, agent, taint, self.now())
         return Session(self, session_id, agent, taint)
 
@@ -148,6 +149,66 @@ class MemoryStore:
             columns=["key", "content", "tags", "classification", "version", "saved_at", "saved_by"],
         )
 
+    def purge(
+        self, agent: str, key: str, level: Level | str | None = None, *, reason: str, by: str = "auditor"
+    ) -> list[str]:
+        """Erase ``key``'s content for real: an auditor's operation, not a tool the model has.
+
+        The content and tags of the key's versions (at ``level``, or at every level) are overwritten and
+        removed from every search index, the freed pages zeroed and the WAL truncated; the versions'
+        existence, classification and history stay, content-free, and so does the audit, which records the
+        purge (who, why, which versions). The hash chain still verifies, and nothing is kept from which the
+        content could be recovered (its commitment's salt is erased with it).
+
+        Args:
+            agent: whose memory.
+            key: the key to erase.
+            level: only the versions at this classification; None for every level.
+            reason: why (kept in the audit: name a ticket, not the content).
+            by: who purges (kept as the versions' ``deleted_by`` and in the audit).
+        Returns:
+            The refs (``key@LEVEL/vN``) of the versions erased.
+        Raises:
+            InvalidArgument: a bad key, level or an empty reason.
+
+        >>> store.purge("main", "salary", reason="GDPR request #1234")  # doctest: +SKIP
+        ['salary@CONFIDENTIAL/v1', 'salary@CONFIDENTIAL/v2']
+        """
+        key = arguments.key(key)
+        level = None if level is None else Level.parse(level)
+        if not isinstance(reason, str) or not reason.strip():
+            raise InvalidArgument("a purge needs a reason (a ticket, a request id)")
+        at = self.now()
+        event = AuditEvent(
+            at=at,
+            session_id=arguments.summary(by, 64) or "auditor",
+            agent=agent,
+            taint=max(Level),
+            tool="purge",
+            key=key,
+            message=arguments.summary(reason, 200),
+        )
+        purged = self.storage.purge(
+            agent,
+            key,
+            level,
+            purged_at=at,
+            purged_by=event.session_id,
+            audit=lambda versions: dataclasses.replace(event, records=tuple(v.ref() for v in versions)),
+        )
+        return [memory.ref() for memory in purged]
+
+    def verify(self) -> Verification:
+        """Recompute the audit's hash chain and check every version and view against it.
+
+        Returns a ``Verification``: ``ok``, the first broken link in ``problems``, and ``head``, the last
+        hash (keep it elsewhere: a rewrite of the whole chain is detectable only against it).
+
+        >>> store.verify().ok  # doctest: +SKIP
+        True
+        """
+        return self.storage.verify()
+
     def sessions(self) -> pd.DataFrame:
         """Every session started in this store."""
         return _frame(self.storage.session_rows(), ["id", "agent", "initial_taint", "created_at"])
@@ -155,15 +216,6 @@ class MemoryStore:
     def taint_events(self) -> pd.DataFrame:
         """Every escalation of every session, oldest first."""
         return _frame(self.storage.taint_event_rows(), ["session_id", "at", "from_level", "to_level", "reason"])
-
-
-def _check_agent(agent: object) -> None:
-    if not isinstance(agent, str) or not agent.strip():
-        raise InvalidArgument(f"agent must be a non-empty string, not {agent!r}")
-    try:
-        agent.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidArgument("agent name is not valid Unicode text (it holds a lone surrogate)") from None
 
 
 _HISTORY_COLUMNS = [

@@ -197,12 +197,12 @@ def call(session: Session, name: str, arguments: Any = None) -> dict[str, Any]:
     if arguments is None:
         arguments = {}
     try:
-        result, bound = session._run(name, arguments, hooks=session.store.hooks)
+        result, bound = session._call(name, arguments)
     except MemlabError as error:
         return _error(error.code, str(error))
-    except Exception as error:  # the model must never see a traceback
-        log.exception("memlab tool %s failed", name)
-        return _error("internal_error", f"{name} failed: {type(error).__name__}")
+    except Exception as error:  # only if the audit itself failed; the model must never see a traceback
+        log.exception("memlab tool call failed")
+        return _error("internal_error", f"the call failed: {type(error).__name__}")
     return _render(name, bound, result)
 
 

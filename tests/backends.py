@@ -14,7 +14,7 @@ BACKENDS = ("memory", "file", "folder")
 
 # Agent names that are hostile as file names, or differ only by case or LIKE wildcards: each must be its
 # own exact namespace, and none may reach outside the store's folder.
-HOSTILE_AGENTS = ["main", "Main", "ma_n", "m%", "..", "/", "../../etc/passwd", "CON", "nul.txt", "a" * 300, "ñame 名前"]
+HOSTILE_AGENTS = ["main", "Main", "ma_n", "m%", "..", "/", "../../etc/passwd", "CON", "nul.txt", "a" * 256, "ñame 名前"]
 
 
 @contextlib.contextmanager

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -10,10 +11,12 @@ from hypothesis import settings
 
 from memlab import MemoryStore
 
-# The suite is reproducible: the same examples every run. `pytest --hypothesis-profile=explore` searches anew.
+# The suite is reproducible: the same examples every run. CI (CI=true) runs the same examples and prints the
+# blob to reproduce a failure; `pytest --hypothesis-profile=explore` searches anew with many more examples.
 settings.register_profile("default", derandomize=True, deadline=None)
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 settings.register_profile("explore", derandomize=False, deadline=None, max_examples=2000)
-settings.load_profile("default")
+settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 
 FIXED_TIME = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)

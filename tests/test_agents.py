@@ -203,9 +203,7 @@ def check_audit(trail: list[list]) -> None:
     assert [row[2] for row in trail] == [name for name, _ in REPLAY]
     assert [row[5] for row in trail] == ["ok"] * 5 + ["invalid_argument"] + ["ok"] * 6 + ["not_found"]
     assert {(row[0], row[1]) for row in trail} == {(AGENT, TAINT)}
-    assert trail[4][7] == [
-        "stripped argument classification='PUBLIC': the classification is always the session's taint"
-    ]
+    assert trail[4][7] == ["stripped argument 'classification': the classification is always the session's taint"]
     assert trail[4][6] == ["preference-answer-length@INTERNAL/v1"]
     assert trail[9][6] == ["project-atlas-beta-date@INTERNAL/v2"]
     assert trail[10][6] == ["user-home-city@INTERNAL/v1"]

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
-from memlab import Level, MemoryStore
+import pytest
+
+from memlab import Level, MemoryStore, SchemaError
 from memlab.cli import main
 from tests.backends import HOSTILE_AGENTS
 from tests.conftest import fixed_clock
@@ -127,3 +131,37 @@ def test_migrate_refuses_an_existing_target(tmp_path, capsys):
     (tmp_path / "taken").mkdir()
     assert main(["migrate", str(old), str(tmp_path / "taken")]) == 2
     assert "exists already" in capsys.readouterr().err
+
+
+FIXTURE_V1 = Path(__file__).parent / "fixtures" / "store-v1.db"  # written by memlab 0.1 (schema 1, no chain)
+
+
+def test_a_schema_1_store_is_refused_with_the_way_forward(tmp_path):
+    old = tmp_path / "old.db"
+    shutil.copy(FIXTURE_V1, old)
+    with pytest.raises(SchemaError, match="schema version 1.*memlab migrate"):
+        MemoryStore(old)
+    assert old.read_bytes() == FIXTURE_V1.read_bytes()
+
+
+def test_a_schema_1_store_migrates_whole_and_verifies(tmp_path, capsys):
+    old, new = tmp_path / "old.db", tmp_path / "store"
+    shutil.copy(FIXTURE_V1, old)
+    assert main(["migrate", str(old), str(new)]) == 0
+    assert "4 agents, 8 sessions, 4 taint_events, 24 versions, 40 audit_rows" in capsys.readouterr().out
+    assert main(["verify", str(new)]) == 0
+    with MemoryStore(new) as store:
+        assert store.storage.agents() == sorted(["main", "Main", "..", "ñame 名前"])
+        for agent in store.storage.agents():
+            public = store.view(Level.PUBLIC, agent)
+            assert public["key"].tolist() == ["user-name"]  # the PUBLIC plan was deleted
+            secret = store.view(Level.CONFIDENTIAL, agent).set_index("key")["content"].to_dict()
+            assert secret == {
+                "plan": "internal plan about the merger",
+                "salary": "100k",
+                "user-name": f"name of {agent}",
+            }
+            assert store.history("salary", agent)["version"].tolist() == [1, 2, 3]
+            hits = store.session(Level.CONFIDENTIAL, agent).memory_search("merger")
+            assert [hit.memory.key for hit in hits] == ["plan"]
+        assert len(store.audit()) == 40 + 4  # and the four searches above

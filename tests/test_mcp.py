@@ -12,7 +12,7 @@ from memlab import Level, MemoryStore, spine, tools
 from memlab.mcp_server import escalate, tool_result
 from tests.mcp_client import ROOT, call, connect, connect_all, default_command, parsed, run
 
-STRIPPED = "stripped argument classification='PUBLIC': the classification is always the session's taint"
+STRIPPED = "stripped argument 'classification': the classification is always the session's taint"
 
 
 def test_the_five_tools_errors_and_the_host_escalation_over_stdio(tmp_path):
@@ -89,7 +89,7 @@ def test_the_five_tools_errors_and_the_host_escalation_over_stdio(tmp_path):
         assert audit["outcome"].tolist() == ["ok"] * 5 + ["not_found"] * 2 + ["invalid_argument"] * 3 + ["ok"]
         assert audit["taint"].tolist() == ["INTERNAL"] * 10 + ["CONFIDENTIAL"]
         assert audit["notes"].iloc[0] == [STRIPPED]
-        assert audit["notes"].iloc[-1] == [STRIPPED.replace("classification=", "taint=")]
+        assert audit["notes"].iloc[-1] == [STRIPPED.replace("'classification'", "'taint'")]
         assert audit["records"].iloc[-1] == ["salary@CONFIDENTIAL/v1"]
         events = store.taint_events()
         assert events[["from_level", "to_level", "reason"]].values.tolist() == [

@@ -6,6 +6,7 @@ from hypothesis import given, settings
 
 from memlab import Level, MemoryStore
 from memlab.search import match_expression, query_terms
+from tests.reference_model import _WORD, _stem
 
 HOSTILE_QUERIES = [
     "what's my name?",
@@ -67,24 +68,45 @@ def session(store):
     return s
 
 
-@pytest.mark.parametrize("query", HOSTILE_QUERIES)
-def test_no_query_raises(session, query):
-    hits = session.memory_search(query)
-    assert isinstance(hits, list)
-
-
+_NOTES = {
+    "note": "Alice likes C++ and NEAR queries with AND or OR",
+    "star": "a * star: the rating was 5* and ^caret^ (parenthesised) col: value",
+    "quote": 'she said "hello" and it\'s fine - really',
+    "emoji": "party 🎉 tonight, naïve café",
+    "plain": "nothing special here at all",
+}
 _shared = MemoryStore()
-_shared.session().memory_save("note", "Alice likes C++ and NEAR queries with AND or OR")
+_shared.session().memory_save_many([{"key": key, "content": text} for key, text in _NOTES.items()])
+
+
+def _expected(query: str) -> set[str]:
+    """The keys a query must find: those whose words share a porter stem with a query word (the model's rule)."""
+    wanted = {_stem(term) for term in query_terms(query)}
+    return {
+        key for key, text in _NOTES.items() if wanted & {_stem(word.lower()) for word in _WORD.findall(f"{key} {text}")}
+    }
+
+
+@pytest.mark.parametrize("query", HOSTILE_QUERIES)
+def test_hostile_queries_are_plain_words(query):
+    hits = _shared.session().memory_search(query, max_results=100)
+    assert {hit.memory.key for hit in hits} == _expected(query)
 
 
 @settings(max_examples=500)
-@given(
-    st.text(max_size=60)
-    | st.lists(st.sampled_from(['"', "*", "AND", "NEAR(", "^", ":", "-", "(", ")", "c++", "'"])).map(" ".join)
-)
+@given(st.lists(st.sampled_from(['"', "*", "AND", "NEAR(", "^", ":", "-", "(", ")", "c++", "'", "star", "alice"])))
+def test_any_mix_of_syntax_and_words_finds_exactly_the_words(tokens):
+    hits = _shared.session().memory_search(" ".join(tokens), max_results=100)
+    assert {hit.memory.key for hit in hits} == _expected(" ".join(tokens))
+
+
+@settings(max_examples=500)
+@given(st.text(max_size=60))
 def test_any_text_is_a_valid_query(query):
-    hits = _shared.session().memory_search(query)
-    assert all(hit.memory.key == "note" for hit in hits)
+    # Any Unicode (FTS5 folds diacritics, which the model does not): no error, real keys, ranked by score.
+    hits = _shared.session().memory_search(query, max_results=100)
+    assert {hit.memory.key for hit in hits} <= set(_NOTES)
+    assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
 
 
 def test_query_terms_are_words_without_stopwords():

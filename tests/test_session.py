@@ -150,13 +150,15 @@ def test_delete_removes_the_key_at_that_level_and_a_later_save_starts_anew(store
 
 def test_agents_are_isolated_exactly(store):
     """No case folding, no LIKE wildcards: every character of the agent name counts."""
-    names = ["main", "Main", "ma_n", "m%", "main "]
+    names = ["main", "Main", "ma_n", "m%", "mainé", "main x"]
     for name in names:
         store.session(agent=name).memory_save("who", name)
     for name in names:
         session = store.session(agent=name)
         assert [m.content for m in session.memory_list()] == [name]
         assert [h.memory.content for h in session.memory_search("who")] == [name]
+    with pytest.raises(InvalidArgument, match="whitespace"):
+        store.session(agent="main ")  # a look-alike of "main" is refused, not a namespace of its own
 
 
 def test_memory_is_frozen_and_hashable(store):

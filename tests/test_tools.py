@@ -85,7 +85,7 @@ def test_level_like_arguments_are_stripped_and_audited(store, name):
     assert store.session(Level.PUBLIC).memory_get("k") is None
     event = store.audit().iloc[0]
     assert event["outcome"] == "ok"
-    assert event["notes"] == [f"stripped argument {name}='PUBLIC': the classification is always the session's taint"]
+    assert event["notes"] == [f"stripped argument {name!r}: the classification is always the session's taint"]
 
 
 def test_a_read_with_a_level_argument_is_stripped_too(store):

@@ -2,7 +2,6 @@
 
 import itertools
 import random
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import pytest
 from memlab import InvalidArgument, Level, MemoryStore, Session, policies
 from memlab import widgets as mw
 from memlab.eval import load_locomo, load_trec
-from memlab.widgets.audit import timeline_html
+from memlab.widgets.audit import timeline_html, verification_html
 from memlab.widgets.render import badge, highlight, html_table
 from memlab.widgets.simulator import open_session
 from memlab.widgets.views import seen_column
@@ -255,12 +254,11 @@ def test_top_results_per_analyzer_with_highlights_and_judgments(trec):
     assert mw.indexed_session(trec, "porter") is mw.indexed_session(trec, "porter", "main")  # cached
 
 
-def test_one_locomo_conversation_loads_fast_per_analyzer():
+def test_one_locomo_conversation_is_indexed_once_per_analyzer():
     collection = load_locomo(ROOT / "data" / "locomo10.json")
     for analyzer in ("porter", "snowball"):
-        started = time.perf_counter()
         session = mw.indexed_session(collection, analyzer, "conv-26")
-        assert time.perf_counter() - started < 1.0
+        assert mw.indexed_session(collection, analyzer, "conv-26") is session  # cached, not indexed again
         assert len(session.memory_list()) == sum(d.agent == "conv-26" for d in collection.documents)
 
 
@@ -428,3 +426,17 @@ def test_every_widget_displays_in_a_notebook(trec):
     ):
         assert "application/vnd.jupyter.widget-view+json" in shown._repr_mimebundle_()
     assert isinstance(mw.simulator(MemoryStore()).panels[0].session, Session)
+
+
+def test_the_audit_viewer_shows_the_chain_verdict_and_a_broken_link():
+    store = MemoryStore()
+    store.session(Level.CONFIDENTIAL).memory_save("salary", "90k")
+    viewer = mw.AuditViewer(store)
+    assert "audit chain verified" in viewer.verified.value and "1 rows, 1 versions" in viewer.verified.value
+    store.storage.conn.execute("DROP TRIGGER memories_frozen")
+    store.storage.conn.execute("UPDATE memories SET classification = 0")
+    viewer.refresh()
+    assert (
+        "audit chain BROKEN" in viewer.verified.value and "trigger memories_frozen is missing" in viewer.verified.value
+    )
+    assert verification_html(store.verify()) == viewer.verified.value

@@ -62,7 +62,7 @@ def act(session: Session, step: Step, number: int) -> Any:
         if step.tool == "copy":
             read = session.memory_get(arguments["from"])
             return None if read is None else session.memory_save(arguments["to"], read.content)
-        return session._invoke(step.tool, arguments)
+        return session.call(step.tool, arguments)
     except MemlabError as error:
         return ("error", error.code, str(error))
 

@@ -19,8 +19,18 @@ from memlab.search.analyzers import Analyzer
 from memlab.storage.folder import FolderStorage
 from memlab.storage.rules import ViewRules
 from memlab.storage.sqlite import SqliteStorage
+from memlab.storage.verify import Verification, verify_path
 
-__all__ = ["StorageProvider", "SqliteStorage", "FolderStorage", "ViewRules", "open_storage", "LAYOUTS"]
+__all__ = [
+    "StorageProvider",
+    "SqliteStorage",
+    "FolderStorage",
+    "ViewRules",
+    "Verification",
+    "open_storage",
+    "verify_path",
+    "LAYOUTS",
+]
 
 LAYOUTS = ("folder", "file")
 
@@ -62,6 +72,17 @@ class StorageProvider(Protocol):
         audit: Callable[[Memory | None], AuditEvent],
     ) -> Memory | None: ...
 
+    def purge(
+        self,
+        agent: str,
+        key: str,
+        level: Level | None,
+        *,
+        purged_at: str,
+        purged_by: str,
+        audit: Callable[[list[Memory]], AuditEvent],
+    ) -> list[Memory]: ...
+
     def effective(
         self, agent: str, taint: Level, key: str, *, audit: Callable[[Memory | None], AuditEvent] | None = None
     ) -> Memory | None: ...
@@ -92,6 +113,8 @@ class StorageProvider(Protocol):
     def session_rows(self) -> Iterator[dict[str, Any]]: ...
 
     def taint_event_rows(self) -> Iterator[dict[str, Any]]: ...
+
+    def verify(self) -> Verification: ...
 
     def close(self) -> None: ...
 

@@ -35,6 +35,7 @@ from memlab.search.analyzers import Analyzer
 from memlab.search.analyzers import resolve as resolve_analyzer
 from memlab.storage.rules import ViewRules
 from memlab.storage.sqlite import SqliteStorage
+from memlab.storage.verify import Verification, combine
 
 __all__ = ["FolderStorage", "CATALOGUE", "FORMAT"]
 
@@ -89,8 +90,11 @@ class FolderStorage:
         if self.path.is_dir() and not catalogue.exists() and any(self.path.iterdir()):
             shown = ", ".join(sorted(entry.name for entry in self.path.iterdir())[:5])
             raise SchemaError(f"not a memlab store: the folder {self.path} holds other files ({shown})")
-        self.path.mkdir(exist_ok=True)
-        conn = sqlite3.connect(catalogue, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
+        try:
+            self.path.mkdir(exist_ok=True)
+            conn = sqlite3.connect(catalogue, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
+        except (OSError, sqlite3.Error) as error:
+            raise SchemaError(f"cannot open the store folder {self.path}: {error}") from error
         try:
             db = sqlite_utils.Database(conn)
             if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memlab_meta'").fetchone():
@@ -231,6 +235,19 @@ class FolderStorage:
                 agent, key, classification, deleted_at=deleted_at, deleted_by=deleted_by, audit=audit
             )
 
+    def purge(
+        self,
+        agent: str,
+        key: str,
+        level: Level | None,
+        *,
+        purged_at: str,
+        purged_by: str,
+        audit: Callable[[list[Memory]], AuditEvent],
+    ) -> list[Memory]:
+        with self._lock:
+            return self._file(agent).purge(agent, key, level, purged_at=purged_at, purged_by=purged_by, audit=audit)
+
     def effective(
         self, agent: str, taint: Level, key: str, *, audit: Callable[[Memory | None], AuditEvent] | None = None
     ) -> Memory | None:
@@ -299,6 +316,19 @@ class FolderStorage:
                 if storage is not None:
                     rows.extend(getattr(storage, method)())
         return rows
+
+    def verify(self) -> Verification:
+        """Verify every agent's file (``memlab.storage.verify``); problems name the file."""
+        results = []
+        for agent in self.agents():
+            with self._lock:
+                storage = self._file(agent, create=False)
+                results.append(
+                    storage.verify()
+                    if storage is not None
+                    else Verification(problems=(f"agent {agent!r}: its file is missing",))
+                )
+        return combine(results)
 
     def close(self) -> None:
         with self._lock:

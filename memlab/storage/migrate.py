@@ -1,23 +1,29 @@
-"""``migrate``: a single-file store becomes a store folder, one file per agent, nothing lost.
+"""``migrate``: a single-file store (schema 1 or 2) becomes a store folder, one file per agent, nothing lost.
 
 Every version (deleted ones too, with who and when), every session and taint event, and every audit row
 move to their agent's file in their original order; the effective views and level indexes are rebuilt
 from the versions. Audit rows keep every field but ``seq``, which each agent's file numbers anew (in the
-original order). The source file is only read.
+original order), and are chained anew: a schema-1 file had no chain, so the chain of a migrated store
+vouches for the migration onwards. Each version gets its commitment, and each save and delete in the
+audit the digest of the version it wrote. The source file is only read.
 
->>> summary = migrate("old.db", "memories")  # doctest: +SKIP
->>> summary["agents"], summary["versions"], summary["audit_rows"]
+>>> migrate("old.db", "memories")  # doctest: +SKIP
+{'agents': 3, 'sessions': 12, 'taint_events': 4, 'versions': 57, 'audit_rows': 240}
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 from memlab.errors import InvalidArgument, SchemaError
 from memlab.levels import Level
+from memlab.records import AuditEvent
 from memlab.search.analyzers import Analyzer
+from memlab.storage import chain
 from memlab.storage.folder import FolderStorage
 from memlab.storage.rules import ViewRules
 from memlab.storage.sqlite import SqliteStorage, live_versions
@@ -29,15 +35,16 @@ _VERSION_COLUMNS = (
     "index_key, index_content, index_tags"
 )
 _AUDIT_COLUMNS = "at, session_id, agent, taint, tool, key, query, outcome, records, notes, message"
+READABLE_VERSIONS = (1, 2)
 
 
 def migrate(
     source: str | Path, target: str | Path, *, rules: ViewRules | None = None, analyzer: Analyzer | str | None = None
-) -> dict[str, Any]:
+) -> dict[str, int]:
     """Copy the single-file store ``source`` into a new store folder ``target``.
 
     Args:
-        source: a memlab store file of the current schema.
+        source: a memlab store file of schema 1 (memlab 0.1) or 2.
         target: a folder that does not exist yet.
         rules: the views' rules (the lattice's by default); they must be the ones ``source`` was built for.
         analyzer: the analyzer ``source`` was indexed with (read from the file when None).
@@ -52,31 +59,33 @@ def migrate(
         raise SchemaError(f"{source} is not a memlab store file")
     if target.exists():
         raise InvalidArgument(f"{target} exists already: migrate writes a new store folder")
-    if analyzer is None:
-        analyzer = _stored_analyzer(source)
-    old = SqliteStorage(source, rules=rules, analyzer=analyzer)
-    new = FolderStorage(target, rules=old.rules, analyzer=old.analyzer)
-    counts = {"agents": 0, "sessions": 0, "taint_events": 0, "versions": 0, "audit_rows": 0}
-    try:
-        for agent in _agents(old.conn):
-            counts["agents"] += 1
-            for name, moved in _move_agent(old.conn, new, agent).items():
-                counts[name] += moved
-    finally:
-        old.close()
-        new.close()
+    rules = rules or ViewRules.lattice()
+    with contextlib.closing(_open_source(source)) as old:
+        meta = dict(old.execute("SELECT name, value FROM memlab_meta").fetchall())
+        if meta.get("views") != rules.signature:
+            raise SchemaError(f"{source} was built for views {meta.get('views')!r}, not {rules.signature!r}")
+        new = FolderStorage(target, rules=rules, analyzer=analyzer or meta.get("analyzer"))
+        counts = {"agents": 0, "sessions": 0, "taint_events": 0, "versions": 0, "audit_rows": 0}
+        try:
+            for agent in _agents(old):
+                counts["agents"] += 1
+                for name, moved in _move_agent(old, new, agent).items():
+                    counts[name] += moved
+        finally:
+            new.close()
     return counts
 
 
-def _stored_analyzer(path: Path) -> str:
+def _open_source(path: Path) -> sqlite3.Connection:
     try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
-            row = conn.execute("SELECT value FROM memlab_meta WHERE name = 'analyzer'").fetchone()
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        meta = dict(conn.execute("SELECT name, value FROM memlab_meta").fetchall())
     except sqlite3.DatabaseError as error:
-        raise SchemaError(f"cannot open {path} as a memlab store: {error}") from error
-    if row is None:
-        raise SchemaError(f"{path} is not a memlab store: it names no analyzer")
-    return row[0]
+        raise SchemaError(f"cannot read {path} as a memlab store: {error}") from error
+    if meta.get("format") != "memlab" or meta.get("schema_version") not in {str(v) for v in READABLE_VERSIONS}:
+        conn.close()
+        raise SchemaError(f"{path} is not a memlab store file of schema {' or '.join(map(str, READABLE_VERSIONS))}")
+    return conn
 
 
 def _agents(conn: sqlite3.Connection) -> list[str]:
@@ -111,17 +120,55 @@ def _move_agent(conn: sqlite3.Connection, new: FolderStorage, agent: str) -> dic
         storage.conn.executemany(
             "INSERT INTO taint_events (session_id, at, from_level, to_level, reason) VALUES (?, ?, ?, ?, ?)", events
         )
-        if versions:
-            agent_id, indexed = storage._agent(agent, create=True)
-            storage.conn.executemany(
-                f"INSERT INTO memories (agent_id, {_VERSION_COLUMNS}) VALUES (?, {', '.join('?' * 12)})",
-                [(agent_id, *row) for row in versions],
-            )
-            keys = sorted({row[0] for row in versions})
-            live = live_versions(storage._latest(agent_id, keys))
-            storage._refresh(agent_id, keys, {}, live, indexed, changed=min(Level))
-            if storage.rules.lattice_visibility:  # indexes for the levels in use, filled from the views
-                for level in sorted({Level(row[3]) for row in versions}):
-                    indexed = storage._start_index(agent_id, level, indexed)
-        storage.conn.executemany(f"INSERT INTO audit ({_AUDIT_COLUMNS}) VALUES ({', '.join('?' * 11)})", audit)
+        digests = _copy_versions(storage, agent, versions) if versions else {}
+        storage._append_audits(
+            [_event(row) for row in audit],
+            [digests.get((row[4], _single_ref(row[8]))) if row[7] == "ok" else None for row in audit],
+        )
     return {"sessions": len(sessions), "taint_events": len(events), "versions": len(versions), "audit_rows": len(audit)}
+
+
+def _copy_versions(storage: SqliteStorage, agent: str, versions: list[tuple[Any, ...]]) -> dict[tuple[str, str], str]:
+    """Insert the versions with their commitments, rebuild views and indexes; return the audit digests."""
+    agent_id, indexed = storage._agent(agent, create=True)
+    rows, digests = [], {}
+    for key, content, tags, level, version, saved_at, saved_by, deleted_at, deleted_by, *stems in versions:
+        salt = chain.new_salt()
+        bound = chain.commitment(salt, content, tags)
+        ref = f"{key}@{Level(level).name}/v{version}"
+        digests["memory_save", ref] = chain.version_digest(agent, key, level, version, saved_at, saved_by, bound)
+        if deleted_at is not None:
+            digests["memory_delete", ref] = chain.deletion_digest(digests["memory_save", ref], deleted_at, deleted_by)
+        rows.append((agent_id, key, content, tags, level, version, saved_at, saved_by, deleted_at, deleted_by))
+        rows[-1] += (*stems, salt, bound)
+    storage.conn.executemany(
+        f"INSERT INTO memories (agent_id, {_VERSION_COLUMNS}, salt, commitment) VALUES ({', '.join('?' * 15)})", rows
+    )
+    keys = sorted({row[1] for row in rows})
+    storage._refresh(agent_id, keys, {}, live_versions(storage._latest(agent_id, keys)), indexed, changed=min(Level))
+    if storage.rules.lattice_visibility:  # indexes for the levels in use, filled from the views
+        for level in sorted({Level(row[4]) for row in rows}):
+            indexed = storage._start_index(agent_id, level, indexed)
+    return digests
+
+
+def _single_ref(records: str) -> str | None:
+    refs = json.loads(records or "[]")
+    return refs[0] if len(refs) == 1 else None
+
+
+def _event(row: tuple[Any, ...]) -> AuditEvent:
+    at, session_id, agent, taint, tool, key, query, outcome, records, notes, message = row
+    return AuditEvent(
+        at=at,
+        session_id=session_id,
+        agent=agent,
+        taint=Level[taint],
+        tool=tool,
+        outcome=outcome,
+        key=key,
+        query=query,
+        records=tuple(json.loads(records or "[]")),
+        notes=tuple(json.loads(notes or "[]")),
+        message=message,
+    )

@@ -7,10 +7,14 @@ import sqlite_utils
 from memlab.errors import SchemaError
 from memlab.levels import Level
 from memlab.search.analyzers import Analyzer
+from memlab.storage.chain import genesis
 
 __all__ = [
     "SCHEMA_VERSION",
     "FORMAT",
+    "TABLES",
+    "TRIGGERS",
+    "missing_objects",
     "BM25_WEIGHTS",
     "ensure_schema",
     "fts_table",
@@ -18,7 +22,7 @@ __all__ = [
     "indexed_columns",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 FORMAT = "memlab"
 
 # bm25 weights of the indexed columns (key, content, tags): a word of the key says more than one of the text.
@@ -54,14 +58,20 @@ def ensure_schema(db: sqlite_utils.Database, analyzer: str = "porter", views: st
     meta = {row["name"]: row["value"] for row in db["memlab_meta"].rows}
     if meta.get("format") != FORMAT:
         raise SchemaError(f"not a memlab store: format is {meta.get('format')!r}, expected {FORMAT!r}")
-    version = int(meta.get("schema_version", "0"))
+    version_text = meta.get("schema_version", "")
+    if not version_text.isdigit():
+        raise SchemaError(f"not a memlab store this version can read: schema version {version_text[:20]!r}")
+    version = int(version_text)
     if version > SCHEMA_VERSION:
         raise SchemaError(
             f"this store has schema version {version}, written by a newer memlab; "
             f"this memlab reads schema version {SCHEMA_VERSION} — upgrade memlab to open it"
         )
     if version < SCHEMA_VERSION:
-        raise SchemaError(f"schema version {version} is unknown; no migration leads from it to {SCHEMA_VERSION}")
+        raise SchemaError(
+            f"this store has schema version {version}, from an earlier memlab (no tamper-evident audit); "
+            "`memlab migrate OLD NEW` copies it into a store folder of this version"
+        )
     if meta.get("analyzer") != analyzer:
         raise SchemaError(
             f"this store is indexed with analyzer {meta.get('analyzer')!r}, not {analyzer!r}: "
@@ -71,6 +81,11 @@ def ensure_schema(db: sqlite_utils.Database, analyzer: str = "porter", views: st
         raise SchemaError(
             f"this store's views were built for {meta.get('views')!r}, not {views!r}: "
             "open it with the policy that created it"
+        )
+    missing = missing_objects(db)
+    if missing:
+        raise SchemaError(
+            f"this store has been damaged or tampered with: {', '.join(missing)} missing (`memlab verify` tells more)"
         )
     return meta
 
@@ -83,6 +98,7 @@ def _create(db: sqlite_utils.Database, analyzer: str, views: str) -> None:
             {"name": "schema_version", "value": str(SCHEMA_VERSION)},
             {"name": "analyzer", "value": analyzer},
             {"name": "views", "value": views},
+            {"name": "chain_genesis", "value": genesis()},
         ]
     )
     # indexed_levels: bit mask of the levels whose FTS5 index is kept (those that ever had a save).
@@ -118,6 +134,10 @@ def _create(db: sqlite_utils.Database, analyzer: str, views: str) -> None:
             "index_key": str,
             "index_content": str,
             "index_tags": str,
+            # HMAC-SHA256(salt, content, tags): binds the content to the audit chain (memlab.storage.chain).
+            "salt": bytes,
+            "commitment": str,
+            "purged_at": str,
         },
         pk="id",
         not_null={"agent_id", "key", "content", "tags", "classification", "version", "saved_at", "saved_by"},
@@ -144,15 +164,43 @@ def _create(db: sqlite_utils.Database, analyzer: str, views: str) -> None:
             "records": str,
             "notes": str,
             "message": str,
+            "digest": str,
+            "hash": str,
         },
         pk="seq",
-        not_null={"at", "session_id", "agent", "taint", "tool", "outcome"},
+        not_null={"at", "session_id", "agent", "taint", "tool", "outcome", "hash"},
     )
-    for action in ("UPDATE", "DELETE"):
-        db.execute(
-            f"CREATE TRIGGER audit_no_{action.lower()} BEFORE {action} ON audit "
-            f"BEGIN SELECT RAISE(ABORT, 'the audit trail is append-only'); END"
-        )
+    for name, sql in TRIGGERS.items():
+        db.execute(f"CREATE TRIGGER {name} {sql}")
+
+
+_APPEND_ONLY = "BEGIN SELECT RAISE(ABORT, 'the audit trail is append-only'); END"
+_FROZEN = "BEGIN SELECT RAISE(ABORT, 'a memory version never changes; only a delete or a purge marks it'); END"
+# What the database itself refuses. REPLACE's implicit delete fires no DELETE trigger (recursive_triggers is
+# off), so an insert over an existing seq is refused before it happens.
+TRIGGERS = {
+    "audit_no_update": f"BEFORE UPDATE ON audit {_APPEND_ONLY}",
+    "audit_no_delete": f"BEFORE DELETE ON audit {_APPEND_ONLY}",
+    "audit_no_replace": f"BEFORE INSERT ON audit WHEN EXISTS (SELECT 1 FROM audit WHERE seq = NEW.seq) {_APPEND_ONLY}",
+    "memories_no_delete": f"BEFORE DELETE ON memories {_FROZEN}",
+    "memories_frozen": (
+        "BEFORE UPDATE OF id, agent_id, key, classification, version, saved_at, saved_by, commitment ON memories "
+        + _FROZEN
+    ),
+    "memories_content_frozen": (
+        "BEFORE UPDATE OF content, tags, index_key, index_content, index_tags, salt ON memories "
+        f"WHEN NEW.purged_at IS NULL {_FROZEN}"
+    ),
+}
+TABLES = ("memlab_meta", "agents", "sessions", "taint_events", "memories", "effective", "audit")
+
+
+def missing_objects(db: sqlite_utils.Database) -> list[str]:
+    """The tables and triggers of the schema that are not in ``db`` (the cheap check made on every open)."""
+    present = {(row[0], row[1]) for row in db.execute("SELECT type, name FROM sqlite_master")}
+    return [f"table {name}" for name in TABLES if ("table", name) not in present] + [
+        f"trigger {name}" for name in TRIGGERS if ("trigger", name) not in present
+    ]
 
 
 def indexed_columns(analyzer: Analyzer) -> tuple[str, str, str]:

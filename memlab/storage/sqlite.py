@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -29,8 +30,10 @@ from memlab.levels import Level
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.search.analyzers import Analyzer
 from memlab.search.analyzers import resolve as resolve_analyzer
+from memlab.storage import chain
 from memlab.storage.rules import ViewRules
 from memlab.storage.schema import BM25_WEIGHTS, create_fts_table, ensure_schema, fts_table, indexed_columns
+from memlab.storage.verify import Verification, verify_file
 
 __all__ = ["SqliteStorage"]
 
@@ -64,25 +67,34 @@ class SqliteStorage:
         self.analyzer = resolve_analyzer(analyzer)
         columns = indexed_columns(self.analyzer)
         self._fts_columns = ", ".join(columns)
-        conn = connection or sqlite3.connect(
-            ":memory:" if path is None else str(path),
-            timeout=busy_timeout,
-            isolation_level=None,  # transactions are explicit: BEGIN IMMEDIATE in _write()
-            check_same_thread=False,
-        )
+        if self.path is not None:
+            _check_path(self.path)
+        try:
+            conn = connection or sqlite3.connect(
+                ":memory:" if path is None else str(path),
+                timeout=busy_timeout,
+                isolation_level=None,  # transactions are explicit: BEGIN IMMEDIATE in _write()
+                check_same_thread=False,
+            )
+        except sqlite3.Error as error:
+            raise SchemaError(f"cannot open {path} as a memlab store: {error}") from error
         self.conn = conn  # statements on the hot path go straight to the connection (sqlite-utils wraps each call)
         self._agent_ids: dict[str, int] = {}  # agent ids never change once given, so found ones are cached
         self._lock = threading.RLock()  # one connection, possibly several threads (widgets, servers)
         try:
             self.db = sqlite_utils.Database(conn, execute_plugins=False)
+            # Every check reads only; nothing is written to a file (not even its journal mode) before it
+            # is known to be this store's or empty.
+            self.meta = self._check_schema()
+            self._genesis = self.meta["chain_genesis"]
             if path is not None:
-                self.db.enable_wal()
                 self.db.execute("PRAGMA synchronous=NORMAL")
                 # Checkpoint every ~10k pages rather than SQLite's 1k: every save rewrites the same hot pages
                 # (index structure records, the audit tail), which a rarer checkpoint copies once, not ten times.
                 self.db.execute(f"PRAGMA wal_autocheckpoint={_WAL_AUTOCHECKPOINT_PAGES}")
             self.db.execute("PRAGMA foreign_keys=ON")
-            self.meta = self._check_schema()
+            # Freed space is zeroed, so erased content (a purge, a superseded index segment) leaves no copy.
+            self.db.execute("PRAGMA secure_delete=ON")
         except sqlite3.DatabaseError as error:
             conn.close()
             raise SchemaError(f"cannot open {path} as a memlab store: {error}") from error
@@ -106,9 +118,23 @@ class SqliteStorage:
             self.conn.execute("COMMIT")
 
     def _check_schema(self) -> dict[str, str]:
-        """Read and check the schema; create it, under the write lock, only in an empty database."""
-        if self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memlab_meta'").fetchone():
+        """Read and check the schema; create it, under the write lock, only in a new, empty database."""
+        objects = [row[0] for row in self.conn.execute("SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")]
+        if "memlab_meta" in objects:
             return ensure_schema(self.db, self.analyzer.name, self.rules.signature)
+        if objects:
+            raise SchemaError(f"not a memlab store: the database already holds other tables ({', '.join(objects[:5])})")
+        if self.path is not None and self.path.stat().st_size > 0:
+            # Another process may be creating this store right now: once its write lock is free, the schema
+            # is there. A file that is still without it holds something else (a truncated store, say).
+            with self._write():
+                if not self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memlab_meta'").fetchone():
+                    raise SchemaError(
+                        f"not a memlab store: {self.path} is not empty but holds no memlab tables (truncated?)"
+                    )
+            return ensure_schema(self.db, self.analyzer.name, self.rules.signature)
+        if self.path is not None:
+            self.db.enable_wal()
         with self._write():
             return ensure_schema(self.db, self.analyzer.name, self.rules.signature)
 
@@ -162,7 +188,7 @@ class SqliteStorage:
             before = live_versions(latest)
             next_id = self.conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM memories").fetchone()[0]
             level = int(classification)
-            saved, rows = [], []
+            saved, rows, digests = [], [], []
             for memory_id, new in enumerate(versions, start=next_id):
                 previous = latest.get((new.key, level))
                 memory = Memory(
@@ -181,27 +207,22 @@ class SqliteStorage:
                     if self.analyzer.prestemmed
                     else (None, None, None)
                 )
+                tags, salt = json.dumps(new.tags), chain.new_salt()
+                bound = chain.commitment(salt, new.content, tags)
+                digests.append(
+                    chain.version_digest(agent, new.key, level, memory.version, new.saved_at, saved_by, bound)
+                )
                 rows.append(
-                    (
-                        memory_id,
-                        agent_id,
-                        new.key,
-                        new.content,
-                        json.dumps(new.tags),
-                        level,
-                        memory.version,
-                        new.saved_at,
-                        saved_by,
-                        *stems,
-                    )
+                    (memory_id, agent_id, new.key, new.content, tags, level, memory.version, new.saved_at, saved_by)
+                    + (*stems, salt, bound)
                 )
             self.conn.executemany(
                 "INSERT INTO memories (id, agent_id, key, content, tags, classification, version, saved_at, saved_by, "
-                "index_key, index_content, index_tags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"index_key, index_content, index_tags, salt, commitment) VALUES ({', '.join('?' * 14)})",
                 rows,
             )
             self._refresh(agent_id, keys, before, live_versions(latest), indexed, changed=classification)
-            self._append_audits(audit(memory) for memory in saved)
+            self._append_audits([audit(memory) for memory in saved], digests)
         return saved
 
     def delete(
@@ -217,13 +238,14 @@ class SqliteStorage:
         with self._write():
             agent_id, indexed = self._agent(agent)
             row = self.conn.execute(
-                f"SELECT m.id, m.deleted_at, {_MEMORY_COLUMNS} FROM memories m "
+                f"SELECT m.id, m.deleted_at, {_MEMORY_COLUMNS}, m.commitment FROM memories m "
                 "WHERE agent_id = ? AND key = ? AND classification = ? ORDER BY version DESC LIMIT 1",
                 (agent_id, key, int(classification)),
             ).fetchone()
             if row is None or row[1] is not None:
                 self._append_audit(audit(None))
                 return None
+            *row, bound = row
             latest = self._latest(agent_id, [key])
             before = live_versions(latest)
             self.conn.execute(
@@ -232,8 +254,61 @@ class SqliteStorage:
             del latest[key, int(classification)]
             memory = _memory(row[2:])
             self._refresh(agent_id, [key], before, live_versions(latest), indexed, changed=classification)
-            self._append_audit(audit(memory))
+            version = chain.version_digest(
+                agent, key, int(classification), memory.version, memory.saved_at, memory.saved_by, bound
+            )
+            self._append_audits([audit(memory)], [chain.deletion_digest(version, deleted_at, deleted_by)])
         return memory
+
+    def purge(
+        self,
+        agent: str,
+        key: str,
+        level: Level | None,
+        *,
+        purged_at: str,
+        purged_by: str,
+        audit: Callable[[list[Memory]], AuditEvent],
+    ) -> list[Memory]:
+        """Erase the content and tags of ``key``'s versions (at ``level``, or every level): an auditor's act.
+
+        The versions stay, content-free (their existence, classification, history and commitments keep the
+        chain verifiable); live ones stop being live. Their terms leave every index (each index is merged
+        into one segment so no old segment keeps them), freed pages are zeroed (``secure_delete``), and the
+        WAL is checkpointed and truncated. Returns the versions as they were (for the audit's refs).
+        """
+        with self._write():
+            agent_id, indexed = self._agent(agent)
+            level_filter = "" if level is None else "AND classification = ?"
+            rows = self.conn.execute(
+                f"SELECT m.id, {_MEMORY_COLUMNS} FROM memories m WHERE agent_id = ? AND key = ? {level_filter} "
+                "AND purged_at IS NULL ORDER BY classification, version",
+                (agent_id, key, *(() if level is None else (int(level),))),
+            ).fetchall()
+            purged = [_memory(row[1:]) for row in rows]
+            if rows:
+                ids = [(row[0],) for row in rows]
+                before = live_versions(self._latest(agent_id, [key]))
+                self.conn.executemany(
+                    "UPDATE memories SET deleted_at = ?, deleted_by = ? WHERE id = ? AND deleted_at IS NULL",
+                    [(purged_at, purged_by, memory_id) for (memory_id,) in ids],
+                )
+                after = live_versions(self._latest(agent_id, [key]))
+                # The index entries leave while the content is still there to say which terms to remove.
+                self._refresh(agent_id, [key], before, after, indexed, changed=min(Level))
+                self.conn.executemany(
+                    "UPDATE memories SET content = '', tags = '[]', index_key = NULL, index_content = NULL, "
+                    "index_tags = NULL, salt = NULL, purged_at = ? WHERE id = ?",
+                    [(purged_at, memory_id) for (memory_id,) in ids],
+                )
+                tables = [fts_table(agent_id, lvl) for lvl in Level if indexed & _bit(lvl)]
+                for table in tables + ([fts_table(agent_id, None)] if self.rules.global_statistics else []):
+                    self.conn.execute(f'INSERT INTO "{table}" ("{table}") VALUES (\'optimize\')')
+            self._append_audit(audit(purged))
+        if self.path is not None:
+            with self._lock:
+                self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return purged
 
     def _fts_columns_of(self, alias: str) -> str:
         return ", ".join(f"{alias}.{column}" for column in self._fts_columns.split(", "))
@@ -485,28 +560,36 @@ class SqliteStorage:
             self._append_audit(event)
 
     def _append_audit(self, event: AuditEvent) -> None:
-        self._append_audits((event,))
+        self._append_audits([event])
 
-    def _append_audits(self, events: Iterable[AuditEvent]) -> None:
+    def _append_audits(self, events: Sequence[AuditEvent], digests: Sequence[str | None] | None = None) -> None:
+        """Append audit rows, each chained to the one before (``memlab.storage.chain``)."""
+        last = self.conn.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
+        seq, previous = last if last is not None else (0, self._genesis)
+        rows = []
+        for event, digest in zip(events, digests or [None] * len(events), strict=True):
+            seq += 1
+            fields = (
+                seq,
+                event.at,
+                event.session_id,
+                event.agent,
+                event.taint.name,
+                event.tool,
+                event.key,
+                event.query,
+                event.outcome,
+                json.dumps(event.records) if event.records else "[]",
+                json.dumps(event.notes) if event.notes else "[]",
+                event.message,
+                digest,
+            )
+            previous = chain.audit_hash(previous, fields)
+            rows.append((*fields, previous))
         self.conn.executemany(
-            "INSERT INTO audit (at, session_id, agent, taint, tool, key, query, outcome, records, notes, message) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                (
-                    event.at,
-                    event.session_id,
-                    event.agent,
-                    event.taint.name,
-                    event.tool,
-                    event.key,
-                    event.query,
-                    event.outcome,
-                    json.dumps(event.records) if event.records else "[]",
-                    json.dumps(event.notes) if event.notes else "[]",
-                    event.message,
-                )
-                for event in events
-            ),
+            "INSERT INTO audit (seq, at, session_id, agent, taint, tool, key, query, outcome, records, notes, message, "
+            "digest, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
         )
 
     def agents(self) -> list[str]:
@@ -537,6 +620,11 @@ class SqliteStorage:
     def taint_event_rows(self) -> Iterator[dict[str, Any]]:
         return self.db.query("SELECT session_id, at, from_level, to_level, reason FROM taint_events ORDER BY id")
 
+    def verify(self) -> Verification:
+        """Recompute the audit chain and check every version and view against it (``memlab.storage.verify``)."""
+        with self._lock:
+            return verify_file(self.db, self._genesis, self.rules, label=str(self.path) if self.path else "")
+
     def copy(self) -> SqliteStorage:
         """A private in-memory copy of this store (cheap for small stores: experiments fork a template)."""
         with self._lock:
@@ -546,6 +634,18 @@ class SqliteStorage:
 
     def close(self) -> None:
         self.db.close()
+
+
+def _check_path(path: Path) -> None:
+    """Refuse, before SQLite touches it, a path that cannot be a store file memlab may write."""
+    if path.is_dir():
+        raise SchemaError(f"{path} is a folder, not a store file")
+    if not path.parent.is_dir():
+        raise SchemaError(f"cannot create the store {path}: its folder {path.parent} does not exist")
+    if path.exists() and not os.access(path, os.R_OK | os.W_OK):
+        raise SchemaError(f"{path} is read-only: memlab writes an audit row for every call, so it needs write access")
+    if not path.exists() and not os.access(path.parent, os.W_OK):
+        raise SchemaError(f"cannot create the store {path}: its folder is read-only")
 
 
 def _first_per_key(groups: Iterable[list[Any]], key: Callable[[Any], str]) -> list[Any]:

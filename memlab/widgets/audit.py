@@ -15,10 +15,11 @@ import ipywidgets as widgets
 import pandas as pd
 
 from memlab.levels import Level
+from memlab.storage import Verification
 from memlab.store import MemoryStore
 from memlab.widgets.render import LEVEL_COLOURS, Panel, badge, html_table, level_row
 
-__all__ = ["filter_audit", "taint_timeline", "timeline_html", "AuditViewer"]
+__all__ = ["filter_audit", "taint_timeline", "timeline_html", "verification_html", "AuditViewer"]
 
 _SHOWN = ["seq", "at", "session_id", "agent", "taint", "tool", "key", "query", "outcome", "records", "notes", "message"]
 _OUTCOME_COLOURS = {"ok": "#2e7d32", "not_found": "#757575"}
@@ -140,6 +141,24 @@ def timeline_html(timeline: pd.DataFrame) -> str:
     return "<b>taint over time</b>" + "".join(lines)
 
 
+def verification_html(result: Verification) -> str:
+    """The audit chain's verdict in one line: verified (rows, head hash) or the first broken link.
+
+    >>> "verified" in verification_html(MemoryStore().verify())
+    True
+    """
+    if result.ok:
+        return (
+            f'<span style="color:#2e7d32;font-weight:bold">✔ audit chain verified</span>: {result.audit_rows} rows, '
+            f"{result.versions} versions; head <code>{result.head[:16]}…</code>"
+        )
+    return (
+        f'<span style="color:#c62828;font-weight:bold">✘ audit chain BROKEN</span>: '
+        f"{html.escape(result.problems[0])}"
+        + (f" (and {len(result.problems) - 1} more)" if len(result.problems) > 1 else "")
+    )
+
+
 def _outcome(value: str) -> str:
     colour = _OUTCOME_COLOURS.get(value, "#c62828")
     return f'<span style="color:{colour};font-weight:bold">{html.escape(value)}</span>'
@@ -156,7 +175,8 @@ class AuditViewer(Panel):
 
     Attributes:
         sessions, tools, outcomes, levels: multiple-choice filters; times: a range slider over the audit's times;
-        refresh_button; table (HTML, with a count) and timeline (HTML bars).
+        refresh_button; verified (the audit chain's verdict, ``verification_html``); table (HTML, with a
+        count) and timeline (HTML bars).
 
     >>> viewer = AuditViewer(MemoryStore())
     >>> "0 of 0" in viewer.table.value
@@ -174,12 +194,12 @@ class AuditViewer(Panel):
         )
         self.refresh_button = widgets.Button(description="refresh", icon="refresh")
         self.refresh_button.on_click(lambda _: self.refresh())
-        self.table, self.timeline = widgets.HTML(), widgets.HTML()
+        self.table, self.timeline, self.verified = widgets.HTML(), widgets.HTML(), widgets.HTML()
         for control in (self.sessions, self.tools, self.outcomes, self.levels, self.times):
             control.observe(lambda _: self.show(), names="value")
         filters = widgets.HBox([self.sessions, self.tools, self.outcomes, self.levels])
         self.widget = widgets.VBox(
-            [filters, widgets.HBox([self.times, self.refresh_button]), self.table, self.timeline]
+            [self.verified, filters, widgets.HBox([self.times, self.refresh_button]), self.table, self.timeline]
         )
         self.refresh()
 
@@ -187,6 +207,7 @@ class AuditViewer(Panel):
         """Re-read the audit and the sessions, keep what is still picked, and redraw."""
         self._showing = False  # one redraw at the end, not one per control updated
         self.audit = self.store.audit()
+        self.verified.value = verification_html(self.store.verify())
         for control, column in ((self.sessions, "session_id"), (self.tools, "tool"), (self.outcomes, "outcome")):
             picked = control.value
             control.options = sorted(set(self.audit[column]))

@@ -1,0 +1,61 @@
+"""The audit's hash chain and the digests that tie memory versions to it.
+
+Each audit row carries ``hash = sha256(previous hash ‖ its own fields)``, the first row chaining from the
+file's random genesis value, so editing, inserting, removing or reordering a row breaks every hash after
+it. A version's content is bound to the chain without keeping anything from which short content could be
+recovered: the row holds a random salt and ``commitment = HMAC-SHA256(salt, content ‖ tags)``; the save's
+audit row carries the version's digest (agent, key, classification, version, who, when and the
+commitment), the delete's audit row a digest of that and the deletion. A purge erases content, tags and
+salt but keeps the commitment, so the chain still verifies and a guess of the content cannot be checked.
+
+>>> link = audit_hash("0" * 64, (1, "2026-01-01T00:00:00+00:00", "s1", "main", "PUBLIC", "memory_get"))
+>>> len(link)
+64
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+from typing import Any
+
+__all__ = ["genesis", "new_salt", "audit_hash", "commitment", "version_digest", "deletion_digest"]
+
+
+def _digest(*parts: Any) -> str:
+    return hashlib.sha256(json.dumps(parts, ensure_ascii=False, separators=(",", ":")).encode("utf-8")).hexdigest()
+
+
+def genesis() -> str:
+    """A new file's chain start: random, so rows cannot be spliced in from another file."""
+    return secrets.token_hex(32)
+
+
+def new_salt() -> bytes:
+    """The salt of one version's commitment."""
+    return secrets.token_bytes(16)
+
+
+def audit_hash(previous: str, fields: tuple[Any, ...]) -> str:
+    """The hash of an audit row: its fields (``seq`` first) chained to the previous row's hash."""
+    return _digest(previous, *fields)
+
+
+def commitment(salt: bytes, content: str, tags: str) -> str:
+    """What binds a version's content and tags (``tags`` as stored, JSON) to the chain: HMAC with its salt."""
+    message = json.dumps([content, tags], ensure_ascii=False).encode("utf-8")
+    return hmac.new(salt, message, hashlib.sha256).hexdigest()
+
+
+def version_digest(
+    agent: str, key: str, classification: int, version: int, saved_at: str, saved_by: str, commitment: str
+) -> str:
+    """A version's identity, as the audit row of its save records it."""
+    return _digest("version", agent, key, classification, version, saved_at, saved_by, commitment)
+
+
+def deletion_digest(version: str, deleted_at: str, deleted_by: str) -> str:
+    """A soft delete of the version whose digest is ``version``, as the delete's audit row records it."""
+    return _digest("deletion", version, deleted_at, deleted_by)

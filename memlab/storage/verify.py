@@ -1,0 +1,225 @@
+"""``verify``: recompute a store file's audit chain and check every version and view against it.
+
+What it catches, in the order it looks (the first problem is the first broken link):
+
+1. structure — a missing table or trigger (a dropped trigger is how an attacker would start);
+2. the audit's sequence — a gap or a duplicate in ``seq``;
+3. the chain — a row edited, inserted (forged), removed or replaced: its hash no longer follows;
+4. versions — content or tags edited (the commitment no longer matches), classification, key, version,
+   author or time edited (the digest in the save's audit row no longer matches), a version with no save
+   in the audit (forged) or a save in the audit with no version (removed), a delete or purge that the
+   audit does not record;
+5. views — an ``effective`` row that is not what the versions say a session at that taint sees.
+
+It reads only; a database-level attacker who rewrites the whole chain consistently is caught only by
+comparing ``head`` with a copy kept elsewhere (print it, log it, sign it).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+
+from memlab.levels import Level
+from memlab.storage import chain
+from memlab.storage.rules import ViewRules
+from memlab.storage.schema import missing_objects
+
+__all__ = ["Verification", "verify_file", "verify_path", "combine"]
+
+
+@dataclass(frozen=True)
+class Verification:
+    """The outcome of ``verify``: ``ok`` when ``problems`` is empty; ``problems[0]`` is the first broken link."""
+
+    audit_rows: int = 0
+    versions: int = 0
+    head: str = ""
+    """The hash of the last audit row: keep it elsewhere to detect a rewrite of the whole chain."""
+    problems: tuple[str, ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def __str__(self) -> str:
+        if self.ok:
+            return f"ok: {self.audit_rows:,} audit rows and {self.versions:,} versions verified; head {self.head}"
+        shown = "\n  ".join(self.problems[:20])
+        more = f"\n  … and {len(self.problems) - 20} more" if len(self.problems) > 20 else ""
+        return f"BROKEN: {len(self.problems)} problems; the first:\n  {shown}{more}"
+
+
+def verify_file(db, genesis: str, rules: ViewRules, *, label: str = "") -> Verification:
+    """Check one SQLite store file (a ``sqlite_utils.Database``) as described in the module's docstring."""
+    prefix = f"{label}: " if label else ""
+    missing = missing_objects(db)
+    if missing:
+        return Verification(problems=tuple(f"{prefix}{name} is missing" for name in missing))
+    conn: sqlite3.Connection = db.conn
+    problems: list[str] = []
+    saves: dict[tuple[str, str], str | None] = {}
+    deletes: dict[tuple[str, str], str | None] = {}
+    purges: set[tuple[str, str]] = set()
+    previous, expected_seq, rows = genesis, 1, 0
+    for row in conn.execute(
+        "SELECT seq, at, session_id, agent, taint, tool, key, query, outcome, records, notes, message, digest, hash "
+        "FROM audit ORDER BY seq"
+    ):
+        rows += 1
+        *fields, stored = row
+        seq = fields[0]
+        if seq != expected_seq:
+            problems.append(f"{prefix}audit seq {expected_seq} is missing (the next row is seq {seq})")
+            expected_seq = seq
+        expected_seq += 1
+        previous = chain.audit_hash(previous, tuple(fields))
+        if stored != previous:
+            problems.append(f"{prefix}audit row seq {seq}: its hash does not follow (edited, forged or reordered)")
+            previous = stored  # go on from the stored hash, so one edit is reported once
+        agent, tool, outcome, records, digest = fields[3], fields[5], fields[8], fields[9], fields[12]
+        if outcome != "ok":
+            continue
+        refs = _refs(records)
+        if tool == "memory_save" and len(refs) == 1:
+            saves[agent, refs[0]] = digest
+        elif tool == "memory_delete" and len(refs) == 1:
+            deletes[agent, refs[0]] = digest
+        elif tool == "purge":
+            purges.update((agent, ref) for ref in refs)
+    versions = _check_versions(conn, saves, deletes, purges, prefix, problems)
+    problems.extend(prefix + problem for problem in _check_views(conn, rules))
+    return Verification(audit_rows=rows, versions=versions, head=previous if rows else "", problems=tuple(problems))
+
+
+def _refs(records: str) -> list[str]:
+    try:
+        refs = json.loads(records)
+    except (TypeError, ValueError):
+        return []
+    return [ref for ref in refs if isinstance(ref, str)] if isinstance(refs, list) else []
+
+
+def _check_versions(
+    conn: sqlite3.Connection,
+    saves: dict[tuple[str, str], str | None],
+    deletes: dict[tuple[str, str], str | None],
+    purges: set[tuple[str, str]],
+    prefix: str,
+    problems: list[str],
+) -> int:
+    count = 0
+    seen: set[tuple[str, str]] = set()
+    for row in conn.execute(
+        "SELECT a.name, m.key, m.content, m.tags, m.classification, m.version, m.saved_at, m.saved_by, "
+        "m.deleted_at, m.deleted_by, m.salt, m.commitment, m.purged_at FROM memories m "
+        "JOIN agents a ON a.id = m.agent_id ORDER BY m.id"
+    ):
+        count += 1
+        agent, key, content, tags, level, version, saved_at, saved_by, deleted_at, deleted_by, salt, bound, purged = row
+        try:
+            ref = f"{key}@{Level(level).name}/v{version}"
+        except ValueError:
+            problems.append(f"{prefix}version {key!r} v{version} has no valid classification ({level!r})")
+            continue
+        seen.add((agent, ref))
+        where = f"{prefix}version {ref} of agent {agent!r}"
+        if purged is None:
+            if salt is None or bound != chain.commitment(salt, content, tags):
+                problems.append(f"{where}: its content or tags do not match its commitment (edited)")
+        elif (agent, ref) not in purges or salt is not None or content:
+            problems.append(f"{where}: marked purged, but no purge of it is audited (or content remains)")
+        digest = chain.version_digest(agent, key, level, version, saved_at, saved_by, bound or "")
+        if (agent, ref) not in saves:
+            problems.append(f"{where}: no audited save wrote it (forged, or its level, key or version edited)")
+        elif saves[agent, ref] != digest:
+            problems.append(f"{where}: does not match the digest its save audited (edited)")
+        if deleted_at is not None and (agent, ref) not in purges:
+            if deletes.get((agent, ref)) != chain.deletion_digest(digest, deleted_at, deleted_by):
+                problems.append(f"{where}: its deletion does not match an audited delete")
+    for agent, ref in sorted(saves.keys() - seen):
+        problems.append(f"{prefix}version {ref} of agent {agent!r}: audited as saved, but missing (removed)")
+    return count
+
+
+def _check_views(conn: sqlite3.Connection, rules: ViewRules) -> list[str]:
+    """The ``effective`` table against the views the versions define."""
+    live: dict[tuple[int, str], dict[Level, int]] = {}
+    for agent_id, key, level, memory_id, deleted_at in conn.execute(
+        "SELECT agent_id, key, classification, id, deleted_at FROM memories m WHERE version = "
+        "(SELECT MAX(version) FROM memories WHERE agent_id = m.agent_id AND key = m.key "
+        "AND classification = m.classification)"
+    ):
+        if deleted_at is None:
+            live.setdefault((agent_id, key), {})[Level(level)] = memory_id
+    expected = {}
+    for (agent_id, key), levels in live.items():
+        for taint in Level:
+            visible = [level for level in levels if rules.can_read(level, taint)]
+            if visible:
+                expected[agent_id, key, int(taint)] = levels[max(visible)]
+    actual = {(a, k, t): m for a, k, t, m in conn.execute("SELECT agent_id, key, taint, memory_id FROM effective")}
+    wrong = sorted({entry for entry, _ in set(expected.items()) ^ set(actual.items())})
+    return [
+        f"the effective view of key {key!r} at {Level(taint).name} is not what the versions give (edited)"
+        for _, key, taint in wrong
+    ]
+
+
+def combine(results: list[Verification]) -> Verification:
+    """One verification of several files (a store folder's agents), problems in file order."""
+    return Verification(
+        audit_rows=sum(result.audit_rows for result in results),
+        versions=sum(result.versions for result in results),
+        head=chain.audit_hash("", tuple(result.head for result in results)) if results else "",
+        problems=tuple(problem for result in results for problem in result.problems),
+    )
+
+
+def verify_path(path, rules: ViewRules | None = None) -> Verification:
+    """Verify the store at ``path`` (a file or a folder) without opening it as a store: read-only, and it
+    works on a store too damaged to open.
+
+    Raises:
+        SchemaError: ``path`` holds no memlab store.
+    """
+    from pathlib import Path
+
+    import sqlite_utils
+
+    from memlab.errors import SchemaError
+    from memlab.storage.folder import CATALOGUE
+
+    path, rules = Path(path), rules or ViewRules.lattice()
+    if path.is_dir():
+        catalogue = path / CATALOGUE
+        if not catalogue.is_file():
+            raise SchemaError(f"{path} is not a memlab store folder (no {CATALOGUE})")
+        with _read_only(catalogue) as conn:
+            files = conn.execute("SELECT name, file FROM agents ORDER BY name").fetchall()
+        results = []
+        for agent, file in files:
+            target = path / file
+            if not target.resolve().is_relative_to(path.resolve()) or not target.is_file():
+                results.append(Verification(problems=(f"agent {agent!r}: its file {file} is missing",)))
+            else:
+                results.append(verify_path(target, rules))
+        return combine(results)
+    if not path.is_file():
+        raise SchemaError(f"{path} does not exist")
+    try:
+        with _read_only(path) as conn:
+            meta = dict(conn.execute("SELECT name, value FROM memlab_meta").fetchall())
+            if "chain_genesis" not in meta:
+                raise SchemaError(f"{path} has no audit chain (schema version {meta.get('schema_version')!r})")
+            return verify_file(sqlite_utils.Database(conn), meta["chain_genesis"], rules, label=str(path))
+    except sqlite3.DatabaseError as error:
+        raise SchemaError(f"cannot read {path} as a memlab store: {error}") from error
+
+
+def _read_only(path) -> sqlite3.Connection:
+    import contextlib
+
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    return contextlib.closing(conn)
