@@ -47,6 +47,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 # In names (keys, tags, agents): controls (C0, C1), format characters (bidi controls, zero-width characters,
 # the BOM, soft hyphens), surrogates and non-characters make different names look alike, so they are refused.
 _REFUSED_IN_NAMES = frozenset({"Cc", "Cf", "Cs"})
+_ASCII_CONTROL = re.compile("[\x00-\x1f\x7f]")
 
 
 def _unicode(name: str, value: str) -> str:
@@ -77,6 +78,8 @@ def _label(name: str, value: Any, limit: int) -> str:
     value = unicodedata.normalize("NFC", _text(name, value, limit))
     if value != value.strip():
         raise InvalidArgument(f"{name} {shown(value)} must not start or end with whitespace")
+    if value.isascii() and not _ASCII_CONTROL.search(value):
+        return value  # the common case, decided without a look at each character
     for position, char in enumerate(value):
         code = ord(char)
         if unicodedata.category(char) in _REFUSED_IN_NAMES or 0xFDD0 <= code <= 0xFDEF or code & 0xFFFE == 0xFFFE:

@@ -96,7 +96,7 @@ class FolderStorage:
         except (OSError, sqlite3.Error) as error:
             raise SchemaError(f"cannot open the store folder {self.path}: {error}") from error
         try:
-            db = sqlite_utils.Database(conn)
+            db = sqlite_utils.Database(conn, execute_plugins=False)
             if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memlab_meta'").fetchone():
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("BEGIN IMMEDIATE")  # two processes creating one store: the second finds it made

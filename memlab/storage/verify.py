@@ -213,7 +213,9 @@ def verify_path(path, rules: ViewRules | None = None) -> Verification:
             meta = dict(conn.execute("SELECT name, value FROM memlab_meta").fetchall())
             if "chain_genesis" not in meta:
                 raise SchemaError(f"{path} has no audit chain (schema version {meta.get('schema_version')!r})")
-            return verify_file(sqlite_utils.Database(conn), meta["chain_genesis"], rules, label=str(path))
+            return verify_file(
+                sqlite_utils.Database(conn, execute_plugins=False), meta["chain_genesis"], rules, label=str(path)
+            )
     except sqlite3.DatabaseError as error:
         raise SchemaError(f"cannot read {path} as a memlab store: {error}") from error
 
