@@ -385,6 +385,9 @@ def _mean_words(queries: Sequence[str]) -> float:
 
 
 def _db_size(path: Path) -> float:
+    """MB of a database file and its -wal/-shm, or of every file of a folder store."""
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 1e6
     return sum(p.stat().st_size for p in path.parent.glob(path.name + "*")) / 1e6
 
 

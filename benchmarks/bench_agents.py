@@ -1,0 +1,430 @@
+"""Many agents in one store: what the folder layout costs per agent, against one agent alone in its own store.
+
+For each number of agents A (``--agents``) the script builds, in a temporary directory, a folder store
+(``MemoryStore(path)``: one SQLite file per agent plus ``catalogue.db``) holding A agents × M memories
+(``--per-agent``): half PUBLIC, half CONFIDENTIAL, each half loaded with one ``memory_save_many`` call
+per agent and level, from the corpus of ``bench_store.py`` (memory ``i`` of agent ``a`` is corpus note
+``a*M + i``). Beside it, a "one-agent" store holds exactly the data of one agent of the big store (the
+middle one), loaded the same way. It then measures, interleaving the two stores call by call:
+
+* load time and rate (sessions and ``memory_save_many`` of every agent);
+* opening the store: ``MemoryStore(path)`` in a fresh Python process (memlab already imported, so the
+  import is not timed; the OS page cache is warm — the machine cannot drop it), then a session and the
+  first ``memory_get`` of one agent; and the same in-process, repeated;
+* single saves of the middle agent (``memory_save``, each its own transaction) vs the one-agent store;
+* ``memory_search`` (p50/p95) and ``memory_get`` (p50) of the middle agent at CONFIDENTIAL taint (it sees
+  all its memories) vs the one-agent store;
+* ``memory_get`` rotating over up to 256 agents, so that every call opens an agent file (the store keeps
+  64 open), vs the one-agent store;
+* schema objects (``sqlite_master`` rows of the catalogue and of one agent file) and the total size of
+  every file of the store after it is closed.
+
+With ``--file-agents`` (default 10,1000) it does the same for the old single-file layout
+(``layout="file"``: every agent in one file, one FTS5 index per agent and level) at ``--file-per-agent``
+memories per agent (default 10), and for the folder layout at the same shape, for a before/after
+comparison. The single-file layout is not built at 10,000 agents: its schema grows with the agents
+(SQLite re-parses it on every connection and schema change), and loading it would take hours.
+
+Usage::
+
+    python benchmarks/bench_agents.py [--agents 10,1000,10000] [--per-agent 100] [--file-agents 10,1000]
+                                      [--file-per-agent 10] [--saves 1000] [--queries 300] [--gets 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_store import WARMUP_CALLS, Corpus, Note, Timings, environment, interleaved  # noqa: E402
+
+from memlab import Level, MemoryStore, Session  # noqa: E402
+
+LEVELS = (Level.PUBLIC, Level.CONFIDENTIAL)  # first half of an agent's memories PUBLIC, second half CONFIDENTIAL
+ROTATING_AGENTS = 256
+COLD_OPENS = 5
+WARM_OPENS = 20
+
+# Targets at the largest folder store (10,000 agents × 100 memories).
+OPEN_TARGET_MS = 100.0
+SAVE_RATE_TARGET = 2_000.0
+SAVE_RATIO_TARGET = 1.2  # one-agent store saves/s ÷ big store saves/s
+READ_RATIO_TARGET = 1.2  # big store p50 ÷ one-agent store p50
+
+_COLD_OPEN = """
+import json, sys, time
+from memlab import MemoryStore
+path, agent, key, layout = sys.argv[1:5]
+t0 = time.perf_counter()
+store = MemoryStore(path, layout=layout)
+t1 = time.perf_counter()
+session = store.session(taint="CONFIDENTIAL", agent=agent)
+t2 = time.perf_counter()
+memory = session.memory_get(key)
+t3 = time.perf_counter()
+assert memory is not None, key
+store.close()
+print(json.dumps({"open": t1 - t0, "session": t2 - t1, "get": t3 - t2}))
+"""
+
+
+def agent_name(a: int) -> str:
+    return f"agent-{a:05d}"
+
+
+def agent_notes(corpus: Corpus, a: int, per_agent: int) -> list[Note]:
+    return list(corpus.notes(a * per_agent, per_agent))
+
+
+def load_agent(store: MemoryStore, agent: str, notes: Sequence[Note]) -> None:
+    """Half the memories at PUBLIC, half at CONFIDENTIAL, one memory_save_many per level."""
+    half = len(notes) // 2
+    for level, part in zip(LEVELS, (notes[:half], notes[half:]), strict=True):
+        session = store.session(taint=level, agent=agent)
+        session.memory_save_many([{"key": n.key, "content": n.content, "tags": list(n.tags)} for n in part])
+
+
+def store_size(path: Path) -> int:
+    """Bytes of every file of the store: the folder's files, or the file and its -wal/-shm."""
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
+
+
+def schema_objects(path: Path) -> int:
+    conn = sqlite3.connect(str(path))
+    try:
+        return conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+    finally:
+        conn.close()
+
+
+@dataclass
+class Result:
+    layout: str
+    agents: int
+    per_agent: int
+    load_s: float
+    cold_open_ms: float
+    cold_first_get_ms: float  # session + first memory_get, after the open, in the fresh process
+    warm_open_ms: float
+    warm_first_get_ms: float
+    saves: Timings
+    saves_alone: Timings
+    search: Timings
+    search_alone: Timings
+    get: Timings
+    get_alone: Timings
+    get_rotating: Timings
+    rotating_agents: int
+    catalogue_objects: int | None
+    agent_objects: int
+    alone_objects: int
+    size_bytes: int
+    alone_size_bytes: int
+
+
+def cold_open(path: Path, agent: str, key: str, layout: str) -> tuple[float, float]:
+    """Median over fresh processes of (open, session + first get), in ms."""
+    opens, firsts = [], []
+    for _ in range(COLD_OPENS):
+        out = subprocess.run(
+            [sys.executable, "-c", _COLD_OPEN, str(path), agent, key, layout],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        timing = json.loads(out)
+        opens.append(timing["open"] * 1e3)
+        firsts.append((timing["session"] + timing["get"]) * 1e3)
+    return statistics.median(opens), statistics.median(firsts)
+
+
+def warm_open(path: Path, agent: str, key: str, layout: str) -> tuple[float, float]:
+    opens, firsts = [], []
+    for _ in range(WARM_OPENS):
+        t0 = time.perf_counter()
+        store = MemoryStore(path, layout=layout)
+        t1 = time.perf_counter()
+        store.session(taint="CONFIDENTIAL", agent=agent).memory_get(key)
+        t2 = time.perf_counter()
+        store.close()
+        opens.append((t1 - t0) * 1e3)
+        firsts.append((t2 - t1) * 1e3)
+    return statistics.median(opens), statistics.median(firsts)
+
+
+def bench(corpus: Corpus, agents: int, per_agent: int, layout: str, args: argparse.Namespace, workdir: Path) -> Result:
+    suffix = "" if layout == "folder" else ".db"
+    path = workdir / f"{layout}-{agents}x{per_agent}{suffix}"
+    alone_path = workdir / f"{layout}-alone-{agents}x{per_agent}{suffix}"
+    middle = agents // 2
+    target = agent_name(middle)
+    target_notes = agent_notes(corpus, middle, per_agent)
+
+    store = MemoryStore(path, layout=layout)
+    start = time.perf_counter()
+    step = max(1, agents // 10)
+    for a in range(agents):
+        load_agent(store, agent_name(a), agent_notes(corpus, a, per_agent))
+        if (a + 1) % step == 0 and agents >= 1000:
+            elapsed = time.perf_counter() - start
+            print(
+                f"    {a + 1:,} agents in {elapsed:.1f} s ({(a + 1) * per_agent / elapsed:,.0f} memories/s)", flush=True
+            )
+    load_s = time.perf_counter() - start
+    store.close()
+    print(
+        f"  {layout}: loaded {agents:,} agents × {per_agent} = {agents * per_agent:,} memories in {load_s:.1f} s "
+        f"({agents * per_agent / load_s:,.0f} memories/s)",
+        flush=True,
+    )
+    alone = MemoryStore(alone_path, layout=layout)
+    load_agent(alone, target, target_notes)
+    alone.close()
+
+    size, alone_size = store_size(path), store_size(alone_path)
+    if layout == "folder":
+        probe = MemoryStore(path)
+        agent_file = probe.storage.agent_path(target)  # type: ignore[attr-defined]
+        probe.close()
+        catalogue_objects: int | None = schema_objects(path / "catalogue.db")
+        agent_objects = schema_objects(agent_file)
+        alone_objects = schema_objects(alone_path / agent_file.relative_to(path))
+    else:
+        catalogue_objects = None
+        agent_objects = schema_objects(path)
+        alone_objects = schema_objects(alone_path)
+
+    key = target_notes[0].key
+    cold_open_ms, cold_first_ms = cold_open(path, target, key, layout)
+    warm_open_ms, warm_first_ms = warm_open(path, target, key, layout)
+    print(
+        f"  open: fresh process {cold_open_ms:.1f} ms (+ session and first get {cold_first_ms:.1f} ms); "
+        f"in-process {warm_open_ms:.2f} ms (+ {warm_first_ms:.2f} ms)",
+        flush=True,
+    )
+
+    store, alone = MemoryStore(path, layout=layout), MemoryStore(alone_path, layout=layout)
+    writer, alone_writer = store.session(agent=target), alone.session(agent=target)
+    reader = store.session(taint=Level.CONFIDENTIAL, agent=target)
+    alone_reader = alone.session(taint=Level.CONFIDENTIAL, agent=target)
+
+    extra = list(corpus.notes(10_000_000, args.saves + WARMUP_CALLS, stream=5))
+
+    def saver(session: Session) -> Callable[[Note], object]:
+        return lambda note: session.memory_save(note.key, note.content, tags=list(note.tags))
+
+    save_calls = {"store": saver(writer), "alone": saver(alone_writer)}
+    interleaved(save_calls, extra[:WARMUP_CALLS])
+    saves = interleaved(save_calls, extra[WARMUP_CALLS:])
+
+    queries = corpus.queries(args.queries, stream=2)
+    search_calls: dict[str, Callable[[Any], object]] = {
+        "store": lambda q: reader.memory_search(q, max_results=10),
+        "alone": lambda q: alone_reader.memory_search(q, max_results=10),
+    }
+    for q in queries[:50]:  # same data, same statistics: the same hits
+        mine = [(h.memory.key, round(h.score, 9)) for h in reader.memory_search(q, max_results=10)]
+        theirs = [(h.memory.key, round(h.score, 9)) for h in alone_reader.memory_search(q, max_results=10)]
+        if mine != theirs:
+            raise SystemExit(f"search {q!r}: the agent in the big store and alone disagree: {mine} vs {theirs}")
+    interleaved(search_calls, corpus.queries(WARMUP_CALLS, stream=3))
+    searches = interleaved(search_calls, queries)
+
+    rng = random.Random(agents * 7 + per_agent)
+    keys = [target_notes[rng.randrange(per_agent)].key for _ in range(args.gets + WARMUP_CALLS)]
+    get_calls: dict[str, Callable[[Any], object]] = {"store": reader.memory_get, "alone": alone_reader.memory_get}
+    for k in keys[:50]:
+        if reader.memory_get(k) is None or alone_reader.memory_get(k) is None:
+            raise SystemExit(f"memory_get({k!r}) found nothing")
+    interleaved(get_calls, keys[:WARMUP_CALLS])
+    gets = interleaved(get_calls, keys[WARMUP_CALLS:])
+
+    # A different agent each call: with more agents than the cache holds, every call opens a file.
+    rotating = sorted(rng.sample(range(agents), min(agents, ROTATING_AGENTS)))
+    rotating_sessions = [store.session(taint=Level.CONFIDENTIAL, agent=agent_name(a)) for a in rotating]
+    rotating_items = [
+        (
+            rotating_sessions[n % len(rotating)],
+            f"note-{rotating[n % len(rotating)] * per_agent + rng.randrange(per_agent)}",
+        )
+        for n in range(args.gets)
+    ]
+    rotating_calls: dict[str, Callable[[Any], object]] = {"store": lambda item: item[0].memory_get(item[1])}
+    for session, k in rotating_items[: len(rotating)]:
+        if session.memory_get(k) is None:
+            raise SystemExit(f"memory_get({k!r}) of {session.agent} found nothing")
+    get_rotating = interleaved(rotating_calls, rotating_items)["store"]
+    store.close()
+    alone.close()
+
+    return Result(
+        layout,
+        agents,
+        per_agent,
+        load_s,
+        cold_open_ms,
+        cold_first_ms,
+        warm_open_ms,
+        warm_first_ms,
+        saves["store"],
+        saves["alone"],
+        searches["store"],
+        searches["alone"],
+        gets["store"],
+        gets["alone"],
+        get_rotating,
+        len(rotating),
+        catalogue_objects,
+        agent_objects,
+        alone_objects,
+        size,
+        alone_size,
+    )
+
+
+def print_tables(results: list[Result], skipped_file: Sequence[int]) -> None:
+    header = (
+        f"{'layout':<6} {'agents':>7} {'mem/agt':>7} {'memories':>10} {'load s':>8} {'load /s':>9} "
+        f"{'open ms':>8} {'+get ms':>8} {'open ms':>8} {'+get ms':>8} {'schema':>13} {'size MB':>9} {'MB/agent':>8}"
+    )
+    print("Load, open, schema, size")
+    print(f"{'':<52}{'fresh process':^18} {'in-process':^18}")
+    print(header)
+    print("-" * len(header))
+    for r in results:
+        schema = f"{r.catalogue_objects}+{r.agent_objects}" if r.catalogue_objects is not None else f"{r.agent_objects}"
+        print(
+            f"{r.layout:<6} {r.agents:>7,} {r.per_agent:>7} {r.agents * r.per_agent:>10,} {r.load_s:>8.1f} "
+            f"{r.agents * r.per_agent / r.load_s:>9,.0f} {r.cold_open_ms:>8.1f} {r.cold_first_get_ms:>8.1f} "
+            f"{r.warm_open_ms:>8.2f} {r.warm_first_get_ms:>8.2f} {schema:>13} {r.size_bytes / 1e6:>9.1f} "
+            f"{r.size_bytes / 1e6 / r.agents:>8.3f}"
+        )
+    for agents in skipped_file:
+        print(f"{'file':<6} {agents:>7,}  not built: the single-file layout would take hours to load at this size")
+    print()
+    print("One agent in the big store vs the same agent's data alone in its own store (same layout), interleaved")
+    header = (
+        f"{'layout':<6} {'agents':>7} {'mem/agt':>7} | {'saves/s':>8} {'alone':>8} {'ratio':>6} | "
+        f"{'search p50':>10} {'alone':>8} {'ratio':>6} | {'p95':>8} {'alone':>8} {'ratio':>6} | "
+        f"{'get p50':>8} {'alone':>7} {'ratio':>6} | {'rotating':>8} {'ratio':>6}"
+    )
+    print(header)
+    print("-" * len(header))
+    for r in results:
+        print(
+            f"{r.layout:<6} {r.agents:>7,} {r.per_agent:>7} | {r.saves.rate:>8,.0f} {r.saves_alone.rate:>8,.0f} "
+            f"{r.saves_alone.rate / r.saves.rate:>5.2f}x | {r.search.p50_us:>8.1f}µs {r.search_alone.p50_us:>6.1f}µs "
+            f"{r.search.p50_us / r.search_alone.p50_us:>5.2f}x | "
+            f"{r.search.p95_us:>6.1f}µs {r.search_alone.p95_us:>6.1f}µs "
+            f"{r.search.p95_us / r.search_alone.p95_us:>5.2f}x | {r.get.p50_us:>6.1f}µs {r.get_alone.p50_us:>5.1f}µs "
+            f"{r.get.p50_us / r.get_alone.p50_us:>5.2f}x | {r.get_rotating.p50_us:>6.1f}µs "
+            f"{r.get_rotating.p50_us / r.get_alone.p50_us:>5.2f}x"
+        )
+    print()
+    print(
+        "saves ratio = alone saves/s ÷ big-store saves/s (>1: the big store is slower);\n"
+        "search/get ratio = big store ÷ alone. search and get at CONFIDENTIAL taint (the agent's every memory\n"
+        "visible), max_results 10; rotating = memory_get of a different agent each call, over up to\n"
+        f"{ROTATING_AGENTS} agents (the folder store keeps 64 files open)."
+    )
+    print()
+    print("Targets (folder store at the largest size):")
+    folder = [r for r in results if r.layout == "folder"]
+    if not folder:
+        return
+    big = max(folder, key=lambda r: (r.agents * r.per_agent, r.agents))
+    checks = [
+        (
+            f"open (fresh process) < {OPEN_TARGET_MS:.0f} ms",
+            f"{big.cold_open_ms:.1f} ms",
+            big.cold_open_ms < OPEN_TARGET_MS,
+        ),
+        (
+            f"open + session + first get (fresh process) < {OPEN_TARGET_MS:.0f} ms",
+            f"{big.cold_open_ms + big.cold_first_get_ms:.1f} ms",
+            big.cold_open_ms + big.cold_first_get_ms < OPEN_TARGET_MS,
+        ),
+        (f"single saves ≥ {SAVE_RATE_TARGET:,.0f}/s", f"{big.saves.rate:,.0f}/s", big.saves.rate >= SAVE_RATE_TARGET),
+        (
+            f"single saves within {SAVE_RATIO_TARGET}x of one agent alone",
+            f"{big.saves_alone.rate / big.saves.rate:.2f}x",
+            big.saves_alone.rate / big.saves.rate <= SAVE_RATIO_TARGET,
+        ),
+        (
+            f"search p50 within {READ_RATIO_TARGET}x of one agent alone",
+            f"{big.search.p50_us / big.search_alone.p50_us:.2f}x",
+            big.search.p50_us / big.search_alone.p50_us <= READ_RATIO_TARGET,
+        ),
+        (
+            f"get p50 within {READ_RATIO_TARGET}x of one agent alone",
+            f"{big.get.p50_us / big.get_alone.p50_us:.2f}x",
+            big.get.p50_us / big.get_alone.p50_us <= READ_RATIO_TARGET,
+        ),
+    ]
+    print(f"  at {big.agents:,} agents × {big.per_agent} memories:")
+    for what, figure, met in checks:
+        print(f"  {what:<62} {figure:>10}  {'met' if met else 'MISSED'}")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--agents", default="10,1000,10000", help="comma-separated agent counts (default: %(default)s)")
+    parser.add_argument("--per-agent", type=int, default=100, help="memories per agent (default: %(default)s)")
+    parser.add_argument(
+        "--file-agents", default="10,1000", help="agent counts for the single-file layout (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--file-per-agent", type=int, default=10, help="memories per agent there (default: %(default)s)"
+    )
+    parser.add_argument("--file-max-agents", type=int, default=1000, help="skip the file layout above this")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--saves", type=int, default=1000, help="timed single saves (default: %(default)s)")
+    parser.add_argument("--queries", type=int, default=300, help="timed searches (default: %(default)s)")
+    parser.add_argument("--gets", type=int, default=1000, help="timed gets (default: %(default)s)")
+    args = parser.parse_args(argv)
+    counts = [int(s.replace("_", "")) for s in args.agents.split(",") if s.strip()]
+    file_counts = [int(s.replace("_", "")) for s in args.file_agents.split(",") if s.strip()]
+
+    print("\n".join(environment()))
+    print(
+        f"settings:   agents={counts} per-agent={args.per_agent}; file layout agents={file_counts} "
+        f"per-agent={args.file_per_agent}; saves={args.saves} queries={args.queries} gets={args.gets} seed={args.seed}"
+    )
+    corpus = Corpus(args.seed)
+    results: list[Result] = []
+    skipped = [a for a in file_counts if a > args.file_max_agents]
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="memlab-agents-", dir=os.environ.get("BENCH_TMP")) as tmp:
+        workdir = Path(tmp)
+        for agents in [a for a in file_counts if a <= args.file_max_agents]:
+            for layout in ("file", "folder"):
+                print(f"\n{layout} layout, {agents:,} agents × {args.file_per_agent}", flush=True)
+                results.append(bench(corpus, agents, args.file_per_agent, layout, args, workdir))
+        for agents in counts:
+            print(f"\nfolder layout, {agents:,} agents × {args.per_agent}", flush=True)
+            results.append(bench(corpus, agents, args.per_agent, "folder", args, workdir))
+            for leftover in workdir.iterdir():  # free the disk between sizes
+                subprocess.run(["rm", "-rf", str(leftover)], check=True)
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"\ntotal run time {time.perf_counter() - started:.0f} s; load average {load} at the end\n")
+    print_tables(results, skipped)
+
+
+if __name__ == "__main__":
+    main()
