@@ -1,6 +1,7 @@
 """memlab: classification-gated persistent memory for LLM agents — evaluate analyzers on agent memories
-(`eval`), look for leaks in policies (`check`), serve memory to an agent over MCP (`serve`), or walk
-through sessions, shadowing and the audit (`demo`)."""
+(`eval`), look for leaks in policies (`check`), serve memory to an agent over MCP (`serve`), load memories
+in bulk (`import`), check a store's tamper-evident audit (`verify`), move a single-file store into a store
+folder (`migrate`), or walk through sessions, shadowing and the audit (`demo`)."""
 
 from __future__ import annotations
 

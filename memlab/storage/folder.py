@@ -34,6 +34,7 @@ from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.search.analyzers import Analyzer
 from memlab.search.analyzers import resolve as resolve_analyzer
 from memlab.storage.rules import ViewRules
+from memlab.storage.schema import check_meta
 from memlab.storage.sqlite import SqliteStorage
 from memlab.storage.verify import Verification, combine
 
@@ -365,22 +366,4 @@ def _ensure_catalogue(db: sqlite_utils.Database, analyzer: str, views: str) -> N
             pk="id",
             not_null={"agent", "taint", "created_at"},
         )
-    meta = {row["name"]: row["value"] for row in db["memlab_meta"].rows}
-    if meta.get("format") != FORMAT:
-        raise SchemaError(f"not a memlab store folder: format is {meta.get('format')!r}, expected {FORMAT!r}")
-    version = meta.get("schema_version", "")
-    if not version.isdigit() or int(version) > SCHEMA_VERSION:
-        raise SchemaError(
-            f"this store folder has schema version {version!r}; this memlab reads version {SCHEMA_VERSION}"
-            " — a newer memlab wrote it"
-        )
-    if meta.get("analyzer") != analyzer:
-        raise SchemaError(
-            f"this store is indexed with analyzer {meta.get('analyzer')!r}, not {analyzer!r}: "
-            "open it with the analyzer that created it"
-        )
-    if meta.get("views") != views:
-        raise SchemaError(
-            f"this store's views were built for {meta.get('views')!r}, not {views!r}: "
-            "open it with the policy that created it"
-        )
+    check_meta(db, FORMAT, SCHEMA_VERSION, analyzer, views)

@@ -15,6 +15,7 @@ __all__ = [
     "TABLES",
     "TRIGGERS",
     "missing_objects",
+    "check_meta",
     "BM25_WEIGHTS",
     "ensure_schema",
     "fts_table",
@@ -55,19 +56,35 @@ def ensure_schema(db: sqlite_utils.Database, analyzer: str = "porter", views: st
             shown = ", ".join(sorted(tables)[:5])
             raise SchemaError(f"not a memlab store: the database already holds other tables ({shown})")
         _create(db, analyzer, views)
+    meta = check_meta(db, FORMAT, SCHEMA_VERSION, analyzer, views)
+    missing = missing_objects(db)
+    if missing:
+        raise SchemaError(
+            f"this store has been damaged or tampered with: {', '.join(missing)} missing (`memlab verify` tells more)"
+        )
+    return meta
+
+
+def check_meta(db: sqlite_utils.Database, form: str, schema_version: int, analyzer: str, views: str) -> dict[str, str]:
+    """Read ``memlab_meta`` and check it names this format, a schema version this code reads, ``analyzer``
+    and ``views``; return it.
+
+    Raises:
+        SchemaError: naming what differs and what to do about it.
+    """
     meta = {row["name"]: row["value"] for row in db["memlab_meta"].rows}
-    if meta.get("format") != FORMAT:
-        raise SchemaError(f"not a memlab store: format is {meta.get('format')!r}, expected {FORMAT!r}")
+    if meta.get("format") != form:
+        raise SchemaError(f"not a memlab store: format is {meta.get('format')!r}, expected {form!r}")
     version_text = meta.get("schema_version", "")
     if not version_text.isdigit():
         raise SchemaError(f"not a memlab store this version can read: schema version {version_text[:20]!r}")
     version = int(version_text)
-    if version > SCHEMA_VERSION:
+    if version > schema_version:
         raise SchemaError(
             f"this store has schema version {version}, written by a newer memlab; "
-            f"this memlab reads schema version {SCHEMA_VERSION} — upgrade memlab to open it"
+            f"this memlab reads schema version {schema_version} — upgrade memlab to open it"
         )
-    if version < SCHEMA_VERSION:
+    if version < schema_version:
         raise SchemaError(
             f"this store has schema version {version}, from an earlier memlab (no tamper-evident audit); "
             "`memlab migrate OLD NEW` copies it into a store folder of this version"
@@ -81,11 +98,6 @@ def ensure_schema(db: sqlite_utils.Database, analyzer: str = "porter", views: st
         raise SchemaError(
             f"this store's views were built for {meta.get('views')!r}, not {views!r}: "
             "open it with the policy that created it"
-        )
-    missing = missing_objects(db)
-    if missing:
-        raise SchemaError(
-            f"this store has been damaged or tampered with: {', '.join(missing)} missing (`memlab verify` tells more)"
         )
     return meta
 
