@@ -168,7 +168,18 @@ tool_names = st.sampled_from(["memory_save", "memory_get", "memory_search", "mem
 argument_names = (
     st.sampled_from(["key", "content", "tags", "query", "max_results", "tag", "classification"]) | json_text
 )
-calls = st.tuples(tool_names, st.dictionaries(argument_names, json_values, max_size=4) | json_values)
+words = st.sampled_from(["alice", "coffee", "user-name", "march"]) | json_text
+plausible = st.one_of(  # well-formed calls whose text may still hold surrogates, controls or look-alikes
+    st.tuples(
+        st.just("memory_save"),
+        st.fixed_dictionaries({"key": words, "content": words}, optional={"tags": st.lists(words, max_size=3)}),
+    ),
+    st.tuples(st.just("memory_get"), st.fixed_dictionaries({"key": words})),
+    st.tuples(st.just("memory_search"), st.fixed_dictionaries({"query": words}, optional={"max_results": json_values})),
+    st.tuples(st.just("memory_list"), st.fixed_dictionaries({}, optional={"tag": words})),
+    st.tuples(st.just("memory_delete"), st.fixed_dictionaries({"key": words})),
+)
+calls = plausible | st.tuples(tool_names, st.dictionaries(argument_names, json_values, max_size=4) | json_values)
 
 
 @settings(max_examples=300)
