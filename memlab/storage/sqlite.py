@@ -97,8 +97,9 @@ class SqliteStorage:
                 # (index structure records, the audit tail), which a rarer checkpoint copies once, not ten times.
                 self.db.execute(f"PRAGMA wal_autocheckpoint={_WAL_AUTOCHECKPOINT_PAGES}")
             self.db.execute("PRAGMA foreign_keys=ON")
-            # Freed space is zeroed, so erased content (a purge, a superseded index segment) leaves no copy.
-            self.db.execute("PRAGMA secure_delete=ON")
+            # Freed space is zeroed where that costs no extra I/O (ON costs 10-15% of save throughput); a
+            # purge zeroes everything it frees and then rewrites the file (see purge).
+            self.db.execute("PRAGMA secure_delete=FAST")
         except sqlite3.DatabaseError as error:
             conn.close()
             raise SchemaError(f"cannot open {path} as a memlab store: {error}") from error
@@ -278,9 +279,31 @@ class SqliteStorage:
 
         The versions stay, content-free (their existence, classification, history and commitments keep the
         chain verifiable); live ones stop being live. Their terms leave every index (each index is merged
-        into one segment so no old segment keeps them), freed pages are zeroed (``secure_delete``), and the
+        into one segment so no old segment keeps them), the space they freed is zeroed (``secure_delete``),
+        the file is rewritten (``VACUUM``: pages freed earlier, which may hold copies, are dropped) and the
         WAL is checkpointed and truncated. Returns the versions as they were (for the audit's refs).
         """
+        with self._lock:
+            self.conn.execute("PRAGMA secure_delete=ON")
+            try:
+                purged = self._purge(agent, key, level, purged_at=purged_at, purged_by=purged_by, audit=audit)
+                self.conn.execute("VACUUM")
+                if self.path is not None:
+                    self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                self.conn.execute("PRAGMA secure_delete=FAST")
+        return purged
+
+    def _purge(
+        self,
+        agent: str,
+        key: str,
+        level: Level | None,
+        *,
+        purged_at: str,
+        purged_by: str,
+        audit: Callable[[list[Memory]], AuditEvent],
+    ) -> list[Memory]:
         with self._write():
             agent_id, indexed = self._agent(agent)
             level_filter = "" if level is None else "AND classification = ?"
@@ -309,9 +332,6 @@ class SqliteStorage:
                 for table in tables + ([fts_table(agent_id, None)] if self.rules.global_statistics else []):
                     self.conn.execute(f'INSERT INTO "{table}" ("{table}") VALUES (\'optimize\')')
             self._append_audit(audit(purged))
-        if self.path is not None:
-            with self._lock:
-                self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return purged
 
     def _fts_columns_of(self, alias: str) -> str:
