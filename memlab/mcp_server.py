@@ -103,7 +103,9 @@ def build(session: Session) -> Server:
     pydantic's messages instead of memlab's. Here ``tools/list`` serves ``SCHEMAS`` verbatim and
     ``tools/call`` hands the raw arguments to ``tools.call``.
 
-    >>> server = build(MemoryStore("memories").session("internal", "main"))  # doctest: +SKIP
+    >>> server = build(store.session("internal", "main"))
+    >>> server.name
+    'memlab'
     """
 
     async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None) -> Any:
@@ -165,7 +167,9 @@ def tool_result(result: dict[str, Any]) -> types.CallToolResult:
 async def serve(session: Session) -> None:
     """Serve ``session`` over stdio until the host closes the connection (what ``memlab serve`` runs).
 
-    >>> anyio.run(serve, MemoryStore("memories").session("internal", "main"))  # doctest: +SKIP
+    It blocks on stdin, so it is shown rather than run here::
+
+        anyio.run(serve, MemoryStore("memories").session("internal", "main"))
     """
     server = build(session)
     async with stdio_server() as (read_stream, write_stream):
@@ -178,8 +182,9 @@ async def escalate(client: ClientSession, level: Level | str, reason: str = "") 
     Raises:
         mcp.MCPError: the level is unknown or below the current taint (the taint is unchanged).
 
-    >>> await escalate(client, "confidential", reason="user opened payroll.xlsx")  # doctest: +SKIP
-    <Level.CONFIDENTIAL: 2>
+    Inside the host's async code, with a connected client (shown rather than run here)::
+
+        await escalate(client, "confidential", reason="user opened payroll.xlsx")  # -> Level.CONFIDENTIAL
     """
     name = level.name if isinstance(level, Level) else str(level)
     request = EscalateRequest(params=EscalateParams(level=name, reason=reason))

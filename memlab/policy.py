@@ -14,7 +14,11 @@ A store's ``hooks`` list is ordinary Python, so a notebook can append to it:
 ...     if "password" in str(call.arguments.get("content", "")).lower():
 ...         raise InvalidArgument("passwords are not remembered")
 ...     return call
->>> store.hooks.append(no_secrets)  # doctest: +SKIP
+>>> store.hooks.append(no_secrets)
+>>> s.memory_save("wifi", "the password is hunter2")
+Traceback (most recent call last):
+    ...
+memlab.errors.InvalidArgument: passwords are not remembered
 """
 
 from __future__ import annotations

@@ -19,7 +19,9 @@ T = TypeVar("T", bound=Named)
 class Registry(Generic[T]):
     """Named objects of one kind, in registration order.
 
-    >>> policies = Registry("policy", Policy, default="strict", plural="policies")  # doctest: +SKIP
+    >>> policies = Registry("policy", Policy, default="strict", plural="policies")
+    >>> policies.register(Policy()).name, policies.names()
+    ('strict', ['strict'])
     """
 
     def __init__(self, kind: str, kind_type: type, default: str, *, plural: str | None = None) -> None:

@@ -52,7 +52,7 @@ class Session:
         Raises:
             TaintError: ``level`` is below the current taint; only a new session starts low.
 
-        >>> s.escalate(Level.CONFIDENTIAL, reason="read payroll")  # doctest: +SKIP
+        >>> s.escalate(Level.CONFIDENTIAL, reason="read payroll")
         <Level.CONFIDENTIAL: 2>
         """
         level = Level.parse(level)
@@ -75,7 +75,7 @@ class Session:
         A key that exists only above the taint gets a new version at the taint (polyinstantiation);
         the caller learns nothing about the higher one.
 
-        >>> s.memory_save("user-name", "Alice", tags=["personal"]).classification  # doctest: +SKIP
+        >>> s.memory_save("user-name", "Alice", tags=["personal"]).classification
         <Level.PUBLIC: 0>
         """
         return self.call("memory_save", {"key": key, "content": content, "tags": tags})
@@ -139,7 +139,7 @@ class Session:
     def memory_search(self, query: str, max_results: int = arguments.DEFAULT_MAX_RESULTS) -> list[Hit]:
         """Rank the effective view against a natural-language query (never FTS5 syntax).
 
-        >>> [hit.memory.key for hit in s.memory_search("what is my name?")]  # doctest: +SKIP
+        >>> [hit.memory.key for hit in s.memory_search("what is my name?")]
         ['user-name']
         """
         return self.call("memory_search", {"query": query, "max_results": max_results})
@@ -169,8 +169,11 @@ class Session:
         Raises:
             InvalidArgument: ``budget_chars`` is not a positive integer.
 
-        >>> print(s.recall(budget_chars=4000))  # doctest: +SKIP
-        ## What you remember ...
+        >>> print(s.recall(budget_chars=4000))  # doctest: +ELLIPSIS
+        ## What you remember
+        ...
+        ### personal
+        - user-name: Sam (2026-01-01)
         """
         return self._call("memory_recall", {"budget_chars": budget_chars}, bind=_bind_recall)[0]
 
@@ -191,7 +194,7 @@ class Session:
             MemlabError: the call was invalid, refused by a hook or the policy, found nothing to delete, or
                 failed inside (``InternalError``).
 
-        >>> s.call("memory_save", {"key": "user-name", "content": "Sam"}).version  # doctest: +SKIP
+        >>> s.call("memory_save", {"key": "user-city", "content": "Lisbon"}).version
         1
         """
         return self._call(tool, {} if arguments is None else arguments)[0]

@@ -6,8 +6,8 @@ what to save and when to recall. ``call(session, name, arguments)`` runs the sto
 then the tool, and returns plain JSON data. A key hidden above the taint and a key that does not exist get
 the same answer. No definition has a classification parameter: the host sets the taint, never the model.
 
->>> call(session, "memory_save", {"key": "user-name", "content": "Alice"})  # doctest: +SKIP
-{'saved': True, 'key': 'user-name', 'classification': 'PUBLIC', 'version': 1}
+>>> call(session, "memory_save", {"key": "user-name", "content": "Alice"})  # "Sam" was version 1
+{'saved': True, 'key': 'user-name', 'classification': 'PUBLIC', 'version': 2}
 """
 
 from __future__ import annotations

@@ -59,7 +59,8 @@ def simulator(store: MemoryStore, sessions: Sequence[SessionSpec] | None = None)
     """A ``SessionSimulator`` over ``store`` (by default sessions at PUBLIC, INTERNAL and CONFIDENTIAL).
 
     >>> specs = [("alice-public", "PUBLIC", "main"), ("bob-hr", "CONFIDENTIAL", "main")]
-    >>> simulator(MemoryStore(), specs)  # doctest: +SKIP
+    >>> simulator(MemoryStore(), specs).panel("bob-hr").session.taint
+    <Level.CONFIDENTIAL: 2>
     """
     return SessionSimulator(store, sessions)
 
@@ -67,7 +68,8 @@ def simulator(store: MemoryStore, sessions: Sequence[SessionSpec] | None = None)
 def shadow_inspector(store: MemoryStore, key: str = "", agent: str = "main") -> ShadowInspector:
     """A ``ShadowInspector`` showing ``key`` of ``agent``.
 
-    >>> shadow_inspector(store, "user-name")  # doctest: +SKIP
+    >>> "2 versions" in shadow_inspector(store, "user-name").table.value
+    True
     """
     return ShadowInspector(store, key, agent)
 
@@ -75,7 +77,8 @@ def shadow_inspector(store: MemoryStore, key: str = "", agent: str = "main") -> 
 def audit_viewer(store: MemoryStore) -> AuditViewer:
     """An ``AuditViewer`` of ``store``'s audit and taint events.
 
-    >>> audit_viewer(store)  # doctest: +SKIP
+    >>> "6 of 6 calls" in audit_viewer(store).table.value
+    True
     """
     return AuditViewer(store)
 
@@ -85,7 +88,8 @@ def stemming_lab(
 ) -> StemmingLab:
     """A ``StemmingLab`` on ``collection`` (e.g. ``memlab.eval.load_locomo("../data/locomo10.json")``).
 
-    >>> stemming_lab(load_locomo(), ["none", "porter", "snowball"], agent="conv-26")  # doctest: +SKIP
+    >>> stemming_lab(load_locomo(), ["none", "porter", "snowball"], agent="conv-26").agent.value
+    'conv-26'
     """
     return StemmingLab(collection, analyzers, agent)
 
@@ -93,6 +97,7 @@ def stemming_lab(
 def policy_lab(choices: Sequence[Policy | str] | None = None) -> PolicyLab:
     """A ``PolicyLab`` offering ``choices`` (default: every registered policy).
 
-    >>> policy_lab(["strict", "frozen-taint"])  # doctest: +SKIP
+    >>> [name for name, _ in policy_lab(["strict", "frozen-taint"]).policy.options]
+    ['strict', 'frozen-taint']
     """
     return PolicyLab(choices)

@@ -3,7 +3,10 @@
 ``filter_audit`` narrows ``store.audit()`` by session, tool, outcome, level and time; ``taint_timeline`` turns
 ``store.sessions()`` and ``store.taint_events()`` into one row per stretch of time a session spent at a level.
 
->>> AuditViewer(store)  # in a notebook cell  # doctest: +SKIP
+``AuditViewer(store)`` alone in a notebook cell shows the viewer; its table is HTML:
+
+>>> AuditViewer(store).table.value.startswith("<b>6 of 6 calls</b>")
+True
 """
 
 from __future__ import annotations
@@ -43,7 +46,8 @@ def filter_audit(
         levels: taints at the call to keep.
         since, until: the time range, both ends included (ISO 8601 text or timestamps).
 
-    >>> filter_audit(store.audit(), tools=["memory_save"], levels=["PUBLIC"])  # doctest: +SKIP
+    >>> filter_audit(store.audit(), tools=["memory_save"], levels=["PUBLIC"])["key"].tolist()
+    ['user-name', 'favourite-language']
     """
     keep = pd.Series(True, index=audit.index)
     for column, wanted in (("session_id", sessions), ("tool", tools), ("outcome", outcomes)):
@@ -76,8 +80,9 @@ def taint_timeline(store: MemoryStore, *, until: str | None = None) -> pd.DataFr
         Columns ``session_id``, ``agent``, ``level`` (a name), ``start``, ``end`` (ISO text) and ``reason``
         (the escalation that began the stretch; empty for a session's start), by session then time.
 
-    >>> taint_timeline(store)[["session_id", "level"]].values.tolist()  # doctest: +SKIP
-    [['public-chat', 'PUBLIC'], ['public-chat', 'INTERNAL']]
+    >>> timeline = taint_timeline(store)
+    >>> timeline[timeline["session_id"] == "public-chat"][["level", "reason"]].values.tolist()
+    [['PUBLIC', ''], ['INTERNAL', 'user shared their full name']]
     """
     sessions, events = store.sessions(), store.taint_events()
     if until is None:
@@ -108,8 +113,8 @@ def timeline_html(timeline: pd.DataFrame) -> str:
 
     When all times are equal (a fixed clock) each of a session's stretches gets an equal share instead.
 
-    >>> timeline_html(taint_timeline(store)).count("<div title=")  # doctest: +SKIP
-    3
+    >>> timeline_html(taint_timeline(store)).count("<div title=")  # one bar per row of the timeline
+    4
     """
     if timeline.empty:
         return "<p><i>no sessions yet</i></p>"

@@ -3,7 +3,10 @@
 It reads the auditor's history (``shadow_table``), so inspecting adds nothing to the audit. Deleted versions
 are struck through; a column per level marks the version a session at that taint gets.
 
->>> ShadowInspector(store, key="user-name")  # in a notebook cell  # doctest: +SKIP
+``ShadowInspector(store, key="user-name")`` alone in a notebook cell shows the inspector; its table is HTML:
+
+>>> ShadowInspector(store, key="user-name").table.value.startswith("<b>user-name</b>: 2 versions")
+True
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ def _struck(row: dict) -> str:
 def shadow_html(table: pd.DataFrame, key: str) -> str:
     """``shadow_table``'s rows as HTML: rows tinted by level, deleted ones struck through, a column per level.
 
-    >>> "line-through" in shadow_html(shadow_table(store, "user-name"), "user-name")  # doctest: +SKIP
+    >>> "line-through" in shadow_html(shadow_table(store, "favourite-language"), "favourite-language")
     True
     """
     if table.empty:

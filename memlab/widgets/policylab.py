@@ -112,7 +112,9 @@ class PolicyLab(Panel):
         output (the verdict and steps, HTML); last (the last result object).
 
     >>> lab = PolicyLab()
-    >>> lab.policy.label = "frozen-taint"; lab.run_button.click()  # doctest: +SKIP
+    >>> lab.policy.label = "frozen-taint"; lab.run_button.click()
+    >>> lab.last.leak
+    True
     """
 
     def __init__(self, choices: Sequence[Policy | str] | None = None) -> None:

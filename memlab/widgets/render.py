@@ -154,7 +154,9 @@ def level_row(column: str) -> Callable[[Mapping[str, Any]], str]:
 class Panel:
     """A widget's plain-Python face: ``.widget`` is what a notebook displays, and the object shows it too.
 
-    >>> panel.widget  # doctest: +SKIP
+    >>> from memlab.widgets import AuditViewer
+    >>> type(AuditViewer(store).widget).__name__
+    'VBox'
     """
 
     widget: Any
