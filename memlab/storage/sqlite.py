@@ -40,6 +40,7 @@ __all__ = ["SqliteStorage"]
 _MEMORY_COLUMNS = "m.key, m.content, m.tags, m.classification, m.version, m.saved_at, m.saved_by"
 _SNIPPET_TOKENS = 16
 _WAL_AUTOCHECKPOINT_PAGES = 10_000
+_BATCHED_INDEX_ROWS = 16
 
 
 class SqliteStorage:
@@ -429,21 +430,25 @@ class SqliteStorage:
         self.conn.executemany(
             "INSERT OR REPLACE INTO effective (agent_id, key, taint, memory_id) VALUES (?, ?, ?, ?)", upserts
         )
-        # One statement per index and direction for the whole batch: per-row statements cost 3-4x as much.
         for table, (gone, added) in reindex.items():
-            if gone:
-                self.conn.execute(
-                    f'INSERT INTO "{table}" ("{table}", rowid, {self._fts_columns}) '
-                    f"SELECT 'delete', id, {self._fts_columns} FROM memories "
-                    "WHERE id IN (SELECT value FROM json_each(?))",
-                    (json.dumps(gone),),
-                )
-            if added:
-                self.conn.execute(
-                    f'INSERT INTO "{table}" (rowid, {self._fts_columns}) SELECT id, {self._fts_columns} FROM memories '
-                    "WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
-                    (json.dumps(added),),
-                )
+            self._index_rows(table, gone, remove=True)
+            self._index_rows(table, added, remove=False)
+
+    def _index_rows(self, table: str, ids: list[int], *, remove: bool) -> None:
+        """Add the versions ``ids`` to the FTS5 index ``table``, or remove them (their text says which terms).
+
+        A batch goes in one statement over ``json_each`` (per-row statements cost ~2x on a bulk import); a
+        few rows go one statement each, which costs less than building the list (~75 vs ~115 µs a row).
+        """
+        if not ids:
+            return
+        command = f'"{table}", rowid, {self._fts_columns}' if remove else f"rowid, {self._fts_columns}"
+        values = f"'delete', id, {self._fts_columns}" if remove else f"id, {self._fts_columns}"
+        select = f'INSERT INTO "{table}" ({command}) SELECT {values} FROM memories'
+        if len(ids) < _BATCHED_INDEX_ROWS:
+            self.conn.executemany(f"{select} WHERE id = ?", [(memory_id,) for memory_id in ids])
+        else:
+            self.conn.execute(f"{select} WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id", (json.dumps(ids),))
 
     def _winner(self, live: dict[Level, int], taint: Level) -> int | None:
         """The version a session at ``taint`` sees: the live one at the highest level it may read."""
