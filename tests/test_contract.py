@@ -448,3 +448,33 @@ def test_memlab_serve_reports_a_bad_store_in_one_line(tmp_path):
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("memlab serve: not a memlab store")
     assert "Traceback" not in done.stderr
+
+
+def test_threads_sharing_a_folder_store_with_a_tiny_cache(tmp_path):
+    """Files evicted and reopened under four threads: no call fails, nothing is lost, the chain verifies."""
+    import threading
+
+    with MemoryStore(tmp_path / "store") as store:
+        store.storage.cache_size = 2
+        failures: list[str] = []
+
+        def work(n: int) -> None:
+            try:
+                for i in range(30):
+                    agent = f"a{(n + i) % 7}"
+                    session = store.session(Level.PUBLIC, agent)
+                    session.memory_save(f"k{n}-{i}", f"note {i}")
+                    session.memory_search("note")
+                    store.history(f"k{n}-{i}", agent=agent)
+                    store.audit(agent)
+            except Exception as error:  # any failure, reported after the threads end
+                failures.append(repr(error))
+
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert failures == []
+        assert sum(len(store.versions(f"a{n}")) for n in range(7)) == 4 * 30
+        assert len(store.audit()) == 4 * 30 * 2 and store.verify().ok

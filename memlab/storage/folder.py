@@ -288,13 +288,15 @@ class FolderStorage:
     def audit_rows(self, agent: str | None = None) -> Iterator[dict[str, Any]]:
         """The audit of one agent in order, or of every agent merged by time (then agent, then seq)."""
         if agent is not None:
-            storage = self._file(agent, create=False)
-            return iter(()) if storage is None else storage.audit_rows(agent)
+            with self._lock:  # read whole under the lock: another thread may close the file once it is evicted
+                storage = self._file(agent, create=False)
+                return iter([] if storage is None else list(storage.audit_rows(agent)))
         return iter(sorted(self._every("audit_rows"), key=lambda row: (row["at"], row["agent"], row["seq"])))
 
     def history_rows(self, agent: str, key: str | None = None) -> Iterator[dict[str, Any]]:
-        storage = self._file(agent, create=False)
-        return iter(()) if storage is None else storage.history_rows(agent, key)
+        with self._lock:
+            storage = self._file(agent, create=False)
+            return iter([] if storage is None else list(storage.history_rows(agent, key)))
 
     def session_rows(self) -> Iterator[dict[str, Any]]:
         with self._lock:
