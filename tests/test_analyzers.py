@@ -79,3 +79,26 @@ def test_a_store_keeps_its_analyzer(db_path):
     MemoryStore(db_path, analyzer="snowball").close()
     with pytest.raises(SchemaError, match="indexed with analyzer 'snowball', not 'porter'"):
         MemoryStore(db_path)
+
+
+TEXTS = ["She keeps running marathons; her runners ran 42 km.", "Café crème, naïve résumé — C++ & Rust!", "a b c"]
+
+
+@pytest.mark.parametrize("name", names())
+def test_terms_are_exactly_what_the_store_indexes(name):
+    """One place knows text -> terms: Analyzer.terms equals the store's own index, read through fts5vocab."""
+    analyzer = get(name)
+    with MemoryStore(analyzer=name) as store:
+        session = store.session()
+        session.memory_save_many([{"key": f"k{n}", "content": text} for n, text in enumerate(TEXTS)])
+        storage = store.storage
+        storage.conn.execute("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, fts_1_public, instance)")
+        column = "index_content" if analyzer.prestemmed else "content"
+        held: dict[int, list[str]] = {}
+        for doc, term in storage.conn.execute(
+            'SELECT doc, term FROM temp.vocab WHERE col = ? ORDER BY doc, "offset"', (column,)
+        ):
+            held.setdefault(doc, []).append(term)
+    assert list(held.values()) == [analyzer.terms(text) for text in TEXTS]
+    words = [word for text in TEXTS for word in text.split()]
+    assert analyzer.word_terms(words) == {word: " ".join(analyzer.terms(word)) for word in words}

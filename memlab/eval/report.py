@@ -30,13 +30,9 @@ def measures_table(results: Results) -> pd.DataFrame:
 
 def _stemmer(name: str, words: set[str]) -> Callable[[str], str] | None:
     analyzer = registry.get(name)
-    if analyzer.stem is not None:
-        return analyzer.stem
-    if analyzer.tokenize == "porter unicode61":
-        return fts5_stems(words).__getitem__
-    if analyzer.tokenize == "unicode61":
-        return lambda word: word
-    return None  # trigram indexes substrings: it has no stems
+    if analyzer.tokenize == "trigram":
+        return None  # trigram indexes substrings: it has no stems
+    return analyzer.word_terms(words).__getitem__
 
 
 def stemming_table(results: Results, collection: Collection, measure: str = "S@10") -> pd.DataFrame:

@@ -8,13 +8,12 @@ a Python stemmer can be checked against the one the store really uses.
 
 from __future__ import annotations
 
-import sqlite3
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 
 import pandas as pd
 
-from memlab.errors import InvalidArgument
+from memlab.search import fts5
 from memlab.search.query import words
 
 __all__ = ["words_of", "vocabulary", "fts5_stems", "disagreements"]
@@ -90,19 +89,7 @@ def fts5_stems(words: Iterable[str], tokenize: str = "porter unicode61") -> dict
     {'running': 'run', 'ran': 'ran'}
     """
     distinct = list(dict.fromkeys(words))
-    quoted = "'" + tokenize.replace("'", "''") + "'"
-    with sqlite3.connect(":memory:") as db:
-        try:
-            db.execute(f"CREATE VIRTUAL TABLE words USING fts5(word, tokenize = {quoted})")
-        except sqlite3.Error as error:
-            raise InvalidArgument(f"SQLite refused tokenize={tokenize!r}: {error}") from error
-        db.execute("CREATE VIRTUAL TABLE terms USING fts5vocab(words, 'instance')")
-        db.executemany("INSERT INTO words(rowid, word) VALUES (?, ?)", enumerate(distinct, start=1))
-        found: dict[int, list[str]] = defaultdict(list)
-        for rowid, term in db.execute('SELECT doc, term FROM terms ORDER BY doc, "offset"'):
-            found[rowid].append(term)
-    db.close()
-    return {word: " ".join(found[rowid]) for rowid, word in enumerate(distinct, start=1)}
+    return {word: " ".join(terms) for word, terms in zip(distinct, fts5.tokenize(distinct, tokenize), strict=True)}
 
 
 def disagreements(words: Iterable[str], a: Callable[[str], str], b: Callable[[str], str]) -> pd.DataFrame:

@@ -12,10 +12,11 @@ distinct word, so a stemmer costs little more than a dictionary look-up after th
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 
 from memlab.registry import Registry
+from memlab.search import fts5
 from memlab.search.query import WORD, query_terms, quoted_or, words
 
 __all__ = ["Analyzer", "register", "get", "names", "resolve", "DEFAULT"]
@@ -69,13 +70,29 @@ class Analyzer:
         return words(text)
 
     def terms(self, text: str) -> list[str]:
-        """The index terms of ``text`` (stems for a pre-stemmed analyzer, else the words)."""
-        words = self.words(text)
-        return [self.stem(word) for word in words] if self.stem is not None else words
+        """The terms the index holds for ``text``, in order, as SQLite's tokenizer makes them: FTS5's porter
+        stems, trigram's substrings, or a pre-stemmed analyzer's stems after ``unicode61`` (which folds
+        diacritics: ``café`` is held as ``cafe``).
+
+        >>> get("porter").terms("She runs daily")
+        ['she', 'run', 'daili']
+        """
+        return fts5.tokenize([self.index_text(text) if self.prestemmed else text], self.tokenize)[0]
+
+    def word_terms(self, words: Iterable[str]) -> dict[str, str]:
+        """Each distinct word's index term(s), space-separated where a word makes several (trigram).
+
+        >>> get("porter").word_terms(["running", "ran"])
+        {'running': 'run', 'ran': 'ran'}
+        """
+        distinct = list(dict.fromkeys(words))
+        given = [self.index_text(word) for word in distinct] if self.prestemmed else distinct
+        made = fts5.tokenize(given, self.tokenize)
+        return {word: " ".join(terms) for word, terms in zip(distinct, made, strict=True)}
 
     def index_text(self, text: str) -> str:
         """What a pre-stemmed index stores for ``text``: its stems, space-separated."""
-        return " ".join(self.terms(text))
+        return " ".join(self.term(word) for word in self.words(text))
 
     def query_terms(self, query: str) -> list[str]:
         """Distinct search terms of a natural-language query, stopwords dropped, stemmed like the index."""

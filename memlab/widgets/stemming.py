@@ -20,7 +20,7 @@ import pandas as pd
 
 from memlab.errors import InvalidArgument, MemlabError
 from memlab.eval.collections import Collection
-from memlab.eval.stemstats import fts5_stems, words_of
+from memlab.eval.stemstats import words_of
 from memlab.search import analyzers as registry
 from memlab.search.query import query_terms
 from memlab.session import Session
@@ -36,9 +36,7 @@ _INDEXES: OrderedDict[tuple[int, str, str], tuple[Collection, MemoryStore, Sessi
 
 def _terms(analyzer: registry.Analyzer, words: list[str]) -> list[str]:
     """Each word's index terms (space-separated when several, as trigrams are)."""
-    if analyzer.prestemmed:
-        return [analyzer.term(word) for word in words]
-    made = fts5_stems(words, analyzer.tokenize)  # ask SQLite: FTS5 stems the built-ins itself
+    made = analyzer.word_terms(words)
     return [made[word] for word in words]
 
 
