@@ -99,6 +99,7 @@ class Session:
             raise InvalidArgument(f"batch_size must be a positive integer, not {batch_size!r}")
         taint = self._taint  # the whole import acts at one level, as a single call would
         level = self.store.policy.save_level(self, taint)
+        bulk = ToolCall(self, "memory_save_many", {}, taint=taint)  # what a refused or failed import is audited as
         saved: list[Memory] = []
         for first, batch in enumerate(_batches(records, batch_size)):
             versions, events = [], []
@@ -113,9 +114,7 @@ class Session:
                 except MemlabError as error:
                     refusal = type(error)(f"record {number}: {error} ({len(saved)} records saved before it)")
                     refusal.record = number
-                    bulk = ToolCall(self, "memory_save_many", {}, taint=taint)
-                    self.store.storage.append_audit(_failed(self._event(taint, bulk), refusal))
-                    raise refusal from None
+                    raise self._failure(taint, bulk, refusal) from None
                 event = self._event(taint, call, args)
                 versions.append(NewVersion(args["key"], args["content"], args["tags"], event.keywords["at"]))
                 events.append(event)
@@ -124,12 +123,7 @@ class Session:
                     self.agent, level, versions, saved_by=self.id, audit=_in_order(events)
                 )
             except Exception as error:
-                failure = InternalError(f"memory_save_many failed: {type(error).__name__}")
-                bulk = ToolCall(self, "memory_save_many", {}, taint=taint)
-                self.store.storage.append_audit(
-                    self._event(taint, bulk)(outcome=failure.code, message=type(error).__name__)
-                )
-                raise failure from error
+                raise self._failure(taint, bulk, error) from error
         return saved
 
     def memory_get(self, key: str) -> Memory | None:
@@ -215,16 +209,22 @@ class Session:
             args = bind(call.tool, call.arguments)
             event = self._event(taint, call, args)
             return getattr(self, f"_{call.tool}")(taint, event, **args), args
-        except MemlabError as error:
+        except Exception as error:
+            failure = self._failure(taint, call, error)
+            if failure is error:
+                raise
+            raise failure from error
+
+    def _failure(self, taint: Level, call: ToolCall, error: Exception) -> MemlabError:
+        """Audit a call that failed and return what its caller gets: a ``MemlabError`` as it is (unless the
+        storage already audited it), anything else as an ``InternalError`` audited with its class name only."""
+        if isinstance(error, MemlabError):
             if not getattr(error, "audited", False):
                 self.store.storage.append_audit(_failed(self._event(taint, call), error))
-            raise
-        except Exception as error:
-            failure = InternalError(f"{arguments.summary(call.tool, 64)} failed: {type(error).__name__}")
-            self.store.storage.append_audit(
-                self._event(taint, call)(outcome=failure.code, message=type(error).__name__)
-            )
-            raise failure from error
+            return error
+        failure = InternalError(f"{arguments.summary(call.tool, 64)} failed: {type(error).__name__}")
+        self.store.storage.append_audit(self._event(taint, call)(outcome=failure.code, message=type(error).__name__))
+        return failure
 
     def _event(self, taint: Level, call: ToolCall, args: Mapping[str, Any] | None = None) -> partial[AuditEvent]:
         """The call's audit event, to be completed with its outcome and records once they are known.

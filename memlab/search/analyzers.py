@@ -52,13 +52,7 @@ class Analyzer:
 
     def snippet_terms(self, query: str) -> set[str]:
         """The terms ``snippet`` marks for ``query``: its search terms as the index sees them."""
-        return {self.snippet_term(term) for term in query_terms(query)}
-
-    def snippet_term(self, word: str) -> str:
-        """The index term of one word, as ``snippet`` compares it."""
-        word = word.lower()
-        stem = self.stem or self.fts_stem
-        return stem(word) if stem is not None else word
+        return {self.term(term) for term in query_terms(query)}
 
     @property
     def prestemmed(self) -> bool:
@@ -106,9 +100,11 @@ class Analyzer:
         return quoted_or(self.query_terms(query))
 
     def term(self, word: str) -> str:
-        """The index term of one word (its stem, or the lower-cased word)."""
+        """One word's index term, computed in Python: its stem (a pre-stemmed analyzer's, or FTS5 porter's
+        mirror), else the lower-cased word. ``terms`` asks SQLite instead, for whole texts."""
         word = word.lower()
-        return self.stem(word) if self.stem is not None else word
+        stem = self.stem or self.fts_stem
+        return stem(word) if stem is not None else word
 
     def snippet(self, text: str, terms: Collection[str], *, tokens: int = 16) -> str:
         """An excerpt of ``text`` around the first word whose term is in ``terms``, matches marked ``**so**``.
@@ -123,7 +119,7 @@ class Analyzer:
         spans = [match.span() for match in WORD.finditer(text)]
         if not spans:
             return text
-        lowered, term_of = text.lower(), _snippet_terms(self)
+        lowered, term_of = text.lower(), _memoised_term(self)
         matched = (i for i, (begin, end) in enumerate(spans) if term_of(lowered[begin:end]) in terms)
         first_hit = next(matched, None)  # only words up to the first match and in the window are stemmed
         first = max(0, min(first_hit - 2 if first_hit is not None else 0, len(spans) - tokens))
@@ -140,10 +136,9 @@ class Analyzer:
 
 
 @functools.cache
-def _snippet_terms(analyzer: Analyzer) -> Callable[[str], str]:
-    """A memoised ``snippet_term`` of lower-cased words, one per analyzer (snippets stem every word shown)."""
-    stem = analyzer.stem or analyzer.fts_stem
-    return functools.lru_cache(maxsize=1 << 16)(stem) if stem is not None else str
+def _memoised_term(analyzer: Analyzer) -> Callable[[str], str]:
+    """``analyzer.term``, memoised, one per analyzer (snippets look up every word they show)."""
+    return functools.lru_cache(maxsize=1 << 16)(analyzer.term)
 
 
 _REGISTRY: Registry[Analyzer] = Registry("analyzer", Analyzer, default=DEFAULT)

@@ -13,6 +13,7 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import product
 
 from memlab.levels import Level, can_flow_to
@@ -43,6 +44,23 @@ class ViewRules:
     def can_read(self, classification: Level, taint: Level) -> bool:
         """May a session at ``taint`` read a version classified ``classification``?"""
         return (classification, taint) in self.readable
+
+    def winner(self, live: dict[Level, int], taint: Level) -> int | None:
+        """What a session at ``taint`` sees of a key whose live version at each level is ``live``
+        (level -> version id): the one at the highest level it may read, or None.
+
+        >>> ViewRules.lattice().winner({Level.PUBLIC: 1, Level.CONFIDENTIAL: 2}, Level.INTERNAL)
+        1
+        """
+        for level in self._readable_from[taint]:
+            if level in live:
+                return live[level]
+        return None
+
+    @cached_property
+    def _readable_from(self) -> dict[Level, list[Level]]:
+        """For each taint, the levels it may read, highest first."""
+        return {taint: [level for level in reversed(Level) if self.can_read(level, taint)] for taint in Level}
 
     @property
     def lattice_visibility(self) -> bool:

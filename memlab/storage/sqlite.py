@@ -65,10 +65,6 @@ class SqliteStorage:
     ) -> None:
         self.path = None if path is None else Path(path)
         self.rules = rules if rules is not None else ViewRules.lattice()
-        # For each taint, the levels it may read, highest first: the first live one is what it sees.
-        self._readable_from = {
-            taint: [level for level in reversed(Level) if self.rules.can_read(level, taint)] for taint in Level
-        }
         self.analyzer = resolve_analyzer(analyzer)
         columns = indexed_columns(self.analyzer)
         self._fts_columns = ", ".join(columns)
@@ -280,32 +276,10 @@ class SqliteStorage:
 
         The versions stay, content-free (their existence, classification, history and commitments keep the
         chain verifiable); live ones stop being live. Their terms leave every index (each index is merged
-        into one segment so no old segment keeps them), the space they freed is zeroed (``secure_delete``),
-        the file is rewritten (``VACUUM``: pages freed earlier, which may hold copies, are dropped) and the
-        WAL is checkpointed and truncated. Returns the versions as they were (for the audit's refs).
+        into one segment so no old segment keeps them), and ``_erasing`` zeroes what that frees, rewrites the
+        file and truncates the WAL. Returns the versions as they were (for the audit's refs).
         """
-        with self._lock:
-            self.conn.execute("PRAGMA secure_delete=ON")
-            try:
-                purged = self._purge(agent, key, level, purged_at=purged_at, purged_by=purged_by, audit=audit)
-                self.conn.execute("VACUUM")
-                if self.path is not None:
-                    self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            finally:
-                self.conn.execute("PRAGMA secure_delete=FAST")
-        return purged
-
-    def _purge(
-        self,
-        agent: str,
-        key: str,
-        level: Level | None,
-        *,
-        purged_at: str,
-        purged_by: str,
-        audit: Callable[[list[Memory]], AuditEvent],
-    ) -> list[Memory]:
-        with self._write():
+        with self._erasing(), self._write():
             agent_id, indexed = self._agent(agent)
             level_filter = "" if level is None else "AND classification = ?"
             rows = self.conn.execute(
@@ -315,25 +289,41 @@ class SqliteStorage:
             ).fetchall()
             purged = [_memory(row[1:]) for row in rows]
             if rows:
-                ids = [(row[0],) for row in rows]
-                before = live_versions(self._latest(agent_id, [key]))
+                ids = [row[0] for row in rows]
+                latest = self._latest(agent_id, [key])
                 self.conn.executemany(
                     "UPDATE memories SET deleted_at = ?, deleted_by = ? WHERE id = ? AND deleted_at IS NULL",
-                    [(purged_at, purged_by, memory_id) for (memory_id,) in ids],
+                    [(purged_at, purged_by, memory_id) for memory_id in ids],
                 )
-                after = live_versions(self._latest(agent_id, [key]))
+                remaining = {place: newest for place, newest in latest.items() if newest[0] not in ids}
                 # The index entries leave while the content is still there to say which terms to remove.
-                self._refresh(agent_id, [key], before, after, indexed, changed=min(Level))
+                self._refresh(
+                    agent_id, [key], live_versions(latest), live_versions(remaining), indexed, changed=min(Level)
+                )
                 self.conn.executemany(
                     "UPDATE memories SET content = '', tags = '[]', index_key = NULL, index_content = NULL, "
                     "index_tags = NULL, salt = NULL, purged_at = ? WHERE id = ?",
-                    [(purged_at, memory_id) for (memory_id,) in ids],
+                    [(purged_at, memory_id) for memory_id in ids],
                 )
                 tables = [fts_table(agent_id, lvl) for lvl in Level if indexed & _bit(lvl)]
                 for table in tables + ([fts_table(agent_id, None)] if self.rules.global_statistics else []):
                     self.conn.execute(f'INSERT INTO "{table}" ("{table}") VALUES (\'optimize\')')
             self._append_audit(audit(purged))
         return purged
+
+    @contextlib.contextmanager
+    def _erasing(self) -> Iterator[None]:
+        """Zero every page the block frees (``secure_delete=ON``), then rewrite the file (``VACUUM``: pages
+        freed earlier, which may hold copies, are dropped) and checkpoint and truncate the WAL."""
+        with self._lock:
+            self.conn.execute("PRAGMA secure_delete=ON")
+            try:
+                yield
+                self.conn.execute("VACUUM")
+                if self.path is not None:
+                    self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                self.conn.execute("PRAGMA secure_delete=FAST")
 
     def _fts_columns_of(self, alias: str) -> str:
         return ", ".join(f"{alias}.{column}" for column in self._fts_columns.split(", "))
@@ -414,7 +404,7 @@ class SqliteStorage:
         for key in keys:
             old, new = before.get(key, {}), after.get(key, {})
             for taint in taints:
-                shown, winner = self._winner(old, taint), self._winner(new, taint)
+                shown, winner = self.rules.winner(old, taint), self.rules.winner(new, taint)
                 if winner == shown:
                     continue
                 if winner is None:
@@ -449,13 +439,6 @@ class SqliteStorage:
             self.conn.executemany(f"{select} WHERE id = ?", [(memory_id,) for memory_id in ids])
         else:
             self.conn.execute(f"{select} WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id", (json.dumps(ids),))
-
-    def _winner(self, live: dict[Level, int], taint: Level) -> int | None:
-        """The version a session at ``taint`` sees: the live one at the highest level it may read."""
-        for level in self._readable_from[taint]:
-            if level in live:
-                return live[level]
-        return None
 
     # -- reads (each with its audit event, in one transaction) ---------------------------------------
 

@@ -156,9 +156,9 @@ def _check_views(conn: sqlite3.Connection, rules: ViewRules) -> list[str]:
     expected = {}
     for (agent_id, key), levels in live.items():
         for taint in Level:
-            visible = [level for level in levels if rules.can_read(level, taint)]
-            if visible:
-                expected[agent_id, key, int(taint)] = levels[max(visible)]
+            winner = rules.winner(levels, taint)
+            if winner is not None:
+                expected[agent_id, key, int(taint)] = winner
     actual = {(a, k, t): m for a, k, t, m in conn.execute("SELECT agent_id, key, taint, memory_id FROM effective")}
     wrong = sorted({entry for entry, _ in set(expected.items()) ^ set(actual.items())})
     return [
