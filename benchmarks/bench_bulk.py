@@ -46,7 +46,17 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_store import LEVELS, RAW_BATCH, WARMUP_CALLS, Corpus, RawStore, Row, environment, interleaved  # noqa: E402
+from bench_store import (  # noqa: E402
+    LEVELS,
+    RAW_BATCH,
+    WARMUP_CALLS,
+    Corpus,
+    RawStore,
+    Row,
+    environment,
+    interleaved,
+    print_table,
+)
 
 from memlab import Level, MemoryStore  # noqa: E402
 from memlab.search import match_expression  # noqa: E402
@@ -255,28 +265,6 @@ def bench_size(corpus: Corpus, size: int, args: argparse.Namespace, workdir: Pat
     return rows
 
 
-def _fmt(value: float, unit: str) -> str:
-    if unit == "/s":
-        return f"{value:,.0f}/s"
-    if unit == "µs":
-        return f"{value:,.1f} µs"
-    return f"{value:,.1f} {unit}"
-
-
-def print_table(results: dict[int, list[Row]]) -> None:
-    header = f"{'N':>9}  {'measure':<42} {'memlab':>12} {'raw':>12} {'memlab/raw':>10}  {'target':<12} {'met':<3}"
-    print(header)
-    print("-" * len(header))
-    for size, rows in results.items():
-        for row in rows:
-            met = "" if row.met is None else ("yes" if row.met else "NO")
-            print(
-                f"{size:>9,}  {row.measure:<42} {_fmt(row.memlab, row.unit):>12} {_fmt(row.raw, row.unit):>12} "
-                f"{row.ratio:>9.2f}x  {row.target:<12} {met:<3}"
-            )
-        print()
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="10000,100000", help="comma-separated corpus sizes (default: %(default)s)")
@@ -298,7 +286,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             results[size] = bench_size(corpus, size, args, workdir)
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"\ntotal run time {time.perf_counter() - started:.0f} s; load average {load} at the end\n")
-    print_table(results)
+    print_table(results, widths=(9, 42, 12))
     print("latencies per call (perf_counter), interleaved call by call after a warm-up of 50; search = max_results 10;")
     print(
         "raw ranks with the same MATCH expression, bm25(f, 2.0, 1.0, 1.0) and rowid tie order, and returns rowids and"

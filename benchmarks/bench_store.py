@@ -420,19 +420,26 @@ def _version(package: str) -> str:
 
 
 def _fmt(value: float, unit: str) -> str:
-    return f"{value:,.0f}/s" if unit == "/s" else f"{value:,.1f} µs"
+    if unit == "/s":
+        return f"{value:,.0f}/s"
+    return f"{value:,.1f} {unit}"
 
 
-def print_table(results: dict[int, list[Row]]) -> None:
-    header = f"{'N':>7}  {'measure':<38} {'memlab':>12} {'raw':>12} {'memlab/raw':>10}  {'target':<18} {'met':<3}"
+def print_table(results: dict[int, list[Row]], *, widths: tuple[int, int, int] = (7, 38, 18)) -> None:
+    """The rows of every size as a table; ``widths`` of the size, measure and target columns."""
+    size_width, measure_width, target_width = widths
+    header = (
+        f"{'N':>{size_width}}  {'measure':<{measure_width}} {'memlab':>12} {'raw':>12} {'memlab/raw':>10}  "
+        f"{'target':<{target_width}} {'met':<3}"
+    )
     print(header)
     print("-" * len(header))
     for size, rows in results.items():
         for row in rows:
             met = "" if row.met is None else ("yes" if row.met else "NO")
             print(
-                f"{size:>7,}  {row.measure:<38} {_fmt(row.memlab, row.unit):>12} {_fmt(row.raw, row.unit):>12} "
-                f"{row.ratio:>9.2f}x  {row.target:<18} {met:<3}"
+                f"{size:>{size_width},}  {row.measure:<{measure_width}} {_fmt(row.memlab, row.unit):>12} "
+                f"{_fmt(row.raw, row.unit):>12} {row.ratio:>9.2f}x  {row.target:<{target_width}} {met:<3}"
             )
         print()
 
