@@ -33,6 +33,7 @@ from memlab.errors import InvalidArgument
 from memlab.eval.collections import Collection, load_locomo
 from memlab.eval.measures import LABELS, compare, per_query
 from memlab.search import analyzers as registry
+from memlab.search.ranking import Ranking
 from memlab.store import MemoryStore
 
 __all__ = ["Results", "run", "run_analyzer", "SIGNIFICANCE_MEASURES"]
@@ -73,7 +74,7 @@ def run_analyzer(
         The run (query id -> {document id: score}), seconds spent indexing, seconds spent searching.
     """
     documents = {(document.agent, document.key): document.id for document in collection.documents}
-    with MemoryStore(analyzer=analyzer) as store:
+    with MemoryStore(analyzer=analyzer, ranking=Ranking.plain()) as store:
         sessions = {}
         started = time.perf_counter()
         by_agent: dict[str, list[dict]] = {}
