@@ -83,9 +83,13 @@ def chart(results: Results, path: Path, measures: tuple[str, ...] = ("S@1", "S@5
     width = 0.8 / len(measures)
     for offset, measure in enumerate(measures):
         means, lows, highs = [], [], []
+        compared = results.comparisons.get(measure)  # its intervals are computed already
         for name in names:
             values = results.per_query.loc[results.per_query["row"] == name, measure]
-            low, high = confidence_interval(values.to_numpy())
+            if compared is not None:
+                low, high = compared.loc[name, "ci_low"], compared.loc[name, "ci_high"]
+            else:
+                low, high = confidence_interval(values.to_numpy())
             means.append(values.mean())
             lows.append(values.mean() - low)
             highs.append(high - values.mean())

@@ -24,11 +24,13 @@ Analyzers alone, on the tiny TREC fixture (the baseline comes first):
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pandas as pd
 from tqdm.auto import tqdm
@@ -115,6 +117,32 @@ class Results:
         """Mean of ``measure`` per row and query category (columns)."""
         table = self.per_query.pivot_table(index="row", columns="category", values=measure, aggfunc="mean", sort=False)
         return table[sorted(table.columns, key=str)]
+
+    def save(self, folder: str | Path) -> list[Path]:
+        """Keep what ``load`` needs to give these results back: the per-query measures (gzipped CSV), the
+        timings and what each row was; summary and comparisons are recomputed from them."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        files = [folder / "per_query.csv.gz", folder / "timings.csv", folder / "run.json"]
+        self.per_query.to_csv(files[0], index=False, compression={"method": "gzip", "mtime": 0})
+        self.timings.to_csv(files[1])
+        about = {"collection": self.collection, "baseline": self.baseline, "configurations": self.configurations}
+        files[2].write_text(json.dumps(about, indent=2) + "\n", encoding="utf-8")
+        return files
+
+    @classmethod
+    def load(cls, folder: str | Path) -> Results:
+        """Results saved by ``save``.
+
+        >>> cached = Results.load("data/results/locomo")
+        >>> cached.summary.loc["memlab", "S@10"].round(3)
+        np.float64(0.766)
+        """
+        folder = Path(folder)
+        about = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+        per_query = pd.read_csv(folder / "per_query.csv.gz", dtype={"query": str, "category": str})
+        timings = pd.read_csv(folder / "timings.csv", index_col="row")
+        return _tabulate(about["collection"], about["baseline"], per_query, timings, about["configurations"])
 
 
 def run_configuration(
@@ -235,12 +263,13 @@ def results_of(
     baseline: str,
 ) -> Results:
     """Score each row's run, compare it with the baseline and tabulate (rows in the order of ``configurations``)."""
-    frames, timings = {}, []
+    frames, timings = [], []
     categories = {query.id: query.category for query in collection.queries}
     order = [query.id for query in collection.queries if query.id in done[configurations[0].name][0]]
     for row in configurations:
         ranking, indexed, searched = done[row.name]
-        frames[row.name] = per_query(collection.qrels, ranking).reindex(order, fill_value=0.0)
+        frame = per_query(collection.qrels, ranking).reindex(order, fill_value=0.0).rename_axis("query").reset_index()
+        frames.append(frame.assign(row=row.name, analyzer=row.analyzer, category=frame["query"].map(categories)))
         timings.append(
             {
                 "row": row.name,
@@ -251,27 +280,30 @@ def results_of(
         )
     timing = pd.DataFrame(timings).set_index("row")
     timing["index_vs_baseline"] = timing["index_seconds"] / timing.loc[baseline, "index_seconds"]
-    analyzers = {row.name: row.analyzer for row in configurations}
-    long = pd.concat(
-        [
-            frame.rename_axis("query")
-            .reset_index()
-            .assign(row=name, analyzer=analyzers[name], category=lambda f: f["query"].map(categories))
-            for name, frame in frames.items()
-        ],
-        ignore_index=True,
-    )
+    described = {row.name: row.describe() for row in configurations}
+    return _tabulate(collection.name, baseline, pd.concat(frames, ignore_index=True), timing, described)
+
+
+def _tabulate(
+    collection: str,
+    baseline: str,
+    long: pd.DataFrame,
+    timings: pd.DataFrame,
+    configurations: dict[str, dict[str, object]],
+) -> Results:
+    """Results from per-query measures: means per row, and every row compared with the baseline."""
     measures = list(LABELS.values())
     long = long[["row", "analyzer", "query", "category", *measures]]
+    rows = list(dict.fromkeys(long["row"]))
+    frames = {name: long[long["row"] == name].set_index("query")[measures] for name in rows}
     comparisons = {measure: compare(frames, baseline, measure=measure) for measure in SIGNIFICANCE_MEASURES}
     summary = long.groupby("row", sort=False)[measures].mean()
     for measure, table in comparisons.items():
         summary[f"p {measure}"] = table["p_value"]
         summary[f"sig {measure}"] = table["sig"]
-    summary.insert(0, "analyzer", [analyzers[name] for name in summary.index])
-    summary.insert(1, "context", ["yes" if row.context else "no" for row in configurations])
-    described = {row.name: row.describe() for row in configurations}
-    return Results(collection.name, baseline, long, summary, comparisons, timing, described)
+    summary.insert(0, "analyzer", [configurations[name]["analyzer"] for name in rows])
+    summary.insert(1, "context", ["yes" if configurations[name]["context"] else "no" for name in rows])
+    return Results(collection, baseline, long, summary, comparisons, timings, configurations)
 
 
 class _InProcess(Executor):
