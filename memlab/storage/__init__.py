@@ -16,6 +16,7 @@ from memlab.errors import InvalidArgument
 from memlab.levels import Level
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.search.analyzers import Analyzer
+from memlab.search.dense import Embedder
 from memlab.search.ranking import Ranking
 from memlab.storage.folder import FolderStorage
 from memlab.storage.rules import ViewRules
@@ -49,6 +50,8 @@ class StorageProvider(Protocol):
     rules: ViewRules
     ranking: Ranking
     """How ``search`` orders matches; a query-time choice the store may change between calls."""
+    embedder: Embedder | None
+    """Makes the dense vectors stored per version (None: no dense retrieval)."""
 
     def add_session(self, session_id: str, agent: str, taint: Level, created_at: str) -> None: ...
 
@@ -129,6 +132,7 @@ def open_storage(
     analyzer: Analyzer | str | None = None,
     layout: Literal["folder", "file"] | None = None,
     ranking: Ranking | None = None,
+    embedder: Embedder | None = None,
 ) -> SqliteStorage | FolderStorage:
     """Open the store at ``path`` with the layout it has, or create one (a folder unless ``layout="file"``).
 
@@ -144,11 +148,11 @@ def open_storage(
     if path is None:
         if layout == "folder":
             raise InvalidArgument("a folder store needs a path; an in-memory store is a single file")
-        return SqliteStorage(rules=rules, analyzer=analyzer, ranking=ranking)
+        return SqliteStorage(rules=rules, analyzer=analyzer, ranking=ranking, embedder=embedder)
     path = Path(path)
     found = "folder" if path.is_dir() else "file" if path.exists() else None
     if found is not None and layout is not None and found != layout:
         raise InvalidArgument(f"{path} is a {found} store, not a {layout} store (memlab migrate converts a file)")
     if (found or layout or "folder") == "file":
-        return SqliteStorage(path, rules=rules, analyzer=analyzer, ranking=ranking)
-    return FolderStorage(path, rules=rules, analyzer=analyzer, ranking=ranking)
+        return SqliteStorage(path, rules=rules, analyzer=analyzer, ranking=ranking, embedder=embedder)
+    return FolderStorage(path, rules=rules, analyzer=analyzer, ranking=ranking, embedder=embedder)

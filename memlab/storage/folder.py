@@ -33,6 +33,7 @@ from memlab.levels import Level
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.search.analyzers import Analyzer
 from memlab.search.analyzers import resolve as resolve_analyzer
+from memlab.search.dense import Embedder
 from memlab.search.ranking import Ranking
 from memlab.storage.rules import ViewRules
 from memlab.storage.schema import check_meta
@@ -69,9 +70,11 @@ class FolderStorage:
         busy_timeout: float = 30.0,
         cache_size: int = DEFAULT_CACHE_SIZE,
         ranking: Ranking | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
         self.path = Path(path)
         self._ranking = ranking if ranking is not None else Ranking()
+        self.embedder = embedder
         self.rules = rules if rules is not None else ViewRules.lattice()
         self.analyzer = resolve_analyzer(analyzer)
         self.busy_timeout = busy_timeout
@@ -167,7 +170,12 @@ class FolderStorage:
                     return None
                 self._create_file(agent, path)
             storage = SqliteStorage(
-                path, rules=self.rules, analyzer=self.analyzer, busy_timeout=self.busy_timeout, ranking=self.ranking
+                path,
+                rules=self.rules,
+                analyzer=self.analyzer,
+                busy_timeout=self.busy_timeout,
+                ranking=self.ranking,
+                embedder=self.embedder,
             )
             others = [name for name in storage.agents() if name != agent]
             if others:

@@ -185,8 +185,17 @@ def _create(db: sqlite_utils.Database, analyzer: str, views: str) -> None:
         pk="seq",
         not_null={"at", "session_id", "agent", "taint", "tool", "outcome", "hash"},
     )
+    _create_vectors(db)
     for name, sql in TRIGGERS.items():
         db.execute(f"CREATE TRIGGER {name} {sql}")
+
+
+def _create_vectors(db: sqlite_utils.Database) -> None:
+    # A version's dense vector (float32, unit length) under the model that made it: memlab.search.dense.
+    db.execute(
+        "CREATE TABLE vectors (memory_id INTEGER PRIMARY KEY REFERENCES memories(id), model TEXT NOT NULL, "
+        "vector BLOB NOT NULL)"
+    )
 
 
 _APPEND_ONLY = "BEGIN SELECT RAISE(ABORT, 'the audit trail is append-only'); END"
@@ -208,7 +217,7 @@ TRIGGERS = {
         f"WHEN NEW.purged_at IS NULL {_FROZEN}"
     ),
 }
-TABLES = ("memlab_meta", "agents", "sessions", "taint_events", "memories", "effective", "audit")
+TABLES = ("memlab_meta", "agents", "sessions", "taint_events", "memories", "effective", "audit", "vectors")
 
 
 def missing_objects(db: sqlite_utils.Database) -> list[str]:
@@ -225,9 +234,9 @@ UPGRADABLE = 2  # the schema version ``upgrade`` brings to this one in place
 def upgrade(db: sqlite_utils.Database, analyzer: Analyzer, views: str) -> None:
     """Bring a schema-2 file to this version, in the caller's transaction.
 
-    Schema 3 adds the context columns (``source``, ``occurred_at`` and what the index reads of them); every
-    FTS5 index is rebuilt with its five columns from the view it holds. Versions, views and the audit chain
-    are untouched (a version without context has the commitment it had).
+    Schema 3 adds the context columns (``source``, ``occurred_at`` and what the index reads of them) and the dense
+    vectors' table; every FTS5 index is rebuilt with its five columns from the view it holds. Versions, views and
+    the audit chain are untouched (a version without context has the commitment it had).
 
     Raises:
         SchemaError: the file is not a schema-2 memlab store for this analyzer and these views.
@@ -235,6 +244,7 @@ def upgrade(db: sqlite_utils.Database, analyzer: Analyzer, views: str) -> None:
     check_meta(db, FORMAT, UPGRADABLE, analyzer.name, views)
     for column in ("source", "occurred_at", "index_source", "index_when"):
         db.execute(f"ALTER TABLE memories ADD COLUMN {column} TEXT")
+    _create_vectors(db)
     db.execute("DROP TRIGGER memories_content_frozen")
     db.execute(f"CREATE TRIGGER memories_content_frozen {TRIGGERS['memories_content_frozen']}")
     virtual = "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL%'"

