@@ -170,6 +170,11 @@ def verification_html(result: Verification) -> str:
     )
 
 
+def _time(at: str) -> str:
+    """A row's time of day to the millisecond (a full ISO time wraps over two lines); the whole time is its tip."""
+    return f'<span title="{html.escape(at)}" style="white-space:nowrap">{html.escape(at[11:23])}</span>'
+
+
 def _outcome(value: str) -> str:
     return pill(value, _OUTCOME_COLOURS.get(value, "#c62828"))
 
@@ -179,8 +184,8 @@ def _select(description: str) -> widgets.SelectMultiple:
         description=description,
         rows=4,
         tooltip=HINT,
-        style={"description_width": "56px"},
-        layout=widgets.Layout(width="210px"),
+        style={"description_width": "64px"},
+        layout=widgets.Layout(width="220px"),
     )
 
 
@@ -274,7 +279,7 @@ class AuditViewer(Panel):
             f"<b>{len(shown)} of {len(self.audit)} calls</b> <small>(scroll sideways for all columns)</small>"
             + html_table(
                 shown[_SHOWN],
-                cells={"taint": badge, "outcome": _outcome},
+                cells={"taint": badge, "outcome": _outcome, "at": _time},
                 row_style=level_row("taint"),
                 empty="no call matches",
             )

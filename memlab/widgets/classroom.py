@@ -127,7 +127,7 @@ EXERCISES: tuple[Exercise, ...] = (
         "higher version exists.",
     ),
     Exercise(
-        "2 · can a secret be detected?",
+        "2 · a hidden secret",
         "In <b>hr-review</b> save <code>salary</code> = <code>90k</code>. Then, in <b>public-chat</b>, type key "
         "<code>salary</code> and press <b>get</b>; try <b>get</b> on <code>bonus</code> (a key nobody saved) too.",
         "What does public-chat's get of salary answer?",
@@ -149,7 +149,7 @@ EXERCISES: tuple[Exercise, ...] = (
         "next visible version — the PUBLIC one — is effective again for every session above PUBLIC.",
     ),
     Exercise(
-        "4 · taint only goes up",
+        "4 · taint goes up",
         "team-chat is shown a payslip: press its <b>↑ CONFIDENTIAL</b> button. Then save <code>payslip-note</code> "
         "= <code>payslip arrived</code> in <b>team-chat</b>. Look for a button that would lower its taint.",
         "At which level is team-chat's payslip-note saved?",
@@ -163,6 +163,14 @@ EXERCISES: tuple[Exercise, ...] = (
     ),
 )
 """The lesson's four exercises, in order."""
+
+
+TAB_STYLE = (
+    "<style>.memlab-classroom .jupyter-widgets.jupyter-widget-tab > .lm-TabBar .lm-TabBar-tab"
+    "{color:var(--jp-ui-font-color1);flex:0 0 auto}</style>"
+)
+"""ipywidgets draws the titles of the tabs not shown in ``--jp-ui-font-color2`` on ``--jp-layout-color2``, 4.46:1 in
+JupyterLab Light: below AA for text a student must read to pick an exercise."""
 
 
 class ExercisePanel(Panel):
@@ -188,17 +196,18 @@ class ExercisePanel(Panel):
         self.answer_button = widgets.Button(description="show the answer", tooltip="explain the answer")
         self.check_button.on_click(lambda _: self.check())
         self.answer_button.on_click(lambda _: self.show_answer())
-        self.feedback, self.answer = widgets.HTML(), widgets.HTML()
+        self.feedback, self.answer, self.committed = widgets.HTML(), widgets.HTML(), widgets.HTML()
         intro = widgets.HTML(
             f"<p><b>Do:</b> {exercise.task}</p><p><b>Predict first:</b> {html.escape(exercise.question)} "
             "<small>(your pick is locked in; reset the lesson to start over)</small></p>"
         )
         buttons = widgets.HBox([self.check_button, self.answer_button], layout=widgets.Layout(flex_flow="row wrap"))
-        self.widget = widgets.VBox([intro, self.predict, buttons, self.feedback, self.answer])
+        self.widget = widgets.VBox([intro, self.predict, self.committed, buttons, self.feedback, self.answer])
 
     def _committed(self) -> None:
         if self.predict.value is not None:
-            self.predict.disabled = True
+            self.predict.disabled = True  # a disabled radio is faint: the pick is also said in words
+            self.committed.value = f"<p>🔒 Your prediction: <b>{html.escape(self.predict.value)}</b></p>"
 
     def check(self) -> str:
         """Compare the prediction with what the store says; show and return the verdict."""
@@ -224,7 +233,7 @@ class ExercisePanel(Panel):
         """Clear the prediction, the verdict and the answer."""
         self.predict.disabled = False
         self.predict.value = None
-        self.feedback.value = self.answer.value = ""
+        self.feedback.value = self.answer.value = self.committed.value = ""
 
 
 class Classroom(Panel):
@@ -256,8 +265,10 @@ class Classroom(Panel):
         self._teacher_box = widgets.VBox(layout=widgets.Layout(width="100%"))
         self.teacher = _Shown(self._teacher_box)
         self.widget = widgets.VBox(
-            [self.tabs, self._simulator_box, self.reset_button], layout=widgets.Layout(width="100%")
+            [widgets.HTML(TAB_STYLE), self.tabs, self._simulator_box, self.reset_button],
+            layout=widgets.Layout(width="100%"),
         )
+        self.widget.add_class("memlab-classroom")
         self._start()
 
     def _start(self) -> None:

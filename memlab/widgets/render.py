@@ -195,7 +195,7 @@ def json_html(data: Any) -> str:
     1
     """
     shown = json.dumps(data, indent=1, ensure_ascii=False, default=str)
-    return f'<pre style="font-size:11px;margin:2px 0;white-space:pre-wrap">{html.escape(shown)}</pre>'
+    return f'<pre style="font-size:11px;line-height:1.3;margin:2px 0;white-space:pre-wrap">{html.escape(shown)}</pre>'
 
 
 def level_row(column: str) -> Callable[[Mapping[str, Any]], str]:

@@ -107,13 +107,14 @@ def run_tool(session: Session, tool: str, **form: str) -> dict[str, Any]:
 LABEL_WIDTH = "58px"
 
 
-def _text(label: str, placeholder: str = "") -> widgets.Text:
-    """A text field whose visible label (``description``) is its accessible name."""
+def _text(label: str, placeholder: str = "", *, in_row: bool = False) -> widgets.Text:
+    """A text field whose visible label (``description``) is its accessible name; ``in_row``: it shares a row
+    with a button and takes the room the button leaves."""
     return widgets.Text(
         description=label,
         placeholder=placeholder,
         style={"description_width": LABEL_WIDTH},
-        layout=widgets.Layout(width="auto", flex="1 1 auto", min_width="0"),
+        layout=widgets.Layout(width="auto", flex="1 1 120px" if in_row else None, min_width="0"),
     )
 
 
@@ -141,7 +142,8 @@ class SessionPanel(Panel):
         self.session = session
         self.key, self.content = _text("key", "e.g. user-name"), _text("content")
         self.tags = _text("tags", "comma-separated")
-        self.query, self.tag = _text("query", "natural language"), _text("tag", "optional filter")
+        self.query = _text("query", "natural language", in_row=True)
+        self.tag = _text("tag", "optional filter", in_row=True)
         self.reason = _text("reason", "why the taint goes up")
         self.buttons = {tool: _button(tool.removeprefix("memory_"), tool) for tool in TOOLS}
         for tool, button in self.buttons.items():
@@ -208,8 +210,15 @@ class SessionPanel(Panel):
             button.layout.display = "none" if level <= taint else None
         view = effective_view(session.store, session.agent, taint, versions=versions)
         changes, self._drawn = view_changes(self._drawn, view), view
-        shown = view[["key", "content", "classification", "version"]].assign(
-            changed=view["key"].isin(changes["new"]).map({True: "new", False: ""})
+        # Four narrow columns fit a session's column; "new" marks the key itself.
+        new = set(changes["new"])
+        shown = pd.DataFrame(
+            {
+                "key": [html.escape(key) + (" " + _changed("new") if key in new else "") for key in view["key"]],
+                "content": view["content"],
+                "level": view["classification"],
+                "v": view["version"],
+            }
         )
         gone = (
             f"<br><small>no longer visible: {html.escape(', '.join(changes['gone']))}</small>"
@@ -218,8 +227,8 @@ class SessionPanel(Panel):
         )
         self.view.value = f"<b>effective view</b> ({len(view)}){gone}" + html_table(
             shown,
-            cells={"classification": badge, "changed": _changed},
-            row_style=level_row("classification"),
+            cells={"key": str, "level": badge},
+            row_style=level_row("level"),
             empty="nothing visible",
         )
 
