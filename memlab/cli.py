@@ -196,7 +196,7 @@ def _check(args: argparse.Namespace) -> int:
     try:
         if args.policy is None:
             frame = check.table(checks=checks, **options)
-            print(frame.assign(steps=frame["steps"].astype("string").fillna("-")).to_string(index=False))
+            print(check.table_text(frame))
             return 0
         results = check.run_all(args.policy, checks=checks, **options)
     except MemlabError as error:
