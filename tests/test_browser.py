@@ -139,11 +139,17 @@ def contrasts(page) -> list[tuple[float, str, str]]:
 
 
 def do_the_lesson_step(page) -> None:
-    """hr-review saves a secret; public-chat gets it; a student predicts and checks exercise 2."""
+    """hr-review saves a secret (with the keyboard); public-chat gets it; a student predicts and checks exercise 2."""
     public, hr = page.locator(".memlab-session").nth(0), page.locator(".memlab-session").nth(2)
-    hr.get_by_label("key", exact=True).fill("salary")
-    hr.get_by_label("content", exact=True).fill("90k")
-    hr.get_by_role("button", name="save").click()
+    hr.get_by_label("key", exact=True).focus()  # by keyboard alone: type, Tab to the next field, Tab to "save"
+    page.keyboard.type("salary")
+    page.keyboard.press("Tab")
+    page.keyboard.type("90k")
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent.trim()") == "save"
+    page.wait_for_timeout(500)  # as a person would: the typed values reach the kernel before the press
+    page.keyboard.press("Enter")
     hr.get_by_text("90k").last.wait_for()
     public.get_by_label("key", exact=True).fill("salary")
     public.get_by_role("button", name="get").click()

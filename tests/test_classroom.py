@@ -45,7 +45,7 @@ def test_checking_before_predicting_or_doing_asks_for_it(lesson):
     assert "Predict first" in first.feedback.value
     first.predict.value = VERSION_SEEN["INTERNAL"]
     assert first.predict.disabled  # the prediction is committed before trying
-    assert "Your prediction: <b>the INTERNAL one" in first.committed.value
+    assert "Your prediction, locked in: <b>the INTERNAL one" in first.committed.value
     first.check_button.click()
     assert "Not yet" in first.feedback.value and "right" not in first.feedback.value
 

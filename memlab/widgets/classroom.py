@@ -207,7 +207,7 @@ class ExercisePanel(Panel):
     def _committed(self) -> None:
         if self.predict.value is not None:
             self.predict.disabled = True  # a disabled radio is faint: the pick is also said in words
-            self.committed.value = f"<p>🔒 Your prediction: <b>{html.escape(self.predict.value)}</b></p>"
+            self.committed.value = f"<p>Your prediction, locked in: <b>{html.escape(self.predict.value)}</b></p>"
 
     def check(self) -> str:
         """Compare the prediction with what the store says; show and return the verdict."""

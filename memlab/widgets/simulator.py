@@ -275,7 +275,7 @@ class SessionSimulator(Panel):
             [self.new_id, self.new_taint, self.new_agent, self.add_button, self.status],
             layout=widgets.Layout(flex_flow="row wrap"),
         )
-        self.widget = widgets.VBox([self.row, adding])
+        self.widget = widgets.VBox([self.row, adding], layout=widgets.Layout(width="100%"))
         self._adding = True  # one redraw after the first sessions, not one per session started
         for spec in DEFAULT_SESSIONS if sessions is None else sessions:
             self.add_session(spec)
