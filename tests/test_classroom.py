@@ -110,3 +110,11 @@ def test_reset_starts_a_new_lesson_and_the_teacher_view_follows_it(lesson):
     assert "1 of 1 calls" in lesson.audit_viewer.table.value
     assert "1 versions" in lesson.shadow_inspector.table.value
     assert "application/vnd.jupyter.widget-view+json" in lesson.teacher._repr_mimebundle_()
+
+
+def test_a_student_off_the_script_is_told_what_the_store_says(lesson):
+    click(lesson, "public-chat", "memory_save", key="user-name", content="Sam")
+    click(lesson, "team-chat", "memory_save", key="user-name", content="Samantha Rivera")
+    click(lesson, "hr-review", "memory_save", key="user-name", content="Samantha Rivera, payroll id 7")
+    first = predict_and_check(lesson, 1, VERSION_SEEN["INTERNAL"])
+    assert "✘ not quite" in first.feedback.value and "the store says its own CONFIDENTIAL one" in first.feedback.value
