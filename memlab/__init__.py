@@ -3,6 +3,7 @@
 from memlab.errors import Denied, InvalidArgument, MemlabError, NotFound, SchemaError, TaintError
 from memlab.levels import Level, can_flow_to
 from memlab.records import AuditEvent, Hit, Memory, TaintEvent
+from memlab.search.ranking import Ranking
 from memlab.session import Session
 from memlab.store import MemoryStore
 from memlab.tools import spine
@@ -12,6 +13,7 @@ __version__ = "0.1.0"
 __all__ = [
     "MemoryStore",
     "Session",
+    "Ranking",
     "Level",
     "can_flow_to",
     "Memory",

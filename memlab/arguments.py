@@ -6,6 +6,7 @@ argument and what was wrong; ``bind`` checks a whole call (unknown and missing a
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import re
 import unicodedata
@@ -126,6 +127,35 @@ def content(value: Any) -> str:
     return _text("content", value, MAX_CONTENT_CHARS)
 
 
+def source(value: Any) -> str | None:
+    """Where a memory came from (the message or messages it was extracted from): text like content, optional."""
+    return None if value is None else _text("source", value, MAX_CONTENT_CHARS)
+
+
+def occurred_at(value: Any) -> str | None:
+    """When what a memory says happened: an ISO 8601 date or date-time, optional, returned in ISO form.
+
+    >>> occurred_at("2023-05-08T13:56")
+    '2023-05-08T13:56:00'
+    >>> occurred_at("2023-05-08")
+    '2023-05-08'
+    """
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidArgument(f"occurred_at must be an ISO 8601 date or date-time string, not {type(value).__name__}")
+    text = value.strip()
+    try:
+        if len(text) == 10:
+            return datetime.date.fromisoformat(text).isoformat()
+        return datetime.datetime.fromisoformat(text).isoformat()
+    except ValueError:
+        raise InvalidArgument(
+            f"occurred_at must be an ISO 8601 date or date-time such as 2023-05-08 or 2023-05-08T13:56, "
+            f"not {shown(value)}"
+        ) from None
+
+
 def tags(value: Any) -> tuple[str, ...]:
     if value is None:
         return ()
@@ -163,7 +193,9 @@ def max_results(value: Any) -> int:
 
 
 TOOL_PARAMETERS: dict[str, dict[str, Callable[[Any], Any]]] = {
-    "memory_save": {"key": key, "content": content, "tags": tags},
+    # source and occurred_at are supplied by the host (the Python API, or a hook on the model's calls); the
+    # schemas the model sees (memlab.tools) do not offer them.
+    "memory_save": {"key": key, "content": content, "tags": tags, "source": source, "occurred_at": occurred_at},
     "memory_get": {"key": key},
     "memory_search": {"query": query, "max_results": max_results},
     "memory_list": {"tag": tag},

@@ -1,9 +1,9 @@
 """``memlab import``: a JSON Lines file into one agent at one taint, checked whole before anything is written.
 
-Each line holds one record, ``{"key": ..., "content": ..., "tags": [...]}`` (``tags`` optional); blank lines
-are skipped. The file is read twice: first every line is parsed and validated like a single save, and any
-bad line is reported as ``FILE:LINE: what is wrong`` with nothing written; then the records are saved through
-``Session.memory_save_many``, one transaction per batch, with a progress bar.
+Each line holds one record, ``{"key": ..., "content": ..., "tags": [...]}`` (``tags`` optional, as are the context
+fields ``source`` and ``occurred_at``); blank lines are skipped. The file is read twice: first every line is parsed
+and validated like a single save, and any bad line is reported as ``FILE:LINE: what is wrong`` with nothing written;
+then the records are saved through ``Session.memory_save_many``, one transaction per batch, with a progress bar.
 """
 
 from __future__ import annotations

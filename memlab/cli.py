@@ -29,10 +29,23 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--trials", type=int, default=300, help="random scenarios per check (default 300)")
     check.add_argument("--seed", type=int, default=0, help="seed of the scenario generator (default 0)")
     check.add_argument("--max-ops", type=int, default=8, help="operations per scenario at most (default 8)")
-    evaluate = commands.add_parser("eval", help="compare analyzers (stemmers) on LoCoMo or a TREC-style folder")
+    evaluate = commands.add_parser(
+        "eval", help="compare search configurations (context, boost, analyzers) on LoCoMo or a TREC-style folder"
+    )
     evaluate.add_argument("--collection", help="a TREC-style folder (docs.jsonl, queries.jsonl, qrels)")
     evaluate.add_argument("--locomo", default=None, help="path of locomo10.json (default: data/locomo10.json)")
-    evaluate.add_argument("--analyzers", help="comma-separated analyzer names (default: all registered)")
+    evaluate.add_argument(
+        "--rows",
+        help="comma-separated rows: named configurations or analyzers (default: porter, porter+boost, "
+        "porter+context, memlab)",
+    )
+    evaluate.add_argument("--all", action="store_true", help="every named row and every analyzer")
+    evaluate.add_argument(
+        "--analyzers", help="comma-separated analyzers to add as rows (text only, first-wave ranking)"
+    )
+    evaluate.add_argument(
+        "--tune", action="store_true", help="tune the ranking on each half of the agents and report on the other half"
+    )
     evaluate.add_argument("--out", help="a folder for per-query CSVs, summaries and a PNG chart")
     evaluate.add_argument("--depth", type=int, default=100, help="results kept per query (default 100)")
     evaluate.add_argument("--workers", type=int, default=None, help="processes (default: one per core)")
@@ -98,12 +111,19 @@ def _eval(args: argparse.Namespace) -> int:
     from memlab.errors import MemlabError
     from memlab.eval import report
     from memlab.eval.collections import load_locomo, load_trec
-    from memlab.eval.runner import run
+    from memlab.eval.runner import ALL_ROWS, run
 
     try:
         collection = load_trec(args.collection) if args.collection else load_locomo(args.locomo or "data/locomo10.json")
-        analyzers = args.analyzers.split(",") if args.analyzers else None
-        results = run(collection, analyzers=analyzers, depth=args.depth, workers=args.workers)
+        if args.tune:
+            from memlab.eval.tuning import tune
+
+            tuned = tune(collection, workers=args.workers)
+            results = tuned.held_out
+        else:
+            rows = ALL_ROWS if args.all else args.rows.split(",") if args.rows else None
+            analyzers = args.analyzers.split(",") if args.analyzers else None
+            results = run(collection, rows=rows, analyzers=analyzers, depth=args.depth, workers=args.workers)
     except MemlabError as error:
         print(f"memlab eval: {error}", file=sys.stderr)
         return 2
@@ -113,14 +133,19 @@ def _eval(args: argparse.Namespace) -> int:
             f"\n{collection.name}: {summary['documents']} memories, {summary['queries']} queries "
             f"({summary['judged_queries']} with a relevant memory), {summary['agents']} agents"
         )
+        if args.tune:
+            print("\nHeld-out tuning: each half of the agents is answered with the ranking tuned on the other half")
+            for half, ranking in tuned.chosen.items():
+                print(f"  tuned on the {half} half: {ranking}")
         print(f"\nMeasures (* p<0.05, ** p<0.01 against {results.baseline}, paired randomization test)")
         print(report.measures_table(results).to_string())
         print("\nS@10 per query category")
         print(results.by_category().round(3).to_string())
-        print(f"\nStemmers (vocabulary of the memories; wins/losses per query against {results.baseline})")
-        print(report.stemming_table(results, collection).to_string())
-        print(f"\nIndexing time relative to {results.baseline}")
+        print("\nTime: indexing (s), searching (s and ms per query)")
         print(results.timings.round(2).to_string())
+        if results.summary["analyzer"].nunique() > 1:
+            print(f"\nStemmers (vocabulary of the memories; wins/losses per query against {results.baseline})")
+            print(report.stemming_table(results, collection).to_string())
     if args.out:
         for path in report.write(results, collection, Path(args.out)):
             print(f"wrote {path}")

@@ -28,6 +28,10 @@ class Memory:
     """ISO 8601 UTC time of the save."""
     saved_by: str
     """Id of the session that saved it."""
+    source: str | None = None
+    """Where it came from, as the host gave it: the message or messages it was extracted from."""
+    occurred_at: str | None = None
+    """When what it says happened (ISO 8601), as the host gave it; ``saved_at`` is when it was saved."""
 
     def ref(self) -> str:
         """The version's identifier in audit rows: ``key@LEVEL/vN``."""
@@ -84,3 +88,5 @@ class NewVersion(NamedTuple):
     content: str
     tags: tuple[str, ...]
     saved_at: str
+    source: str | None = None
+    occurred_at: str | None = None

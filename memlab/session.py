@@ -70,21 +70,38 @@ class Session:
 
     # -- the five tools -----------------------------------------------------------------------------
 
-    def memory_save(self, key: str, content: str, tags: list[str] | tuple[str, ...] | None = None) -> Memory:
+    def memory_save(
+        self,
+        key: str,
+        content: str,
+        tags: list[str] | tuple[str, ...] | None = None,
+        *,
+        source: str | None = None,
+        occurred_at: str | None = None,
+    ) -> Memory:
         """Save a new version of ``key`` at the session's current taint.
 
         A key that exists only above the taint gets a new version at the taint (polyinstantiation);
-        the caller learns nothing about the higher one.
+        the caller learns nothing about the higher one. ``source`` (the message(s) the memory was taken
+        from) and ``occurred_at`` (when it happened, ISO 8601) are context the host knows: stored, classified,
+        indexed and purged with the version, never copied into the audit.
 
         >>> s.memory_save("user-name", "Alice", tags=["personal"]).classification
         <Level.PUBLIC: 0>
+        >>> trip = s.memory_save("trip", "Went to Lisbon", source="Alice: back from Lisbon!", occurred_at="2023-05-08")
+        >>> trip.source, trip.occurred_at
+        ('Alice: back from Lisbon!', '2023-05-08')
         """
-        return self.call("memory_save", {"key": key, "content": content, "tags": tags})
+        arguments = {"key": key, "content": content, "tags": tags}
+        if source is not None or occurred_at is not None:
+            arguments |= {"source": source, "occurred_at": occurred_at}
+        return self.call("memory_save", arguments)
 
     def memory_save_many(self, records: Iterable[Mapping[str, Any]], *, batch_size: int = 1_000) -> list[Memory]:
         """Save many memories at the session's current taint: bulk import, one transaction per batch.
 
-        Each record is an object with ``key``, ``content`` and optional ``tags``, validated like a single
+        Each record is an object with ``key``, ``content`` and optional ``tags``, ``source`` and
+        ``occurred_at``, validated like a single
         save; every saved version is versioned, indexed and audited (one ``memory_save`` row each) exactly
         as ``memory_save`` one at a time would. A bad record stops the import before its batch is written:
         the error names the record's number (1-based), the batches before it stay saved, and the refusal
@@ -125,7 +142,7 @@ class Session:
                     refusal.record = number
                     raise self._failure(taint, bulk, refusal) from None
                 event = self._event(taint, call, args)
-                versions.append(NewVersion(args["key"], args["content"], args["tags"], event.keywords["at"]))
+                versions.append(_new_version(args, event.keywords["at"]))
                 events.append(event)
             try:
                 saved += self.store.storage.save_many(
@@ -256,13 +273,11 @@ class Session:
             notes=tuple(call.notes),
         )
 
-    def _memory_save(
-        self, taint: Level, event: partial[AuditEvent], *, key: str, content: str, tags: tuple[str, ...]
-    ) -> Memory:
+    def _memory_save(self, taint: Level, event: partial[AuditEvent], **args: Any) -> Memory:
         (memory,) = self.store.storage.save_many(
             self.agent,
             self.store.policy.save_level(self, taint),
-            [NewVersion(key, content, tags, event.keywords["at"])],
+            [_new_version(args, event.keywords["at"])],
             saved_by=self.id,
             audit=lambda memory: event(records=(memory.ref(),)),
         )
@@ -328,6 +343,11 @@ class Session:
         if deleted is None:
             raise _audited(_not_found(key))
         return deleted
+
+
+def _new_version(args: Mapping[str, Any], saved_at: str) -> NewVersion:
+    """The version a validated ``memory_save`` describes."""
+    return NewVersion(args["key"], args["content"], args["tags"], saved_at, args["source"], args["occurred_at"])
 
 
 def _in_order(events: list[partial[AuditEvent]]) -> Callable[[Memory], AuditEvent]:

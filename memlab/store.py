@@ -18,6 +18,7 @@ from memlab.policies import resolve
 from memlab.policy import DEFAULT_HOOKS, Hook, Policy
 from memlab.records import AuditEvent
 from memlab.search.analyzers import Analyzer
+from memlab.search.ranking import Ranking
 from memlab.session import Session
 from memlab.storage import StorageProvider, Verification, open_storage
 
@@ -40,6 +41,9 @@ class MemoryStore:
             built-in — by default, ``none``, ``trigram``, ``snowball``, ``nltk-porter``, ...).
         layout: ``"folder"`` (one file per agent; the default for a new path) or ``"file"`` (every
             agent in one file: fine for small stores); see ``memlab.storage``.
+        ranking: how search orders matches (``memlab.search.ranking.Ranking``: column weights and the tag
+            boost); the default was chosen on held-out LoCoMo conversations. It can be changed later
+            (``store.ranking = ...``): nothing stored depends on it.
         storage: a ``StorageProvider`` to use instead of opening ``path``.
         clock: returns the current time; tests and notebooks pass a fixed one for reproducible output.
 
@@ -55,6 +59,7 @@ class MemoryStore:
         policy: Policy | str | None = None,
         analyzer: Analyzer | str | None = None,
         layout: str | None = None,
+        ranking: Ranking | None = None,
         storage: StorageProvider | None = None,
         clock: Callable[[], datetime] = _utc_now,
     ) -> None:
@@ -63,8 +68,10 @@ class MemoryStore:
         self.storage: StorageProvider = (
             storage
             if storage is not None
-            else open_storage(path, rules=self.policy.view_rules(), analyzer=analyzer, layout=layout)
+            else open_storage(path, rules=self.policy.view_rules(), analyzer=analyzer, layout=layout, ranking=ranking)
         )
+        if storage is not None and ranking is not None:
+            self.storage.ranking = ranking
         self.clock = clock
         self.hooks: list[Hook] = list(DEFAULT_HOOKS)
         """The pre-tool-call hooks ``memlab.tools.call`` runs, in order; append your own."""
@@ -82,6 +89,17 @@ class MemoryStore:
     def close(self) -> None:
         """Close the database."""
         self.storage.close()
+
+    @property
+    def ranking(self) -> Ranking:
+        """How search orders matches: column weights and the tag boost (``memlab.search.ranking``)."""
+        return self.storage.ranking
+
+    @ranking.setter
+    def ranking(self, ranking: Ranking) -> None:
+        if not isinstance(ranking, Ranking):
+            raise InvalidArgument(f"ranking must be a memlab.search.ranking.Ranking, not {type(ranking).__name__}")
+        self.storage.ranking = ranking
 
     def notify(self) -> None:
         """Call every listener (``MemoryStore.listeners``): the store has just recorded a change.

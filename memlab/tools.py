@@ -226,13 +226,16 @@ def _render(tool: str, arguments: dict[str, Any], result: Any) -> dict[str, Any]
 
 
 def _memory(memory: Memory) -> dict[str, Any]:
-    return {
+    """A memory as the model sees it; ``source`` and ``occurred_at`` only when the host gave them."""
+    shown = {
         "key": memory.key,
         "content": memory.content,
         "tags": list(memory.tags),
         "classification": memory.classification.name,
         "saved_at": memory.saved_at,
     }
+    context = {"source": memory.source, "occurred_at": memory.occurred_at}
+    return shown | {name: value for name, value in context.items() if value is not None}
 
 
 def _hit(hit: Hit) -> dict[str, Any]:

@@ -84,7 +84,27 @@ def test_locomo_hand_checked_example(locomo):
         "caroline/session-1/1",
         "Caroline attended an LGBTQ support group recently and found the transgender stories inspiring.",
         ("caroline", "session-1"),
+        document.source,
+        "2023-05-08T13:56:00",  # session 1: "1:56 pm on 8 May, 2023"
     )
+    # The cited turn D1:3 first, then D1:1-D1:5 around it (D1:3 once), as "Speaker: text".
+    turns = document.source.split(" Caroline: ") if document.source else []
+    assert document.source.startswith("Caroline: I went to a LGBTQ support group yesterday and it was so powerful.")
+    assert document.source.count("I went to a LGBTQ support group") == 1 and len(turns) == 3
+    assert document.source.endswith("[image: a photo of a dog walking past a wall with a painting of a woman]")
+    assert document.record(context=False) == {
+        "key": document.key,
+        "content": document.text,
+        "tags": list(document.tags),
+    }
+
+
+def test_locomo_context_is_around_turns_wide(locomo):
+    narrow = load_locomo(LOCOMO, around=0)
+    assert all(len(n.source) <= len(w.source) for n, w in zip(narrow.documents, locomo.documents, strict=True))
+    first = narrow.documents[0]
+    assert first.source == "Caroline: I went to a LGBTQ support group yesterday and it was so powerful."
+    assert all(document.source and document.occurred_at for document in locomo.documents)
 
 
 @pytest.mark.parametrize(
@@ -191,6 +211,23 @@ def write_collection(folder: Path, **files: str | bytes | None) -> Path:
     return folder
 
 
+def test_trec_documents_may_carry_context(tmp_path):
+    folder = write_collection(
+        tmp_path / "c",
+        docs_jsonl='{"id": "a", "text": "apples", "source": "Ann: I love apples", "occurred_at": "2024-03-01"}\n'
+        '{"id": "b", "text": "bananas"}\n',
+    )
+    a, b = load_trec(folder).documents
+    assert (a.source, a.occurred_at, b.source, b.occurred_at) == ("Ann: I love apples", "2024-03-01", None, None)
+    assert a.record() == {
+        "key": "a",
+        "content": "apples",
+        "tags": [],
+        "source": "Ann: I love apples",
+        "occurred_at": "2024-03-01",
+    }
+
+
 def test_trec_skips_blank_lines_and_ignores_unjudged(tmp_path):
     folder = write_collection(tmp_path / "c", docs_jsonl='\n{"id": "a", "text": "apples"}\n\n', qrels="\nq1 0 a -1\n")
     collection = load_trec(folder)
@@ -224,6 +261,8 @@ BAD_FILES = [
     ({"docs_jsonl": '{"id": "a", "text": "x", "tags": "fruit"}\n'}, ["docs.jsonl line 1", "tags must be a list"]),
     ({"docs_jsonl": '{"id": "a", "text": "x", "tags": [""]}\n'}, ["docs.jsonl line 1", "each tag must not be empty"]),
     ({"docs_jsonl": b'{"id": "a", "text": "x"}\n\xff\xfe\n'}, ["docs.jsonl line 2", "not UTF-8"]),
+    ({"docs_jsonl": '{"id": "a", "text": "x", "occurred_at": "May"}\n'}, ["docs.jsonl line 1", "occurred_at must be"]),
+    ({"docs_jsonl": '{"id": "a", "text": "x", "source": 3}\n'}, ["docs.jsonl line 1", "source must be a string"]),
     ({"qrels": "q1 0 a\n"}, ["qrels line 1", "expected 4 fields", "found 3"]),
     ({"qrels": "q1 0 a 1\n\nq1 0 b 1 extra\n"}, ["qrels line 3", "expected 4 fields", "found 5"]),
     ({"qrels": "q1 0 a high\n"}, ["qrels line 1", "relevance 'high' is not an integer"]),

@@ -2,13 +2,18 @@
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from memlab import InvalidArgument
 from memlab.cli import main
-from memlab.eval import load_locomo, load_trec, report, run
+from memlab.eval import Results, load_locomo, load_trec, report, run
 from memlab.eval.measures import LABELS
+from memlab.eval.runner import ALL_ROWS
 from memlab.search.analyzers import names
+from memlab.search.ranking import Ranking
+
+PLAIN = Ranking.plain().as_dict()
 
 TINY = Path(__file__).parent / "fixtures" / "trec-tiny"
 
@@ -20,16 +25,15 @@ def tiny():
 
 @pytest.fixture(scope="module")
 def tiny_results(tiny):
-    return run(tiny, progress=False, workers=1)
+    return run(tiny, rows=names(), progress=False, workers=1)
 
 
 def test_every_analyzer_runs_and_is_compared_with_porter(tiny, tiny_results):
     assert list(tiny_results.summary.index) == names()
     assert set(LABELS.values()) <= set(tiny_results.summary.columns)
     assert len(tiny_results.per_query) == len(names()) * len(tiny.queries)
-    assert tiny_results.per_query.loc[tiny_results.per_query["analyzer"] == "nltk-porter", "mode"].unique() == [
-        "NLTK_EXTENSIONS"
-    ]
+    assert tiny_results.summary.loc["nltk-porter", "analyzer"] == "nltk-porter"
+    assert tiny_results.configurations["snowball"] == {"analyzer": "snowball", "context": False, **PLAIN}
     assert tiny_results.summary.loc["porter", "p S@10"] != tiny_results.summary.loc["porter", "p S@10"]  # NaN
     assert set(tiny_results.comparisons) == {"S@10", "nDCG@10", "MRR"}
     assert tiny_results.timings.loc["porter", "index_vs_baseline"] == 1.0
@@ -47,7 +51,7 @@ def test_a_hand_checked_query(tiny, tiny_results):
             session.memory_save(document.key, document.text, tags=list(document.tags))
         ranked = [hit.memory.key for hit in session.memory_search(query.text, max_results=100)]
     first = next(rank for rank, key in enumerate(ranked, 1) if key in relevant)
-    row = tiny_results.per_query.query("analyzer == 'porter' and query == @query.id").iloc[0]
+    row = tiny_results.per_query.query("row == 'porter' and query == @query.id").iloc[0]
     assert row["MRR"] == pytest.approx(1 / first)
     assert row["S@1"] == (1.0 if first == 1 else 0.0)
     assert row["R@10"] == pytest.approx(len(relevant & set(ranked[:10])) / len(relevant))
@@ -60,14 +64,22 @@ def test_unknown_analyzers_fail_before_any_work(tiny):
 
 def test_the_report(tiny, tiny_results, tmp_path):
     table = report.measures_table(tiny_results)
-    assert list(table.columns) == ["mode", *LABELS.values()]
+    assert list(table.columns) == ["analyzer", "context", *LABELS.values()]
     stemming = report.stemming_table(tiny_results, tiny)
     assert stemming.loc["nltk-porter-martin", "differs from FTS5 porter"] == 0
     assert stemming.loc["none", "words"] == stemming.loc["none", "stems"]
     assert stemming.loc["lancaster", "stems"] <= stemming.loc["porter", "stems"]
     written = report.write(tiny_results, tiny, tmp_path / "out")
     assert sorted(path.name for path in written) == sorted(
-        ["per_query.csv", "summary.csv", "by_category.csv", "timings.csv", "stemming.csv", "measures.png"]
+        [
+            "per_query.csv",
+            "summary.csv",
+            "by_category.csv",
+            "timings.csv",
+            "stemming.csv",
+            "configurations.json",
+            "measures.png",
+        ]
     )
     assert (tmp_path / "out" / "measures.png").read_bytes()[:4] == b"\x89PNG"
 
@@ -96,10 +108,47 @@ def test_memlab_eval_on_a_trec_folder(tmp_path, capsys):
     assert "memlab eval:" in capsys.readouterr().err
 
 
-def test_locomo_baseline_is_reproduced_through_the_store():
-    """DESIGN.md section 4 measured success@10 with plain FTS5: porter 0.640, unicode61 0.595."""
-    results = run(load_locomo(), analyzers=["none", "porter"], progress=False)
-    success = results.summary["S@10"]
+# The headline of the relevance lab (README, "What helps recall"): LoCoMo, categories 1-4, 1,536 questions.
+HEADLINE = {
+    "porter": {"S@1": 0.402, "S@5": 0.585, "S@10": 0.645, "nDCG@10": 0.475},
+    "porter+boost": {"S@1": 0.426, "S@5": 0.605, "S@10": 0.666, "nDCG@10": 0.496},
+    "porter+context": {"S@1": 0.467, "S@5": 0.690, "S@10": 0.753, "nDCG@10": 0.578},
+    "memlab": {"S@1": 0.503, "S@5": 0.710, "S@10": 0.766, "nDCG@10": 0.605},
+}
+CACHED = Path(__file__).parents[1] / "data" / "results" / "locomo"
+
+
+@pytest.fixture(scope="module")
+def locomo_all():
+    """Every row on LoCoMo, run afresh through the store (the slowest test of the suite: about two minutes)."""
+    return run(load_locomo(), rows=ALL_ROWS, progress=False)
+
+
+def test_the_rows_reproduce_the_headline_on_locomo(locomo_all):
+    summary = locomo_all.summary
+    assert list(summary.index[: len(HEADLINE)]) == list(HEADLINE)
+    for row, figures in HEADLINE.items():
+        for measure, expected in figures.items():
+            assert summary.loc[row, measure] == pytest.approx(expected, abs=0.01), (row, measure)
+    assert (summary.loc[["porter+boost", "porter+context", "memlab"], "sig S@10"] == "**").all()
+    assert locomo_all.configurations["memlab"] == {"analyzer": "porter", "context": True, **Ranking().as_dict()}
+
+
+def test_locomo_baseline_is_reproduced_through_the_store(locomo_all):
+    """DESIGN.md section 4 measured success@10 with plain FTS5: porter 0.640, unicode61 0.595; stemmers +-0.005."""
+    success = locomo_all.summary["S@10"]
     assert success["porter"] == pytest.approx(0.640, abs=0.01)
     assert success["none"] == pytest.approx(0.595, abs=0.01)
-    assert results.summary.loc["none", "sig S@10"] == "**"
+    assert locomo_all.summary.loc["none", "sig S@10"] == "**"
+    stemmers = ["nltk-porter", "nltk-porter-martin", "snowball", "lancaster", "simplemma"]
+    assert (success[stemmers] - success["porter"]).abs().max() <= 0.005
+
+
+def test_the_cached_results_the_notebook_shows_equal_a_fresh_run(locomo_all):
+    """Notebook 04 reads data/results/locomo instead of running two minutes: it must be what a run gives.
+    (Regenerate with ``run(load_locomo(), rows=ALL_ROWS).save("data/results/locomo")``.)"""
+    cached = Results.load(CACHED)
+    pd.testing.assert_frame_equal(cached.per_query, locomo_all.per_query, check_dtype=False)
+    pd.testing.assert_frame_equal(cached.summary, locomo_all.summary, check_dtype=False)
+    assert cached.configurations == locomo_all.configurations
+    assert list(cached.timings.index) == list(locomo_all.timings.index)

@@ -17,7 +17,21 @@ from memlab import Level, MemlabError, tools
 from tests.backends import HOSTILE_AGENTS, open_store
 from tests.conftest import fixed_clock
 
-WORDS = ["alice", "bob", "runs", "running", "deadline", "march", "python", "coffee", "salary", "review", "team"]
+WORDS = [
+    "alice",
+    "bob",
+    "runs",
+    "running",
+    "deadline",
+    "march",
+    "may",
+    "2024",
+    "python",
+    "coffee",
+    "salary",
+    "work",
+    "hr",
+]
 KEYS = ["user-name", "deadline", "salary", "notes", "plan"]
 READS = {"memory_get", "memory_list", "memory_search"}
 
@@ -34,7 +48,9 @@ def operation(actor: str, escalations: list[Level]):
                     "key": st.sampled_from(KEYS),
                     "content": text,
                     "tags": st.lists(st.sampled_from(["work", "hr"]), max_size=2),
-                }
+                },
+                # Context is indexed and ranked too (its own columns, the tag boost on "work" and "hr").
+                optional={"source": text, "occurred_at": st.sampled_from(["2023-05-08", "2024-02-29T10:00"])},
             ),
         ),
         st.tuples(st.just(actor), st.just("memory_get"), st.fixed_dictionaries({"key": st.sampled_from(KEYS)})),

@@ -71,11 +71,16 @@ def test_the_classroom_opens_clean_and_speaks_of_the_page():
 
 @pytest.mark.parametrize(
     "factory, notebook",
-    [("simulator", "01_tour"), ("policy_lab", "05_policy_leaks"), ("classroom", "06_classroom")],
+    [
+        ("simulator", "01_tour"),
+        ("stemming_lab", "04_stemming_relevance"),
+        ("policy_lab", "05_policy_leaks"),
+        ("classroom", "06_classroom"),
+    ],
 )
 def test_the_widgets_appear_in_the_notebooks(factory, notebook):
-    """Finding 4: policy_lab appeared in no notebook (stemming_lab in 04 is reworked on main with 04 itself);
-    the classroom brings the audit viewer and the shadow inspector."""
+    """Finding 4: stemming_lab and policy_lab appeared in no notebook; the classroom brings the audit viewer and
+    the shadow inspector."""
     code = "".join("".join(cell["source"]) for cell in _cells(notebook, "code"))
     assert f"mw.{factory}(" in code
 

@@ -113,7 +113,15 @@ TAMPERING = {
     ),
     "content edited": (
         _unguarded("UPDATE memories SET content = 'acquire nothing' WHERE key = 'plan'"),
-        "version plan@CONFIDENTIAL/v1 of agent 'main': its content or tags do not match",
+        "version plan@CONFIDENTIAL/v1 of agent 'main': its content, tags or context do not match",
+    ),
+    "a source added": (
+        _unguarded("UPDATE memories SET source = 'the CEO said so' WHERE key = 'plan'"),
+        "version plan@CONFIDENTIAL/v1 of agent 'main': its content, tags or context do not match",
+    ),
+    "a date moved": (
+        _unguarded("UPDATE memories SET occurred_at = '1999-01-01' WHERE key = 'plan'"),
+        "version plan@CONFIDENTIAL/v1 of agent 'main': its content, tags or context do not match",
     ),
     "a version removed": (
         _unguarded("DELETE FROM memories WHERE key = 'plan'"),

@@ -6,6 +6,7 @@ of ``docs.jsonl``, ``queries.jsonl`` and ``qrels`` (``load_trec``).
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 from collections import Counter
@@ -34,6 +35,8 @@ _SHOWN = 5  # unknown ids named in an error message
 _DIA_SEPARATORS = re.compile(r"[;,\s]+")
 _DIA_ID = re.compile(r"D:?(\d+):(\d+)")
 _SESSION = re.compile(r"session_(\d+)_observation")
+_DIALOG_SESSION = re.compile(r"session_(\d+)")
+LOCOMO_AROUND = 2
 _INTEGER = re.compile(r"[+-]?\d+")
 
 
@@ -51,6 +54,8 @@ class Document:
         key: The memory key (a valid memlab key, unique within the agent).
         text: The memory's content.
         tags: The memory's tags.
+        source: The message(s) the memory was taken from, if the collection has them.
+        occurred_at: When what it says happened (ISO 8601), if the collection knows.
     """
 
     id: str
@@ -58,6 +63,17 @@ class Document:
     key: str
     text: str
     tags: tuple[str, ...] = ()
+    source: str | None = None
+    occurred_at: str | None = None
+
+    def record(self, *, context: bool = True) -> dict[str, Any]:
+        """The ``memory_save`` arguments that save this document (with its context, unless ``context=False``)."""
+        record: dict[str, Any] = {"key": self.key, "content": self.text, "tags": list(self.tags)}
+        if context:
+            record |= {
+                name: value for name, value in (("source", self.source), ("occurred_at", self.occurred_at)) if value
+            }
+        return record
 
 
 @dataclass(frozen=True)
@@ -115,20 +131,27 @@ class Collection:
         }
 
 
-def load_locomo(path: str | Path = LOCOMO_PATH, *, categories: Iterable[int] = LOCOMO_CATEGORIES) -> Collection:
+def load_locomo(
+    path: str | Path = LOCOMO_PATH, *, categories: Iterable[int] = LOCOMO_CATEGORIES, around: int = LOCOMO_AROUND
+) -> Collection:
     """Load LoCoMo: each sample's observations as one agent's memories, its questions as queries.
 
     A document is one observation, keyed ``"{speaker}/session-{N}/{i}"`` (speaker lower-cased, spaces as '-';
     ``i`` counts from 1 in that speaker's list for session N), with id ``"{sample_id}/{key}"`` and tags
-    ``(speaker, "session-N")``. A query is a question of the chosen categories that cites at least one dialog id
-    as evidence, with id ``"{sample_id}/q{index in the sample's qa list}"``. An observation is relevant (1) to a
-    question when it cites a dialog id of the question's evidence. The bundled file gives 2,541 documents and
-    1,536 queries of categories 1-4, of which 224 cite only dialog turns that no observation cites: they stay in
-    ``queries`` with no qrels entry, so measures count them as failures rather than dropping them.
+    ``(speaker, "session-N")``. Its context is what a host saving it would know: ``source`` is the dialog
+    turn(s) it cites and the ``around`` turns either side of each (``"Speaker: text"`` per turn, with an
+    image's caption), ``occurred_at`` the session's date and time.
+
+    A query is a question of the chosen categories that cites at least one dialog id as evidence, with id
+    ``"{sample_id}/q{index in the sample's qa list}"``. An observation is relevant (1) to a question when it cites a
+    dialog id of the question's evidence. The bundled file gives 2,541 documents and 1,536 queries of categories
+    1-4, of which 224 cite only dialog turns that no observation cites: they stay in ``queries`` with no qrels
+    entry, so measures count them as failures rather than dropping them.
 
     Args:
         path: The LoCoMo JSON file; by default ``data/locomo10.json`` relative to the working directory.
         categories: The question categories to keep (1-5; 5 is adversarial, meant to be unanswerable).
+        around: How many dialog turns either side of a cited turn go into its ``source``.
 
     Returns:
         The collection, named ``"locomo"``.
@@ -149,7 +172,8 @@ def load_locomo(path: str | Path = LOCOMO_PATH, *, categories: Iterable[int] = L
     for sample in _read_locomo(Path(path)):
         agent = sample["sample_id"]
         citing: dict[str, list[str]] = {}  # dialog id -> ids of the observations citing it
-        for document, dia_ids in _observations(agent, sample["observation"]):
+        dialog = _Dialog(sample.get("conversation", {}), around)
+        for document, dia_ids in _observations(agent, sample["observation"], dialog):
             documents.append(document)
             for dia_id in dia_ids:
                 citing.setdefault(dia_id, []).append(document.id)
@@ -181,7 +205,52 @@ def _read_locomo(path: Path) -> list[dict[str, Any]]:
     return samples
 
 
-def _observations(agent: str, observation: dict[str, Any]) -> Iterator[tuple[Document, set[str]]]:
+class _Dialog:
+    """A LoCoMo conversation's turns in order, and its sessions' dates, for the observations' context."""
+
+    def __init__(self, conversation: dict[str, Any], around: int) -> None:
+        self.around = around
+        self.turns: dict[str, str] = {}
+        self.order: list[str] = []
+        self.dates: dict[int, str] = {}
+        for name, value in conversation.items():
+            session = _DIALOG_SESSION.fullmatch(name)
+            if session is None or not isinstance(value, list):
+                continue
+            for turn in value:
+                for dia_id in sorted(_dia_ids(turn.get("dia_id", ""))):
+                    caption = f" [image: {turn['blip_caption']}]" if turn.get("blip_caption") else ""
+                    self.turns[dia_id] = f"{turn.get('speaker', '?')}: {turn.get('text', '')}{caption}"
+                    self.order.append(dia_id)
+            when = _session_date(conversation.get(f"{name}_date_time"))
+            if when is not None:
+                self.dates[int(session[1])] = when
+        self.position = {dia_id: index for index, dia_id in enumerate(self.order)}
+
+    def source(self, dia_ids: set[str]) -> str | None:
+        """The cited turns in dialog order, then the turns around them (each once)."""
+        cited = sorted((d for d in dia_ids if d in self.position), key=self.position.__getitem__)
+        nearby = [
+            self.order[index]
+            for dia_id in cited
+            for index in range(
+                max(0, self.position[dia_id] - self.around),
+                min(len(self.order), self.position[dia_id] + self.around + 1),
+            )
+        ]
+        shown = list(dict.fromkeys([*cited, *nearby]))
+        return " ".join(self.turns[dia_id] for dia_id in shown) or None
+
+
+def _session_date(text: Any) -> str | None:
+    """LoCoMo's "1:56 pm on 8 May, 2023" as ISO 8601; None when absent or unreadable."""
+    try:
+        return datetime.datetime.strptime(str(text).strip(), "%I:%M %p on %d %B, %Y").isoformat()
+    except ValueError:
+        return None
+
+
+def _observations(agent: str, observation: dict[str, Any], dialog: _Dialog) -> Iterator[tuple[Document, set[str]]]:
     for session_name, by_speaker in observation.items():
         session = _SESSION.fullmatch(session_name)
         if session is None:
@@ -189,9 +258,21 @@ def _observations(agent: str, observation: dict[str, Any]) -> Iterator[tuple[Doc
         session_tag = f"session-{int(session[1])}"
         for speaker, observed in by_speaker.items():
             speaker_tag = speaker.strip().lower().replace(" ", "-")
-            for number, (text, dia_ids) in enumerate(observed, start=1):
+            for number, (text, cited) in enumerate(observed, start=1):
                 key = _checked_key(f"{speaker_tag}/{session_tag}/{number}", f"sample {agent}")
-                yield Document(f"{agent}/{key}", agent, key, text, (speaker_tag, session_tag)), _dia_ids(dia_ids)
+                dia_ids = _dia_ids(cited)
+                yield (
+                    Document(
+                        f"{agent}/{key}",
+                        agent,
+                        key,
+                        text,
+                        (speaker_tag, session_tag),
+                        dialog.source(dia_ids),
+                        dialog.dates.get(int(session[1])),
+                    ),
+                    dia_ids,
+                )
 
 
 def _dia_ids(value: str | list[str]) -> set[str]:
@@ -208,8 +289,9 @@ def _dia_ids(value: str | list[str]) -> set[str]:
 def load_trec(folder: str | Path, *, name: str | None = None) -> Collection:
     """Load a TREC-style folder: ``docs.jsonl``, ``queries.jsonl`` and ``qrels``, all for the agent ``"main"``.
 
-    ``docs.jsonl`` holds one ``{"id", "text"}`` object a line (optional ``"tags"``: a list of strings); the id
-    is also the memory key. ``queries.jsonl`` holds ``{"id", "text"}`` objects. ``qrels`` holds
+    ``docs.jsonl`` holds one ``{"id", "text"}`` object a line (optional: ``"tags"``, a list of strings;
+    ``"source"``, the text the document came from; ``"occurred_at"``, an ISO 8601 date or date-time); the id is
+    also the memory key. ``queries.jsonl`` holds ``{"id", "text"}`` objects. ``qrels`` holds
     ``query-id 0 document-id relevance`` lines; relevance <= 0 means not relevant and is dropped. Blank lines are
     skipped (but counted in line numbers). Ids must not contain whitespace, which separates the qrels fields.
 
@@ -237,9 +319,13 @@ def load_trec(folder: str | Path, *, name: str | None = None) -> Collection:
     for where, doc_id, record in _unique(_json_lines(folder / "docs.jsonl"), "document", _document_id):
         try:
             tags = arguments.tags(record.get("tags"))
+            source, occurred_at = (
+                arguments.source(record.get("source")),
+                arguments.occurred_at(record.get("occurred_at")),
+            )
         except InvalidArgument as error:
             raise CollectionError(f"{where}: {error}") from error
-        documents.append(Document(doc_id, TREC_AGENT, doc_id, _field(record, "text", where), tags))
+        documents.append(Document(doc_id, TREC_AGENT, doc_id, _field(record, "text", where), tags, source, occurred_at))
     queries = [
         Query(query_id, TREC_AGENT, _field(record, "text", where))
         for where, query_id, record in _unique(_json_lines(folder / "queries.jsonl"), "query", _id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,14 +18,15 @@ __all__ = ["measures_table", "stemming_table", "write", "chart"]
 
 
 def measures_table(results: Results) -> pd.DataFrame:
-    """Every measure per analyzer, three decimals, with significance marks against the baseline.
+    """Every measure per row, three decimals, with significance marks against the baseline.
 
     ``*`` p < 0.05 and ``**`` p < 0.01 (paired randomization test) after S@10, nDCG@10 and MRR.
     """
     table = results.summary[list(LABELS.values())].map(lambda value: f"{value:.3f}")
     for measure, comparison in results.comparisons.items():
         table[measure] = table[measure] + comparison["sig"].reindex(table.index).fillna("")
-    table.insert(0, "mode", results.summary["mode"])
+    table.insert(0, "analyzer", results.summary["analyzer"])
+    table.insert(1, "context", results.summary["context"])
     return table
 
 
@@ -36,16 +38,16 @@ def _stemmer(name: str, words: set[str]) -> Callable[[str], str] | None:
 
 
 def stemming_table(results: Results, collection: Collection, measure: str = "S@10") -> pd.DataFrame:
-    """Per analyzer: vocabulary before and after stemming, mean conflation class size, the words on which
-    it disagrees with FTS5's porter, and per-query wins and losses against the baseline on ``measure``."""
+    """Per row: its analyzer's vocabulary before and after stemming, mean conflation class size, the words on
+    which it disagrees with FTS5's porter, and per-query wins and losses against the baseline on ``measure``."""
     texts = [document.text for document in collection.documents]
     words = {word for text in texts for word in words_of(text)}
     fts5 = fts5_stems(words)
     comparison = results.comparisons.get(measure)
     rows = []
-    for name in results.summary.index:
-        stem = _stemmer(name, words)
-        row: dict[str, object] = {"analyzer": name}
+    for name, analyzer in results.summary["analyzer"].items():
+        stem = _stemmer(analyzer, words)
+        row: dict[str, object] = {"row": name, "analyzer": analyzer}
         if stem is not None:
             stats = vocabulary(texts, stem)
             differ = disagreements(words, fts5.__getitem__, stem)
@@ -62,13 +64,13 @@ def stemming_table(results: Results, collection: Collection, measure: str = "S@1
                 f"losses {measure}": comparison.loc[name, "losses"],
             }
         rows.append(row)
-    table = pd.DataFrame(rows).set_index("analyzer")
+    table = pd.DataFrame(rows).set_index("row")
     counts = [column for column in table.columns if column in ("words", "stems", "differs from FTS5 porter")]
     return table.astype({column: "Int64" for column in counts}).fillna({"e.g.": ""})
 
 
 def chart(results: Results, path: Path, measures: tuple[str, ...] = ("S@1", "S@5", "S@10", "nDCG@10")) -> Path:
-    """A bar chart of ``measures`` per analyzer with 95% bootstrap confidence intervals, saved as PNG."""
+    """A bar chart of ``measures`` per row with 95% bootstrap confidence intervals, saved as PNG."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -81,9 +83,13 @@ def chart(results: Results, path: Path, measures: tuple[str, ...] = ("S@1", "S@5
     width = 0.8 / len(measures)
     for offset, measure in enumerate(measures):
         means, lows, highs = [], [], []
+        compared = results.comparisons.get(measure)  # its intervals are computed already
         for name in names:
-            values = results.per_query.loc[results.per_query["analyzer"] == name, measure]
-            low, high = confidence_interval(values.to_numpy())
+            values = results.per_query.loc[results.per_query["row"] == name, measure]
+            if compared is not None:
+                low, high = compared.loc[name, "ci_low"], compared.loc[name, "ci_high"]
+            else:
+                low, high = confidence_interval(values.to_numpy())
             means.append(values.mean())
             lows.append(values.mean() - low)
             highs.append(high - values.mean())
@@ -91,7 +97,7 @@ def chart(results: Results, path: Path, measures: tuple[str, ...] = ("S@1", "S@5
         axis.bar(positions, means, width, yerr=[lows, highs], capsize=2, label=measure)
     axis.set_xticks(range(len(names)), names, rotation=30, ha="right")
     axis.set_ylabel("mean over queries (95% CI)")
-    axis.set_title(f"Analyzers on {results.collection}: {len(results.per_query) // len(names)} queries")
+    axis.set_title(f"Search configurations on {results.collection}: {len(results.per_query) // len(names)} queries")
     axis.set_ylim(0, 1)
     axis.legend(ncols=len(measures), loc="upper left")
     figure.tight_layout()
@@ -101,7 +107,8 @@ def chart(results: Results, path: Path, measures: tuple[str, ...] = ("S@1", "S@5
 
 
 def write(results: Results, collection: Collection, folder: Path) -> list[Path]:
-    """Write CSVs (per query, summary, per category, timings, stemming) and the chart into ``folder``."""
+    """Write CSVs (per query, summary, per category, timings, stemming), what each row was
+    (``configurations.json``) and the chart into ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
     files = {
         "per_query.csv": results.per_query,
@@ -114,5 +121,7 @@ def write(results: Results, collection: Collection, folder: Path) -> list[Path]:
     for name, frame in files.items():
         frame.to_csv(folder / name, index=name != "per_query.csv")
         written.append(folder / name)
+    (folder / "configurations.json").write_text(json.dumps(results.configurations, indent=2) + "\n")
+    written.append(folder / "configurations.json")
     written.append(chart(results, folder / "measures.png"))
     return written

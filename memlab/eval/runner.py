@@ -1,17 +1,20 @@
-"""The experiment: every analyzer indexes the same memories through the real store and answers the same queries.
+"""The experiment: each configuration indexes the same memories through the real store and answers the same queries.
 
-For each analyzer a fresh in-memory ``MemoryStore(analyzer=...)`` is loaded with the collection's documents
-through ``Session.memory_save_many`` (each agent's memories in its own namespace, as an agent's automatic
-extraction would save them; versioned, indexed and audited as single saves would be), and every query is
-asked with ``Session.memory_search`` in its own agent's namespace. The rankings are scored with ir-measures
-and every analyzer is compared with the baseline (``porter``, FTS5's built-in) by a paired randomization test.
+A configuration (``Configuration``) is one row of the results: an analyzer, a ranking (column weights and the
+tag boost, ``memlab.search.ranking``), whether the memories carry their context (``source``, ``occurred_at``)
+and which retriever answers (FTS5, or a dense or hybrid one: ``memlab.search.dense``). For each, a fresh
+in-memory ``MemoryStore`` is loaded with the collection's documents through ``Session.memory_save_many`` (each
+agent's memories in its own namespace, versioned, indexed and audited as single saves would be), and every
+query is asked with ``Session.memory_search`` in its own agent's namespace. The rankings are scored with
+ir-measures and every row is compared with the baseline (``porter``: FTS5's porter on the memories' text, the
+first-wave ranking) by a paired randomization test.
 
-On LoCoMo (about a minute; one process per analyzer)::
+On LoCoMo (about a minute; one process per row)::
 
-    results = run(load_locomo(), analyzers=["none", "porter", "snowball"])
-    results.summary
+    results = run(load_locomo())                 # the default rows: porter, +boost, +context, memlab
+    results = run(load_locomo(), rows=ALL_ROWS)  # and every analyzer, dense and hybrid when installed
 
-The same on the tiny TREC fixture (the baseline comes first):
+Analyzers alone, on the tiny TREC fixture (the baseline comes first):
 
 >>> tiny = run(load_trec("tests/fixtures/trec-tiny"), analyzers=["none", "snowball"], progress=False, workers=1)
 >>> tiny.summary["MRR"].round(2).to_dict()
@@ -20,11 +23,14 @@ The same on the tiny TREC fixture (the baseline comes first):
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pandas as pd
 from tqdm.auto import tqdm
@@ -33,12 +39,61 @@ from memlab.errors import InvalidArgument
 from memlab.eval.collections import Collection, load_locomo
 from memlab.eval.measures import LABELS, compare, per_query
 from memlab.search import analyzers as registry
+from memlab.search.ranking import Ranking
 from memlab.store import MemoryStore
 
-__all__ = ["Results", "run", "run_analyzer", "SIGNIFICANCE_MEASURES"]
+__all__ = [
+    "Configuration",
+    "CONFIGURATIONS",
+    "DEFAULT_ROWS",
+    "ALL_ROWS",
+    "Results",
+    "run",
+    "run_configuration",
+    "SIGNIFICANCE_MEASURES",
+]
 
 # The measures the summary tests for significance against the baseline.
 SIGNIFICANCE_MEASURES = ("S@10", "nDCG@10", "MRR")
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """One row of an experiment: how the memories are indexed and searched.
+
+    Attributes:
+        name: the row's name in results.
+        analyzer: the registered analyzer (``memlab.search.analyzers``).
+        ranking: column weights and tag boost; the first wave's ranking (``Ranking.plain()``) by default.
+        context: save each document's ``source`` and ``occurred_at`` with it (when the collection has them).
+    """
+
+    name: str
+    analyzer: str = "porter"
+    ranking: Ranking = field(default_factory=Ranking.plain)
+    context: bool = False
+
+    def describe(self) -> dict[str, object]:
+        """What the row is, recorded with its results."""
+        return {"analyzer": self.analyzer, "context": self.context, **self.ranking.as_dict()}
+
+
+_BOOST_ONLY = dataclasses.replace(Ranking.plain(), tag_boost=Ranking().tag_boost)
+_CONTEXT_ONLY = dataclasses.replace(Ranking(), tag_boost=0.0)
+CONFIGURATIONS: dict[str, Configuration] = {
+    row.name: row
+    for row in [
+        Configuration("porter"),
+        Configuration("porter+boost", ranking=_BOOST_ONLY),
+        Configuration("porter+context", ranking=_CONTEXT_ONLY, context=True),
+        Configuration("memlab", ranking=Ranking(), context=True),
+    ]
+}
+"""The named rows: FTS5's porter on the text (the baseline), plus the tag boost, plus context as weighted
+columns, and memlab's default (context and boost)."""
+DEFAULT_ROWS = tuple(CONFIGURATIONS)
+ALL_ROWS = (*DEFAULT_ROWS, *(name for name in registry.names() if name != "porter"))
+"""Every named row, then every other analyzer on the text with the first-wave ranking."""
 
 
 @dataclass
@@ -48,115 +103,207 @@ class Results:
     collection: str
     baseline: str
     per_query: pd.DataFrame
-    """One row per analyzer and query: analyzer, mode, query, category, then every measure."""
+    """One row per configuration and query: row, analyzer, query, category, then every measure."""
     summary: pd.DataFrame
-    """One row per analyzer: every measure's mean, p-values and marks against the baseline."""
+    """One row per configuration: analyzer, context, every measure's mean, p-values and marks against the baseline."""
     comparisons: dict[str, pd.DataFrame] = field(default_factory=dict)
-    """Per measure in ``SIGNIFICANCE_MEASURES``: mean, bootstrap CI, p-value, wins/losses per analyzer."""
+    """Per measure in ``SIGNIFICANCE_MEASURES``: mean, bootstrap CI, p-value, wins/losses per row."""
     timings: pd.DataFrame = field(default_factory=pd.DataFrame)
-    """Per analyzer: seconds to index and to search, and indexing time relative to the baseline."""
+    """Per row: seconds to index, seconds to search, milliseconds per query, indexing time against the baseline."""
+    configurations: dict[str, dict[str, object]] = field(default_factory=dict)
+    """Per row: what produced it (``Configuration.describe``)."""
 
     def by_category(self, measure: str = "S@10") -> pd.DataFrame:
-        """Mean of ``measure`` per analyzer (rows) and query category (columns)."""
-        table = self.per_query.pivot_table(
-            index="analyzer", columns="category", values=measure, aggfunc="mean", sort=False
-        )
+        """Mean of ``measure`` per row and query category (columns)."""
+        table = self.per_query.pivot_table(index="row", columns="category", values=measure, aggfunc="mean", sort=False)
         return table[sorted(table.columns, key=str)]
 
+    def save(self, folder: str | Path) -> list[Path]:
+        """Keep what ``load`` needs to give these results back: the per-query measures (gzipped CSV), the
+        timings and what each row was; summary and comparisons are recomputed from them."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        files = [folder / "per_query.csv.gz", folder / "timings.csv", folder / "run.json"]
+        self.per_query.to_csv(files[0], index=False, compression={"method": "gzip", "mtime": 0})
+        self.timings.to_csv(files[1])
+        about = {"collection": self.collection, "baseline": self.baseline, "configurations": self.configurations}
+        files[2].write_text(json.dumps(about, indent=2) + "\n", encoding="utf-8")
+        return files
 
-def run_analyzer(
-    collection: Collection, analyzer: str, *, depth: int = 100
+    @classmethod
+    def load(cls, folder: str | Path) -> Results:
+        """Results saved by ``save``.
+
+        >>> cached = Results.load("data/results/locomo")
+        >>> cached.summary.loc["memlab", "S@10"].round(3)
+        np.float64(0.766)
+        """
+        folder = Path(folder)
+        about = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+        per_query = pd.read_csv(folder / "per_query.csv.gz", dtype={"query": str, "category": str})
+        timings = pd.read_csv(folder / "timings.csv", index_col="row")
+        return _tabulate(about["collection"], about["baseline"], per_query, timings, about["configurations"])
+
+
+def run_configuration(
+    collection: Collection, configuration: Configuration, *, depth: int = 100, queries: Iterable[str] | None = None
 ) -> tuple[dict[str, dict[str, float]], float, float]:
-    """Index ``collection`` with one analyzer and run its queries.
+    """Index ``collection`` as ``configuration`` says and run its queries (only ``queries``, by id, if given).
 
     Returns:
         The run (query id -> {document id: score}), seconds spent indexing, seconds spent searching.
     """
-    documents = {(document.agent, document.key): document.id for document in collection.documents}
-    with MemoryStore(analyzer=analyzer) as store:
-        sessions = {}
+    with MemoryStore(analyzer=configuration.analyzer, ranking=configuration.ranking) as store:
         started = time.perf_counter()
-        by_agent: dict[str, list[dict]] = {}
-        for document in collection.documents:
-            by_agent.setdefault(document.agent, []).append(
-                {"key": document.key, "content": document.text, "tags": list(document.tags)}
-            )
-        for agent, records in by_agent.items():
-            sessions[agent] = store.session(agent=agent)
-            sessions[agent].memory_save_many(records)
+        sessions = load(store, collection, context=configuration.context)
         indexed = time.perf_counter() - started
         started = time.perf_counter()
-        ranking = {}
-        for query in collection.queries:
-            session = sessions.get(query.agent) or store.session(agent=query.agent)
-            hits = session.memory_search(query.text, max_results=depth)
-            ranking[query.id] = {documents[query.agent, hit.memory.key]: hit.score for hit in hits}
+        ranking = search(store, sessions, collection, depth=depth, queries=queries)
         searched = time.perf_counter() - started
     return ranking, indexed, searched
+
+
+def load(store: MemoryStore, collection: Collection, *, context: bool) -> dict:
+    """Save every document into its agent's namespace in ``store``; return a session per agent."""
+    by_agent: dict[str, list[dict]] = {}
+    for document in collection.documents:
+        by_agent.setdefault(document.agent, []).append(document.record(context=context))
+    sessions = {}
+    for agent, records in by_agent.items():
+        sessions[agent] = store.session(agent=agent)
+        sessions[agent].memory_save_many(records)
+    return sessions
+
+
+def search(
+    store: MemoryStore, sessions: dict, collection: Collection, *, depth: int, queries: Iterable[str] | None = None
+) -> dict[str, dict[str, float]]:
+    """Ask the collection's queries (or those named) in their agents' sessions: query id -> {document id: score}."""
+    documents = {(document.agent, document.key): document.id for document in collection.documents}
+    wanted = None if queries is None else set(queries)
+    ranking = {}
+    for query in collection.queries:
+        if wanted is not None and query.id not in wanted:
+            continue
+        session = sessions.get(query.agent) or store.session(agent=query.agent)
+        hits = session.memory_search(query.text, max_results=depth)
+        ranking[query.id] = {documents[query.agent, hit.memory.key]: hit.score for hit in hits}
+    return ranking
+
+
+def rows_of(rows: Sequence[str | Configuration] | None, analyzers: Sequence[str] | None) -> list[Configuration]:
+    """The configurations named by ``rows`` (names or objects) and ``analyzers`` (each on the text, first-wave
+    ranking); the default rows when both are None.
+
+    Raises:
+        InvalidArgument: an unknown row or analyzer name.
+    """
+    chosen: list[Configuration] = []
+    for row in rows if rows is not None else (DEFAULT_ROWS if analyzers is None else ()):
+        if isinstance(row, Configuration):
+            chosen.append(row)
+        elif row in CONFIGURATIONS:
+            chosen.append(CONFIGURATIONS[row])
+        else:
+            registry.get(row)  # an analyzer's name is a row too; anything else fails here, before any work
+            chosen.append(Configuration(row, analyzer=row))
+    for name in analyzers or ():
+        registry.get(name)
+        chosen.append(Configuration(name, analyzer=name))
+    names = [row.name for row in chosen]
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise InvalidArgument(f"rows must have distinct names; repeated: {', '.join(duplicates)}")
+    return chosen
 
 
 def run(
     collection: Collection | None = None,
     *,
+    rows: Sequence[str | Configuration] | None = None,
     analyzers: Sequence[str] | None = None,
     baseline: str = "porter",
     depth: int = 100,
     progress: bool = True,
     workers: int | None = None,
 ) -> Results:
-    """Compare analyzers on a collection (LoCoMo by default).
+    """Compare configurations on a collection (LoCoMo by default).
 
     Args:
         collection: what to index and ask; ``load_locomo()`` when None.
-        analyzers: registry names; every registered analyzer when None. The baseline is added if missing.
-        baseline: the analyzer every other is tested against.
+        rows: configurations, by name (``CONFIGURATIONS``, or an analyzer's name) or as objects; the default
+            rows when neither ``rows`` nor ``analyzers`` is given.
+        analyzers: analyzers to add as rows, each on the text with the first-wave ranking.
+        baseline: the row every other is tested against (the named row ``porter`` is added if missing).
         depth: how many results each query keeps (MAP and MRR look this deep; the cap of memory_search is 100).
         progress: show a progress bar.
-        workers: processes running analyzers side by side (default: one per core, at most one per analyzer).
+        workers: processes running rows side by side (default: one per core, at most one per row).
     Raises:
-        InvalidArgument: an unknown analyzer name.
+        InvalidArgument: an unknown row or analyzer, or a collection without queries.
     """
     collection = collection if collection is not None else load_locomo()
-    names = list(analyzers) if analyzers is not None else registry.names()
-    for name in names:
-        registry.get(name)  # unknown names fail before any work
-    if baseline not in names:
-        names.insert(0, baseline)
+    configurations = rows_of(rows, analyzers)
+    if baseline not in [row.name for row in configurations]:
+        configurations.insert(0, rows_of([baseline], None)[0])
     if not collection.queries:
         raise InvalidArgument(f"collection {collection.name!r} has no queries")
-    workers = min(workers or os.cpu_count() or 1, len(names))
+    workers = min(workers or os.cpu_count() or 1, len(configurations))
     with ProcessPoolExecutor(workers) if workers > 1 else _InProcess() as pool:
-        futures = {pool.submit(run_analyzer, collection, name, depth=depth): name for name in names}
+        futures = {pool.submit(run_configuration, collection, row, depth=depth): row.name for row in configurations}
         done = {}
         for future in tqdm(as_completed(futures), total=len(futures), desc=collection.name, disable=not progress):
             done[futures[future]] = future.result()
-    frames, timings = {}, []
+    return results_of(collection, configurations, done, baseline)
+
+
+def results_of(
+    collection: Collection,
+    configurations: Sequence[Configuration],
+    done: dict[str, tuple[dict[str, dict[str, float]], float, float]],
+    baseline: str,
+) -> Results:
+    """Score each row's run, compare it with the baseline and tabulate (rows in the order of ``configurations``)."""
+    frames, timings = [], []
     categories = {query.id: query.category for query in collection.queries}
-    order = [query.id for query in collection.queries]
-    for name in names:  # in the order asked, whatever order the workers finished in
-        ranking, indexed, searched = done[name]
-        frames[name] = per_query(collection.qrels, ranking).reindex(order, fill_value=0.0)
-        timings.append({"analyzer": name, "index_seconds": indexed, "search_seconds": searched})
-    timing = pd.DataFrame(timings).set_index("analyzer")
+    order = [query.id for query in collection.queries if query.id in done[configurations[0].name][0]]
+    for row in configurations:
+        ranking, indexed, searched = done[row.name]
+        frame = per_query(collection.qrels, ranking).reindex(order, fill_value=0.0).rename_axis("query").reset_index()
+        frames.append(frame.assign(row=row.name, analyzer=row.analyzer, category=frame["query"].map(categories)))
+        timings.append(
+            {
+                "row": row.name,
+                "index_seconds": indexed,
+                "search_seconds": searched,
+                "ms_per_query": 1000 * searched / max(1, len(order)),
+            }
+        )
+    timing = pd.DataFrame(timings).set_index("row")
     timing["index_vs_baseline"] = timing["index_seconds"] / timing.loc[baseline, "index_seconds"]
-    long = pd.concat(
-        [
-            frame.rename_axis("query")
-            .reset_index()
-            .assign(analyzer=name, mode=registry.get(name).mode or "", category=lambda f: f["query"].map(categories))
-            for name, frame in frames.items()
-        ],
-        ignore_index=True,
-    )
+    described = {row.name: row.describe() for row in configurations}
+    return _tabulate(collection.name, baseline, pd.concat(frames, ignore_index=True), timing, described)
+
+
+def _tabulate(
+    collection: str,
+    baseline: str,
+    long: pd.DataFrame,
+    timings: pd.DataFrame,
+    configurations: dict[str, dict[str, object]],
+) -> Results:
+    """Results from per-query measures: means per row, and every row compared with the baseline."""
     measures = list(LABELS.values())
-    long = long[["analyzer", "mode", "query", "category", *measures]]
+    long = long[["row", "analyzer", "query", "category", *measures]]
+    rows = list(dict.fromkeys(long["row"]))
+    frames = {name: long[long["row"] == name].set_index("query")[measures] for name in rows}
     comparisons = {measure: compare(frames, baseline, measure=measure) for measure in SIGNIFICANCE_MEASURES}
-    summary = long.groupby("analyzer", sort=False)[measures].mean()
+    summary = long.groupby("row", sort=False)[measures].mean()
     for measure, table in comparisons.items():
         summary[f"p {measure}"] = table["p_value"]
         summary[f"sig {measure}"] = table["sig"]
-    summary.insert(0, "mode", [registry.get(name).mode or "" for name in summary.index])
-    return Results(collection.name, baseline, long, summary, comparisons, timing)
+    summary.insert(0, "analyzer", [configurations[name]["analyzer"] for name in rows])
+    summary.insert(1, "context", ["yes" if configurations[name]["context"] else "no" for name in rows])
+    return Results(collection, baseline, long, summary, comparisons, timings, configurations)
 
 
 class _InProcess(Executor):

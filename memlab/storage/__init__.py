@@ -16,6 +16,7 @@ from memlab.errors import InvalidArgument
 from memlab.levels import Level
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.search.analyzers import Analyzer
+from memlab.search.ranking import Ranking
 from memlab.storage.folder import FolderStorage
 from memlab.storage.rules import ViewRules
 from memlab.storage.sqlite import SqliteStorage
@@ -46,6 +47,8 @@ class StorageProvider(Protocol):
     """
 
     rules: ViewRules
+    ranking: Ranking
+    """How ``search`` orders matches; a query-time choice the store may change between calls."""
 
     def add_session(self, session_id: str, agent: str, taint: Level, created_at: str) -> None: ...
 
@@ -125,6 +128,7 @@ def open_storage(
     rules: ViewRules,
     analyzer: Analyzer | str | None = None,
     layout: Literal["folder", "file"] | None = None,
+    ranking: Ranking | None = None,
 ) -> SqliteStorage | FolderStorage:
     """Open the store at ``path`` with the layout it has, or create one (a folder unless ``layout="file"``).
 
@@ -140,11 +144,11 @@ def open_storage(
     if path is None:
         if layout == "folder":
             raise InvalidArgument("a folder store needs a path; an in-memory store is a single file")
-        return SqliteStorage(rules=rules, analyzer=analyzer)
+        return SqliteStorage(rules=rules, analyzer=analyzer, ranking=ranking)
     path = Path(path)
     found = "folder" if path.is_dir() else "file" if path.exists() else None
     if found is not None and layout is not None and found != layout:
         raise InvalidArgument(f"{path} is a {found} store, not a {layout} store (memlab migrate converts a file)")
     if (found or layout or "folder") == "file":
-        return SqliteStorage(path, rules=rules, analyzer=analyzer)
-    return FolderStorage(path, rules=rules, analyzer=analyzer)
+        return SqliteStorage(path, rules=rules, analyzer=analyzer, ranking=ranking)
+    return FolderStorage(path, rules=rules, analyzer=analyzer, ranking=ranking)

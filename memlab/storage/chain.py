@@ -3,7 +3,7 @@
 Each audit row carries ``hash = sha256(previous hash ‖ its own fields)``, the first row chaining from the
 file's random genesis value, so editing, inserting, removing or reordering a row breaks every hash after
 it. A version's content is bound to the chain without keeping anything from which short content could be
-recovered: the row holds a random salt and ``commitment = HMAC-SHA256(salt, content ‖ tags)``; the save's
+recovered: the row holds a random salt and ``commitment = HMAC-SHA256(salt, content ‖ tags ‖ context)``; the save's
 audit row carries the version's digest (agent, key, classification, version, who, when and the
 commitment), the delete's audit row a digest of that and the deletion. A purge erases content, tags and
 salt but keeps the commitment, so the chain still verifies and a guess of the content cannot be checked.
@@ -43,9 +43,11 @@ def audit_hash(previous: str, fields: tuple[Any, ...]) -> str:
     return _digest(previous, *fields)
 
 
-def commitment(salt: bytes, content: str, tags: str) -> str:
-    """What binds a version's content and tags (``tags`` as stored, JSON) to the chain: HMAC with its salt."""
-    message = json.dumps([content, tags], ensure_ascii=False).encode("utf-8")
+def commitment(salt: bytes, content: str, tags: str, source: str | None = None, occurred_at: str | None = None) -> str:
+    """What binds a version's content, tags (``tags`` as stored, JSON) and context to the chain: HMAC with its
+    salt. A version without context commits to content and tags alone, as before context existed."""
+    parts = [content, tags] if source is None and occurred_at is None else [content, tags, source, occurred_at]
+    message = json.dumps(parts, ensure_ascii=False).encode("utf-8")
     return hmac.new(salt, message, hashlib.sha256).hexdigest()
 
 

@@ -33,6 +33,7 @@ from memlab.levels import Level
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.search.analyzers import Analyzer
 from memlab.search.analyzers import resolve as resolve_analyzer
+from memlab.search.ranking import Ranking
 from memlab.storage.rules import ViewRules
 from memlab.storage.schema import check_meta
 from memlab.storage.sqlite import SqliteStorage
@@ -67,8 +68,10 @@ class FolderStorage:
         analyzer: Analyzer | str | None = None,
         busy_timeout: float = 30.0,
         cache_size: int = DEFAULT_CACHE_SIZE,
+        ranking: Ranking | None = None,
     ) -> None:
         self.path = Path(path)
+        self._ranking = ranking if ranking is not None else Ranking()
         self.rules = rules if rules is not None else ViewRules.lattice()
         self.analyzer = resolve_analyzer(analyzer)
         self.busy_timeout = busy_timeout
@@ -139,6 +142,18 @@ class FolderStorage:
         digest = hashlib.sha256(_encoded(agent)).hexdigest()[:32]
         return self.path / "agents" / digest[:2] / f"{digest}.db"
 
+    @property
+    def ranking(self) -> Ranking:
+        """How searches order matches (a query-time choice: changing it changes no file)."""
+        return self._ranking
+
+    @ranking.setter
+    def ranking(self, ranking: Ranking) -> None:
+        with self._lock:
+            self._ranking = ranking
+            for storage in self._files.values():
+                storage.ranking = ranking
+
     def _file(self, agent: str, *, create: bool = True) -> SqliteStorage | None:
         """The agent's storage, opened (and created, if ``create``) on demand; None if it has no file."""
         with self._lock:
@@ -151,7 +166,9 @@ class FolderStorage:
                 if not create:
                     return None
                 self._create_file(agent, path)
-            storage = SqliteStorage(path, rules=self.rules, analyzer=self.analyzer, busy_timeout=self.busy_timeout)
+            storage = SqliteStorage(
+                path, rules=self.rules, analyzer=self.analyzer, busy_timeout=self.busy_timeout, ranking=self.ranking
+            )
             others = [name for name in storage.agents() if name != agent]
             if others:
                 storage.close()

@@ -32,10 +32,11 @@ __all__ = ["migrate"]
 
 _VERSION_COLUMNS = (
     "key, content, tags, classification, version, saved_at, saved_by, deleted_at, deleted_by, "
-    "index_key, index_content, index_tags"
+    "index_key, index_content, index_tags, source, occurred_at, index_source, index_when"
 )
+_CONTEXT_COLUMNS = ("source", "occurred_at", "index_source", "index_when")  # since schema 3
 _AUDIT_COLUMNS = "at, session_id, agent, taint, tool, key, query, outcome, records, notes, message"
-READABLE_VERSIONS = (1, 2)
+READABLE_VERSIONS = (1, 2, 3)
 
 
 def migrate(
@@ -44,7 +45,7 @@ def migrate(
     """Copy the single-file store ``source`` into a new store folder ``target``.
 
     Args:
-        source: a memlab store file of schema 1 (memlab 0.1) or 2.
+        source: a memlab store file of schema 1 (memlab 0.1), 2 or 3.
         target: a folder that does not exist yet.
         rules: the views' rules (the lattice's by default); they must be the ones ``source`` was built for.
         analyzer: the analyzer ``source`` was indexed with (read from the file when None).
@@ -103,8 +104,10 @@ def _move_agent(conn: sqlite3.Connection, new: FolderStorage, agent: str) -> dic
         "JOIN sessions s ON s.id = t.session_id WHERE s.agent = ? ORDER BY t.id",
         (agent,),
     ).fetchall()
+    present = {row[1] for row in conn.execute("PRAGMA table_info(memories)")}
+    columns = [f"m.{c}" if c in present or c not in _CONTEXT_COLUMNS else "NULL" for c in _VERSION_COLUMNS.split(", ")]
     versions = conn.execute(
-        f"SELECT {', '.join('m.' + c for c in _VERSION_COLUMNS.split(', '))} FROM memories m "
+        f"SELECT {', '.join(columns)} FROM memories m "
         "JOIN agents a ON a.id = m.agent_id WHERE a.name = ? ORDER BY m.id",
         (agent,),
     ).fetchall()
@@ -133,8 +136,9 @@ def _copy_versions(storage: SqliteStorage, agent: str, versions: list[tuple[Any,
     agent_id, indexed = storage._agent(agent, create=True)
     rows, digests = [], {}
     for key, content, tags, level, version, saved_at, saved_by, deleted_at, deleted_by, *stems in versions:
+        source, occurred_at = stems[3], stems[4]
         salt = chain.new_salt()
-        bound = chain.commitment(salt, content, tags)
+        bound = chain.commitment(salt, content, tags, source, occurred_at)
         ref = f"{key}@{Level(level).name}/v{version}"
         digests["memory_save", ref] = chain.version_digest(agent, key, level, version, saved_at, saved_by, bound)
         if deleted_at is not None:
@@ -142,7 +146,7 @@ def _copy_versions(storage: SqliteStorage, agent: str, versions: list[tuple[Any,
         rows.append((agent_id, key, content, tags, level, version, saved_at, saved_by, deleted_at, deleted_by))
         rows[-1] += (*stems, salt, bound)
     storage.conn.executemany(
-        f"INSERT INTO memories (agent_id, {_VERSION_COLUMNS}, salt, commitment) VALUES ({', '.join('?' * 15)})", rows
+        f"INSERT INTO memories (agent_id, {_VERSION_COLUMNS}, salt, commitment) VALUES ({', '.join('?' * 19)})", rows
     )
     keys = sorted({row[1] for row in rows})
     storage._refresh(agent_id, keys, {}, live_versions(storage._latest(agent_id, keys)), indexed, changed=min(Level))

@@ -16,18 +16,15 @@ __all__ = [
     "TRIGGERS",
     "missing_objects",
     "check_meta",
-    "BM25_WEIGHTS",
+    "upgrade",
     "ensure_schema",
     "fts_table",
     "create_fts_table",
     "indexed_columns",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 FORMAT = "memlab"
-
-# bm25 weights of the indexed columns (key, content, tags): a word of the key says more than one of the text.
-BM25_WEIGHTS = (2.0, 1.0, 1.0)
 
 
 def fts_table(agent_id: int, taint: Level | None) -> str:
@@ -142,10 +139,16 @@ def _create(db: sqlite_utils.Database, analyzer: str, views: str) -> None:
             "saved_by": str,
             "deleted_at": str,
             "deleted_by": str,
-            # What a pre-stemmed analyzer indexes instead of key, content and tags (NULL otherwise).
+            # Context the host gave: the message(s) the memory came from, and when it happened (ISO 8601).
+            "source": str,
+            "occurred_at": str,
+            # What a pre-stemmed analyzer indexes instead of key, content, tags and source (NULL otherwise).
             "index_key": str,
             "index_content": str,
             "index_tags": str,
+            "index_source": str,
+            # occurred_at written out as words (memlab.search.ranking.when_words; pre-stemmed if the analyzer is).
+            "index_when": str,
             # HMAC-SHA256(salt, content, tags): binds the content to the audit chain (memlab.storage.chain).
             "salt": bytes,
             "commitment": str,
@@ -200,7 +203,8 @@ TRIGGERS = {
         + _FROZEN
     ),
     "memories_content_frozen": (
-        "BEFORE UPDATE OF content, tags, index_key, index_content, index_tags, salt ON memories "
+        "BEFORE UPDATE OF content, tags, source, occurred_at, index_key, index_content, index_tags, index_source, "
+        "index_when, salt ON memories "
         f"WHEN NEW.purged_at IS NULL {_FROZEN}"
     ),
 }
@@ -215,13 +219,60 @@ def missing_objects(db: sqlite_utils.Database) -> list[str]:
     ]
 
 
-def indexed_columns(analyzer: Analyzer) -> tuple[str, str, str]:
-    """The ``memories`` columns an analyzer's FTS5 indexes read: key, content and tags, or their stems."""
-    return ("index_key", "index_content", "index_tags") if analyzer.prestemmed else ("key", "content", "tags")
+UPGRADABLE = 2  # the schema version ``upgrade`` brings to this one in place
+
+
+def upgrade(db: sqlite_utils.Database, analyzer: Analyzer, views: str) -> None:
+    """Bring a schema-2 file to this version, in the caller's transaction.
+
+    Schema 3 adds the context columns (``source``, ``occurred_at`` and what the index reads of them); every
+    FTS5 index is rebuilt with its five columns from the view it holds. Versions, views and the audit chain
+    are untouched (a version without context has the commitment it had).
+
+    Raises:
+        SchemaError: the file is not a schema-2 memlab store for this analyzer and these views.
+    """
+    check_meta(db, FORMAT, UPGRADABLE, analyzer.name, views)
+    for column in ("source", "occurred_at", "index_source", "index_when"):
+        db.execute(f"ALTER TABLE memories ADD COLUMN {column} TEXT")
+    db.execute("DROP TRIGGER memories_content_frozen")
+    db.execute(f"CREATE TRIGGER memories_content_frozen {TRIGGERS['memories_content_frozen']}")
+    virtual = "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL%'"
+    indexes = [row[0] for row in db.execute(virtual)]
+    columns = ", ".join(indexed_columns(analyzer))
+    for table in indexes:
+        _, agent_id, taint = table.split("_")
+        db.execute(f'DROP TABLE "{table}"')
+        level = None if taint == "all" else Level[taint.upper()]
+        create_fts_table(db, int(agent_id), analyzer, level)
+        if level is None:  # every live version at every level
+            rows = (
+                "SELECT m.id FROM memories m WHERE m.agent_id = ? AND m.deleted_at IS NULL AND m.version = "
+                "(SELECT MAX(version) FROM memories o WHERE o.agent_id = m.agent_id AND o.key = m.key "
+                "AND o.classification = m.classification)"
+            )
+            parameters: tuple[int, ...] = (int(agent_id),)
+        else:
+            rows = "SELECT memory_id FROM effective WHERE agent_id = ? AND taint = ?"
+            parameters = (int(agent_id), int(level))
+        db.execute(
+            f'INSERT INTO "{table}" (rowid, {columns}) SELECT id, {columns} FROM memories '
+            f"WHERE id IN ({rows}) ORDER BY id",
+            parameters,
+        )
+    db.execute("UPDATE memlab_meta SET value = ? WHERE name = 'schema_version'", (str(SCHEMA_VERSION),))
+
+
+def indexed_columns(analyzer: Analyzer) -> tuple[str, ...]:
+    """The ``memories`` columns an analyzer's FTS5 indexes read, in the order of ``ranking.COLUMNS``: key,
+    content, tags, source and when (or their stems)."""
+    if analyzer.prestemmed:
+        return ("index_key", "index_content", "index_tags", "index_source", "index_when")
+    return ("key", "content", "tags", "source", "index_when")
 
 
 def create_fts_table(db: sqlite_utils.Database, agent_id: int, analyzer: Analyzer, taint: Level | None) -> str:
-    """Create the external-content FTS5 index of ``agent_id`` at ``taint``, ranked by weighted bm25.
+    """Create the external-content FTS5 index of ``agent_id`` at ``taint``, ranked by bm25.
 
     Memory rows never change their indexed columns (a save adds a version), so ``memories`` can serve
     as the content table: the index holds only terms and statistics. Indexes are created on first use,
@@ -230,10 +281,8 @@ def create_fts_table(db: sqlite_utils.Database, agent_id: int, analyzer: Analyze
     table = fts_table(agent_id, taint)
     tokenize_sql = "'" + analyzer.tokenize.replace("'", "''") + "'"
     columns = ", ".join(indexed_columns(analyzer))
-    rank = "bm25(" + ", ".join(str(weight) for weight in BM25_WEIGHTS) + ")"
     db.execute(
         f'CREATE VIRTUAL TABLE IF NOT EXISTS "{table}" USING fts5('
         f"{columns}, content='memories', content_rowid='id', tokenize={tokenize_sql})"
     )
-    db.execute(f'INSERT INTO "{table}" ("{table}", rank) VALUES (\'rank\', ?)', (rank,))
     return table

@@ -30,14 +30,24 @@ from memlab.levels import Level
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.search.analyzers import Analyzer
 from memlab.search.analyzers import resolve as resolve_analyzer
+from memlab.search.ranking import Ranking, when_words
 from memlab.storage import chain
 from memlab.storage.rules import ViewRules
-from memlab.storage.schema import BM25_WEIGHTS, create_fts_table, ensure_schema, fts_table, indexed_columns
+from memlab.storage.schema import (
+    UPGRADABLE,
+    create_fts_table,
+    ensure_schema,
+    fts_table,
+    indexed_columns,
+    upgrade,
+)
 from memlab.storage.verify import Verification, verify_file
 
 __all__ = ["SqliteStorage"]
 
-_MEMORY_COLUMNS = "m.key, m.content, m.tags, m.classification, m.version, m.saved_at, m.saved_by"
+_MEMORY_COLUMNS = (
+    "m.key, m.content, m.tags, m.classification, m.version, m.saved_at, m.saved_by, m.source, m.occurred_at"
+)
 _SNIPPET_TOKENS = 16
 _WAL_AUTOCHECKPOINT_PAGES = 10_000
 _BATCHED_INDEX_ROWS = 16
@@ -52,6 +62,7 @@ class SqliteStorage:
         rules: what the views follow (which versions a taint may read, shadow order, statistics scope).
         busy_timeout: seconds a writer waits for another process's transaction before failing.
         analyzer: how text becomes index terms (``memlab.search.analyzers``; default FTS5's porter).
+        ranking: how matches are ordered (column weights, tag boost); a query-time choice that may be changed.
     """
 
     def __init__(
@@ -62,8 +73,10 @@ class SqliteStorage:
         rules: ViewRules | None = None,
         busy_timeout: float = 30.0,
         analyzer: Analyzer | str | None = None,
+        ranking: Ranking | None = None,
     ) -> None:
         self.path = None if path is None else Path(path)
+        self.ranking = ranking if ranking is not None else Ranking()
         self.rules = rules if rules is not None else ViewRules.lattice()
         self.analyzer = resolve_analyzer(analyzer)
         columns = indexed_columns(self.analyzer)
@@ -123,6 +136,10 @@ class SqliteStorage:
         """Read and check the schema; create it, under the write lock, only in a new, empty database."""
         objects = [row[0] for row in self.conn.execute("SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")]
         if "memlab_meta" in objects:
+            if self._schema_version() == UPGRADABLE:
+                with self._write():
+                    if self._schema_version() == UPGRADABLE:  # not upgraded meanwhile by another process
+                        upgrade(self.db, self.analyzer, self.rules.signature)
             return ensure_schema(self.db, self.analyzer.name, self.rules.signature)
         if objects:
             raise SchemaError(f"not a memlab store: the database already holds other tables ({', '.join(objects[:5])})")
@@ -139,6 +156,10 @@ class SqliteStorage:
             self.db.enable_wal()
         with self._write():
             return ensure_schema(self.db, self.analyzer.name, self.rules.signature)
+
+    def _schema_version(self) -> int | None:
+        row = self.conn.execute("SELECT value FROM memlab_meta WHERE name = 'schema_version'").fetchone()
+        return int(row[0]) if row is not None and str(row[0]).isdigit() else None
 
     # -- sessions -----------------------------------------------------------------------------------
 
@@ -201,26 +222,31 @@ class SqliteStorage:
                     1 if previous is None else previous[1] + 1,
                     new.saved_at,
                     saved_by,
+                    new.source,
+                    new.occurred_at,
                 )
                 latest[new.key, level] = (memory_id, memory.version, None)
                 saved.append(memory)
-                stems = (
-                    tuple(self.analyzer.index_text(text) for text in (new.key, new.content, " ".join(new.tags)))
-                    if self.analyzer.prestemmed
-                    else (None, None, None)
-                )
+                when = when_words(new.occurred_at)
+                if self.analyzer.prestemmed:
+                    texts = (new.key, new.content, " ".join(new.tags), new.source, when)
+                    stems = tuple(None if text is None else self.analyzer.index_text(text) for text in texts)
+                else:
+                    stems = (None, None, None, None, when)
                 tags, salt = json.dumps(new.tags), chain.new_salt()
-                bound = chain.commitment(salt, new.content, tags)
+                bound = chain.commitment(salt, new.content, tags, new.source, new.occurred_at)
                 digests.append(
                     chain.version_digest(agent, new.key, level, memory.version, new.saved_at, saved_by, bound)
                 )
                 rows.append(
                     (memory_id, agent_id, new.key, new.content, tags, level, memory.version, new.saved_at, saved_by)
-                    + (*stems, salt, bound)
+                    + (new.source, new.occurred_at, *stems, salt, bound)
                 )
             self.conn.executemany(
                 "INSERT INTO memories (id, agent_id, key, content, tags, classification, version, saved_at, saved_by, "
-                f"index_key, index_content, index_tags, salt, commitment) VALUES ({', '.join('?' * 14)})",
+                "source, occurred_at, index_key, index_content, index_tags, index_source, index_when, salt, "
+                "commitment) "
+                f"VALUES ({', '.join('?' * 18)})",
                 rows,
             )
             self._refresh(agent_id, keys, before, live_versions(latest), indexed, changed=classification)
@@ -301,8 +327,9 @@ class SqliteStorage:
                     agent_id, [key], live_versions(latest), live_versions(remaining), indexed, changed=min(Level)
                 )
                 self.conn.executemany(
-                    "UPDATE memories SET content = '', tags = '[]', index_key = NULL, index_content = NULL, "
-                    "index_tags = NULL, salt = NULL, purged_at = ? WHERE id = ?",
+                    "UPDATE memories SET content = '', tags = '[]', source = NULL, occurred_at = NULL, "
+                    "index_key = NULL, index_content = NULL, index_tags = NULL, index_source = NULL, "
+                    "index_when = NULL, salt = NULL, purged_at = ? WHERE id = ?",
                     [(purged_at, memory_id) for memory_id in ids],
                 )
                 tables = [fts_table(agent_id, lvl) for lvl in Level if indexed & _bit(lvl)]
@@ -529,29 +556,26 @@ class SqliteStorage:
     def _rank(
         self, table: str, match: str, query: str, limit: int, *, only_effective_at: tuple[int, Level] | None = None
     ) -> list[Hit]:
-        # Rank exactly as raw FTS5 does, ORDER BY bm25(...) (ORDER BY rank costs 1.44x on a large index), ties
-        # in rowid (save) order; fetch the winners' rows and make their snippets in Python: FTS5's snippet()
-        # in this query would be computed for every match, and in a second query would scan the matches again.
-        # Only trigram, whose matching Python cannot mirror, keeps FTS5's snippet() under ORDER BY rank.
-        effective, parameters = "", (match, limit)
+        # Rank by the store's Ranking: bm25(...) with its column weights, minus the tag boost, ties in rowid (save)
+        # order. The boost's subquery runs once: the memories whose tags column matches a query word, kept
+        # when one of their tags equals that word. Only the winners' rows are fetched and their snippets made
+        # (FTS5's snippet() in the ranking query would be computed for every match): in Python, or for trigram,
+        # whose matching Python cannot mirror, by FTS5's snippet() over the winners alone.
+        ranking = self.ranking
+        weights = ", ".join(str(weight) for weight in ranking.weights())
+        score, parameters = f'bm25("{table}", {weights})', []
+        boosted = self._boosted(table, query) if ranking.tag_boost else None
+        if boosted is not None:
+            score += f" - ? * (rowid IN ({boosted[0]}))"
+            parameters += [ranking.tag_boost, *boosted[1]]
+        effective = ""
         if only_effective_at is not None:
             effective = "AND rowid IN (SELECT memory_id FROM effective WHERE agent_id = ? AND taint = ?)"
-            agent_id, taint = only_effective_at
-            parameters = (match, agent_id, int(taint), limit)
-        if not self.analyzer.python_snippets:
-            rows = self.conn.execute(
-                f'SELECT {_MEMORY_COLUMNS}, "{table}".rank, '
-                f"snippet(\"{table}\", 1, '**', '**', '…', {_SNIPPET_TOKENS}) "
-                f'FROM "{table}" JOIN memories m ON m.id = "{table}".rowid WHERE "{table}" MATCH ? {effective} '
-                f'ORDER BY "{table}".rank LIMIT ?',
-                parameters,
-            )
-            return [Hit(_memory(row[:-2]), -row[-2], row[-1]) for row in rows]
-        weights = ", ".join(str(weight) for weight in BM25_WEIGHTS)
+        parameters += [match, *(() if only_effective_at is None else (only_effective_at[0], int(only_effective_at[1])))]
         ranked = self.conn.execute(
-            f'SELECT rowid, bm25("{table}", {weights}) AS score FROM "{table}" WHERE "{table}" MATCH ? {effective} '
+            f'SELECT rowid, {score} AS score FROM "{table}" WHERE "{table}" MATCH ? {effective} '
             "ORDER BY score, rowid LIMIT ?",
-            parameters,
+            [*parameters, limit],
         ).fetchall()
         if not ranked:
             return []
@@ -559,10 +583,18 @@ class SqliteStorage:
         found = {
             row[0]: _memory(row[1:])
             for row in self.conn.execute(
-                f"SELECT m.id, {_MEMORY_COLUMNS} FROM memories m WHERE m.id IN ({marks})",
-                [memory_id for memory_id, _ in ranked],
+                f"SELECT m.id, {_MEMORY_COLUMNS} FROM memories m WHERE m.id IN ({marks})", [row[0] for row in ranked]
             )
         }
+        if not self.analyzer.python_snippets:
+            snippets = dict(
+                self.conn.execute(
+                    f"SELECT rowid, snippet(\"{table}\", 1, '**', '**', '…', {_SNIPPET_TOKENS}) FROM \"{table}\" "
+                    f'WHERE "{table}" MATCH ? AND rowid IN ({marks})',
+                    [match, *found],
+                )
+            )
+            return [Hit(found[memory_id], -score, snippets[memory_id]) for memory_id, score in ranked]
         terms = self.analyzer.snippet_terms(query)
         return [
             Hit(
@@ -570,6 +602,20 @@ class SqliteStorage:
             )
             for memory_id, score in ranked
         ]
+
+    def _boosted(self, table: str, query: str) -> tuple[str, list[Any]] | None:
+        """SQL selecting the ids of the memories in ``table`` with a tag equal to a word of ``query`` (ASCII
+        letters compared without case), and its parameters; None when the query has no word to look for."""
+        words = list(dict.fromkeys(self.analyzer.words(query)))
+        tag_match = self.analyzer.match_expression(" ".join(words))
+        if tag_match is None:
+            return None
+        tags_column = indexed_columns(self.analyzer)[2]
+        return (
+            f'SELECT m.id FROM memories m, json_each(m.tags) t WHERE m.id IN (SELECT rowid FROM "{table}" '
+            f'WHERE "{table}" MATCH ?) AND lower(t.value) IN (SELECT value FROM json_each(?))',
+            [f"{tags_column} : ({tag_match})", json.dumps(words)],
+        )
 
     # -- audit and auditor views --------------------------------------------------------------------
 
@@ -623,8 +669,8 @@ class SqliteStorage:
     def history_rows(self, agent: str, key: str | None = None) -> Iterator[dict[str, Any]]:
         """Every version of ``key`` (of every key when None), by key, level, then version."""
         for row in self.db.query(
-            "SELECT m.key, m.classification, m.version, m.content, m.tags, m.saved_at, m.saved_by, "
-            "m.deleted_at, m.deleted_by FROM memories m JOIN agents a ON a.id = m.agent_id "
+            "SELECT m.key, m.classification, m.version, m.content, m.tags, m.source, m.occurred_at, m.saved_at, "
+            "m.saved_by, m.deleted_at, m.deleted_by FROM memories m JOIN agents a ON a.id = m.agent_id "
             f"WHERE a.name = ? {'' if key is None else 'AND m.key = ?'} ORDER BY m.key, m.classification, m.version",
             (agent,) if key is None else (agent, key),
         ):
@@ -703,5 +749,7 @@ def _bit(level: Level) -> int:
 
 
 def _memory(row: tuple[Any, ...]) -> Memory:
-    key, content, tags, classification, version, saved_at, saved_by = row
-    return Memory(key, content, tuple(json.loads(tags)), Level(classification), version, saved_at, saved_by)
+    key, content, tags, classification, version, saved_at, saved_by, source, occurred_at = row
+    return Memory(
+        key, content, tuple(json.loads(tags)), Level(classification), version, saved_at, saved_by, source, occurred_at
+    )

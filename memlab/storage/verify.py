@@ -112,12 +112,13 @@ def _check_versions(
     count = 0
     seen: set[tuple[str, str]] = set()
     for row in conn.execute(
-        "SELECT a.name, m.key, m.content, m.tags, m.classification, m.version, m.saved_at, m.saved_by, "
-        "m.deleted_at, m.deleted_by, m.salt, m.commitment, m.purged_at FROM memories m "
+        "SELECT a.name, m.key, m.content, m.tags, m.source, m.occurred_at, m.classification, m.version, m.saved_at, "
+        "m.saved_by, m.deleted_at, m.deleted_by, m.salt, m.commitment, m.purged_at FROM memories m "
         "JOIN agents a ON a.id = m.agent_id ORDER BY m.id"
     ):
         count += 1
-        agent, key, content, tags, level, version, saved_at, saved_by, deleted_at, deleted_by, salt, bound, purged = row
+        agent, key, content, tags, source, occurred_at, level, version, saved_at, saved_by, *rest = row
+        deleted_at, deleted_by, salt, bound, purged = rest
         try:
             ref = f"{key}@{Level(level).name}/v{version}"
         except ValueError:
@@ -126,9 +127,9 @@ def _check_versions(
         seen.add((agent, ref))
         where = f"{prefix}version {ref} of agent {agent!r}"
         if purged is None:
-            if salt is None or bound != chain.commitment(salt, content, tags):
-                problems.append(f"{where}: its content or tags do not match its commitment (edited)")
-        elif (agent, ref) not in purges or salt is not None or content:
+            if salt is None or bound != chain.commitment(salt, content, tags, source, occurred_at):
+                problems.append(f"{where}: its content, tags or context do not match its commitment (edited)")
+        elif (agent, ref) not in purges or salt is not None or content or source or occurred_at:
             problems.append(f"{where}: marked purged, but no purge of it is audited (or content remains)")
         digest = chain.version_digest(agent, key, level, version, saved_at, saved_by, bound or "")
         if (agent, ref) not in saves:

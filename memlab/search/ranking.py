@@ -1,0 +1,88 @@
+"""How search results are ordered: the weights of the indexed columns and the tag boost, as one value.
+
+A ``Ranking`` is a query-time choice (nothing in the index depends on it): the store's FTS5 indexes hold five
+columns per version — key, content, tags, the ``source`` the memory was taken from, and the words of when it
+happened (``occurred_at`` written out: ``when_words``) — and a search orders matches by FTS5's ``bm25()``
+with these weights, minus ``tag_boost`` for a memory one of whose tags is a word of the query. The boost
+exists because bm25's idf is floored near zero for a word in over half of the memories: in agent memory that
+is exactly the word naming whose memory it is (a speaker, a project), which the tag says. It depends only on
+the memory and the query, and bm25's statistics come from the session's effective view only, so a score
+never depends on what the session cannot see.
+
+The defaults were chosen by held-out evidence (``memlab eval --tune``, ``memlab.eval.tuning``; the figures are
+in the README): tuned on LoCoMo conversations 0-4, the search chose exactly these values (and on 5-9 the same
+but a boost of 4); each half's choice, used on the other half, gives success@10 0.763.
+
+>>> Ranking().weights()
+(1.0, 1.0, 1.0, 0.5, 1.0)
+>>> Ranking.plain().tag_boost
+0.0
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+from dataclasses import asdict, dataclass, fields
+
+from memlab.errors import InvalidArgument
+
+__all__ = ["Ranking", "COLUMNS", "when_words"]
+
+# The indexed columns, in index order (see memlab.storage.schema.indexed_columns).
+COLUMNS = ("key", "content", "tags", "source", "when")
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Column weights for bm25 and the tag boost.
+
+    Attributes:
+        key: weight of the memory's key (its words name the fact).
+        content: weight of the content.
+        tags: weight of the tags as words.
+        source: weight of the ``source`` text (the messages the memory came from).
+        when: weight of ``occurred_at`` written out as words (day, month name, year, weekday).
+        tag_boost: added to the score of a memory one of whose tags equals a word of the query.
+    """
+
+    key: float = 1.0
+    content: float = 1.0
+    tags: float = 1.0
+    source: float = 0.5
+    when: float = 1.0
+    tag_boost: float = 2.0
+
+    def __post_init__(self) -> None:
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+                raise InvalidArgument(f"Ranking.{field.name} must be a finite number >= 0, not {value!r}")
+
+    @classmethod
+    def plain(cls) -> Ranking:
+        """memlab's ranking before context (the first wave's): key (weight 2), content and tags, no boost."""
+        return cls(key=2.0, source=0.0, when=0.0, tag_boost=0.0)
+
+    def weights(self) -> tuple[float, ...]:
+        """The bm25 weights of ``COLUMNS``, in order."""
+        return tuple(float(getattr(self, column)) for column in COLUMNS)
+
+    def as_dict(self) -> dict[str, float]:
+        """Every parameter by name: what results record of the ranking that produced them."""
+        return {name: float(value) for name, value in asdict(self).items()}
+
+
+def when_words(occurred_at: str | None) -> str | None:
+    """``occurred_at`` (ISO 8601) as the words a question about it would use, for the index.
+
+    >>> when_words("2023-05-08T13:56:00")
+    '2023-05-08 8 May 2023 Monday 13:56'
+    >>> when_words("2023-05-08")
+    '2023-05-08 8 May 2023 Monday'
+    """
+    if occurred_at is None:
+        return None
+    moment = datetime.datetime.fromisoformat(occurred_at)
+    words = f"{moment.date().isoformat()} {moment.day} {moment:%B} {moment.year} {moment:%A}"
+    return words if len(occurred_at) == 10 else f"{words} {moment:%H:%M}"

@@ -1,0 +1,167 @@
+"""Memories with context: the ``source`` they came from and when they ``occurred_at``, on every backend.
+
+Context is stored with the version, classified with it, searchable as its own weighted columns, shown by
+``memory_get``, erased by a purge and never copied into the audit; a store of schema 2 is upgraded in place.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memlab import InvalidArgument, Level, MemoryStore, Ranking
+from memlab.tools import call
+from tests.backends import BACKENDS, open_store
+
+SOURCE = "Caroline: I went to the pottery workshop in Lisbon yesterday!"
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request):
+    with open_store(request.param) as store:
+        yield store
+
+
+def test_context_is_stored_shown_and_searchable(store):
+    s = store.session()
+    saved = s.memory_save("hobby", "Caroline does pottery", tags=["caroline"], source=SOURCE, occurred_at="2023-05-08")
+    assert (saved.source, saved.occurred_at) == (SOURCE, "2023-05-08")
+    got = call(s, "memory_get", {"key": "hobby"})
+    assert got["source"] == SOURCE and got["occurred_at"] == "2023-05-08"
+    assert [h.memory.key for h in s.memory_search("Lisbon workshop")] == ["hobby"]  # words only in the source
+    assert [h.memory.key for h in s.memory_search("what happened in May 2023?")] == ["hobby"]  # the date, in words
+    assert [h.memory.key for h in s.memory_search("on a Monday")] == ["hobby"]
+
+
+def test_a_memory_without_context_shows_none(store):
+    s = store.session()
+    s.memory_save("plain", "nothing more")
+    got = call(s, "memory_get", {"key": "plain"})
+    assert "source" not in got and "occurred_at" not in got  # the shape memlab had before context
+
+
+def test_context_is_classified_with_its_version(store):
+    """A CONFIDENTIAL memory's source words and date are found by no session below CONFIDENTIAL."""
+    store.session(Level.CONFIDENTIAL).memory_save(
+        "deal", "the numbers", source="Board: we buy Initech", occurred_at="2024-02-29"
+    )
+    for taint in (Level.PUBLIC, Level.INTERNAL):
+        low = store.session(taint)
+        assert low.memory_search("Initech") == [] and low.memory_search("February 2024") == []
+    assert [h.memory.key for h in store.session(Level.CONFIDENTIAL).memory_search("Initech")] == ["deal"]
+
+
+def test_a_superseded_or_deleted_version_takes_its_context_out_of_the_index(store):
+    s = store.session()
+    s.memory_save("trip", "a trip", source="Sam: off to Kyoto!")
+    s.memory_save("trip", "a trip", source="Sam: off to Oslo!")
+    assert s.memory_search("Kyoto") == [] and len(s.memory_search("Oslo")) == 1
+    s.memory_delete("trip")
+    assert s.memory_search("Oslo") == []
+
+
+def test_the_audit_never_holds_context(store):
+    s = store.session()
+    s.memory_save("hobby", "pottery", source="Caroline: secret-word-zebra", occurred_at="2023-05-08T13:56")
+    s.memory_get("hobby")
+    s.memory_search("zebra")
+    text = json.dumps(list(store.storage.audit_rows()))
+    assert "zebra" not in text.replace('"query": "zebra"', "") and "13:56" not in text
+
+
+def test_a_purge_erases_context_from_rows_and_index(store):
+    s = store.session()
+    s.memory_save("hobby", "pottery", source="Caroline: zebra-crossing", occurred_at="2023-05-08")
+    store.purge("main", "hobby", reason="asked to forget", by="dpo")
+    assert s.memory_search("zebra") == [] and s.memory_search("May 2023") == []
+    (row,) = [r for r in store.storage.history_rows("main", "hobby")]
+    assert row["source"] is None and row["occurred_at"] is None
+    assert store.verify().ok
+
+
+@pytest.mark.parametrize(
+    ("arguments", "named"),
+    [
+        ({"occurred_at": "yesterday"}, "occurred_at"),
+        ({"occurred_at": 20230508}, "occurred_at"),
+        ({"occurred_at": "2023-02-30"}, "occurred_at"),
+        ({"source": ""}, "source"),
+        ({"source": "x" * 70_000}, "source"),
+        ({"source": ["a list"]}, "source"),
+    ],
+)
+def test_bad_context_is_refused_by_name_and_writes_nothing(store, arguments, named):
+    s = store.session()
+    result = call(s, "memory_save", {"key": "k", "content": "c", **arguments})
+    assert result["error"]["code"] == "invalid_argument" and named in result["error"]["message"]
+    with pytest.raises(InvalidArgument, match=named):
+        s.memory_save_many([{"key": "ok", "content": "fine"}, {"key": "k", "content": "c", **arguments}])
+    assert s.memory_list() == []
+
+
+def test_bulk_saves_carry_context(store):
+    s = store.session()
+    s.memory_save_many([{"key": "a", "content": "x", "source": "Ann: hello there", "occurred_at": "2020-01-02"}])
+    assert s.memory_get("a").source == "Ann: hello there"
+    assert [h.memory.key for h in s.memory_search("hello")] == ["a"]
+
+
+def test_the_tag_boost_puts_the_named_speakers_memory_first(store):
+    """bm25 gives a word in most memories (a speaker's name) almost no weight; the tag says whose memory it is."""
+    s = store.session()
+    for number in range(6):
+        s.memory_save(f"mel-{number}", f"Caroline told Melanie about day {number}", tags=["melanie"])
+    s.memory_save("car", "Caroline likes painting", tags=["caroline"])
+    s.memory_save("mel-paint", "Melanie likes painting", tags=["melanie"])
+    store.ranking = Ranking.plain()
+    assert s.memory_search("What does Caroline like painting?")[0].memory.key == "mel-paint"  # ties: save order
+    store.ranking = Ranking()
+    assert s.memory_search("What does Caroline like painting?")[0].memory.key == "car"
+
+
+def test_a_ranking_refuses_nonsense():
+    with pytest.raises(InvalidArgument, match="tag_boost"):
+        Ranking(tag_boost=-1)
+    with pytest.raises(InvalidArgument, match="source"):
+        Ranking(source=float("nan"))
+
+
+def test_a_schema_2_store_is_upgraded_in_place(tmp_path):
+    path = tmp_path / "store.db"
+    shutil.copy(FIXTURES / "store-v2.db", path)
+    with MemoryStore(path) as store:
+        assert store.verify().ok
+        s = store.session(Level.CONFIDENTIAL)
+        assert s.memory_get("user-city").content == "The rabbit hole under the oak"
+        assert [h.memory.key for h in s.memory_search("rabbit")] == ["user-city"]
+        assert [h.memory.key for h in store.session().memory_search("Liddell")] == ["user-name"]
+        s.memory_save("note", "new", source="from a chat about tea", occurred_at="2026-11-30")
+        assert [h.memory.key for h in s.memory_search("tea")] == ["note"]
+        assert store.verify().ok
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT value FROM memlab_meta WHERE name = 'schema_version'").fetchone() == ("3",)
+
+
+def test_a_host_attaches_the_current_message_to_the_models_saves(store):
+    """The model's schema offers key, content and tags only; the host adds the context with a hook."""
+    from memlab import tools
+
+    schema = {tool["name"]: tool for tool in tools.for_anthropic()}["memory_save"]["input_schema"]
+    assert set(schema["properties"]) == {"key", "content", "tags"} and schema["additionalProperties"] is False
+    message = {"text": "Sam: my sister Ana moved to Porto", "at": "2026-11-30T09:15"}
+
+    def attach_context(call):
+        if call.tool == "memory_save":
+            call.arguments |= {"source": message["text"], "occurred_at": message["at"]}
+        return call
+
+    store.hooks.append(attach_context)
+    s = store.session()
+    assert tools.call(s, "memory_save", {"key": "sister-city", "content": "Ana lives in Porto"})["saved"]
+    got = tools.call(s, "memory_get", {"key": "sister-city"})
+    assert (got["source"], got["occurred_at"]) == (message["text"], "2026-11-30T09:15:00")
