@@ -1,12 +1,12 @@
 """The classroom in a real browser (issue 12): ``memlab classroom`` serves 06_classroom with Voila on 127.0.0.1,
 and headless Chromium (Debian's ``chromium``, driven by Playwright) uses it as a class would.
 
-It saves at CONFIDENTIAL and checks that the PUBLIC column cannot see it; measures the WCAG contrast of every
-visible text on the rendered page (computed colour against the effective background: every ancestor's
-background composited) in the light and dark themes at 1024 and 1400 px; checks that the sessions stay side by
-side, that no control is off-screen and that every input has an accessible name. Screenshots go to
-``test-artifacts/``; with ``MEMLAB_UPDATE_SCREENSHOTS=1`` the README's ``docs/images/classroom-{light,dark}.png``
-are made from the same pages.
+It saves at CONFIDENTIAL (by keyboard) and checks that the PUBLIC column cannot see it; measures the WCAG
+contrast of every visible text on the rendered page (computed colour against the effective background: every
+ancestor's background composited) in the light and dark themes at 1024 and 1400 px; checks that the sessions
+stay side by side (and wrap to a grid, not a column, at 760 px), that no control is off-screen and that every
+input has an accessible name. Screenshots go to ``test-artifacts/``; with ``MEMLAB_UPDATE_SCREENSHOTS=1`` the
+README's ``docs/images/classroom-{light,dark}.png`` are made from the same pages.
 """
 
 from __future__ import annotations
@@ -212,6 +212,12 @@ def test_the_classroom_in_chromium(browser, url, theme, width):
         low = [entry for entry in found if entry[0] < AA]
         assert low == [], f"{theme} {width}px: text below {AA}:1 — {low[:8]}"
 
+        if width == min(WIDTHS):  # narrower still (JupyterLab with its file browser open): a grid, not a column
+            page.set_viewport_size({"width": 760, "height": 900})
+            page.wait_for_timeout(300)
+            narrow = [sessions.nth(n).bounding_box() for n in range(3)]
+            assert round(narrow[0]["y"]) == round(narrow[1]["y"]) < round(narrow[2]["y"]), narrow
+            page.set_viewport_size({"width": width, "height": 900})
         page.evaluate("document.querySelector('.memlab-classroom').scrollIntoView()")  # the lesson at the top
         page.screenshot(path=ARTIFACTS / f"classroom-{theme}-{width}.png")
         if os.environ.get("MEMLAB_UPDATE_SCREENSHOTS") and width == max(WIDTHS):
