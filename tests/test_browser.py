@@ -6,7 +6,8 @@ contrast of every visible text on the rendered page (computed colour against the
 ancestor's background composited) in the light and dark themes at 1024 and 1400 px; checks that the sessions
 stay side by side (and wrap to a grid, not a column, at 760 px), that no control is off-screen and that every
 input has an accessible name. Screenshots go to ``test-artifacts/``; with ``MEMLAB_UPDATE_SCREENSHOTS=1`` the
-README's ``docs/images/classroom-{light,dark}.png`` are made from the same pages.
+README's ``docs/images/classroom-{light,dark}.png`` and ``docs/session-simulator.png`` are made from the same
+pages.
 """
 
 from __future__ import annotations
@@ -223,6 +224,8 @@ def test_the_classroom_in_chromium(browser, url, theme, width):
         if os.environ.get("MEMLAB_UPDATE_SCREENSHOTS") and width == max(WIDTHS):
             IMAGES.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=IMAGES / f"classroom-{theme}.png")
+            if theme == "light":
+                page.locator(".memlab-simulator").screenshot(path=ROOT / "docs" / "session-simulator.png")
         page.set_viewport_size({"width": width, "height": 4000})  # Voila scrolls inside the page: show it all
         page.screenshot(path=ARTIFACTS / f"classroom-{theme}-{width}-full.png")
     finally:

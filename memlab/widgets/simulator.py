@@ -276,6 +276,7 @@ class SessionSimulator(Panel):
             layout=widgets.Layout(flex_flow="row wrap"),
         )
         self.widget = widgets.VBox([self.row, adding], layout=widgets.Layout(width="100%"))
+        self.widget.add_class("memlab-simulator")
         self._adding = True  # one redraw after the first sessions, not one per session started
         for spec in DEFAULT_SESSIONS if sessions is None else sessions:
             self.add_session(spec)
