@@ -1,7 +1,8 @@
 """memlab: classification-gated persistent memory for LLM agents — evaluate analyzers on agent memories
 (`eval`), look for leaks in policies (`check`), serve memory to an agent over MCP (`serve`), load memories
 in bulk (`import`), check a store's tamper-evident audit (`verify`), move a single-file store into a store
-folder (`migrate`), or walk through sessions, shadowing and the audit (`demo`)."""
+folder (`migrate`), walk through sessions, shadowing and the audit (`demo`), or serve the classroom lesson
+in a browser (`classroom`)."""
 
 from __future__ import annotations
 
@@ -73,7 +74,15 @@ def main(argv: list[str] | None = None) -> int:
     check_chain = commands.add_parser("verify", help="recompute a store's audit chain; exit status 1 if broken")
     check_chain.add_argument("path", help="the store (folder or file); it is only read")
     check_chain.add_argument("--policy", default=None, help="the policy the store was built under (default strict)")
+    lesson = commands.add_parser("classroom", help="serve the classroom notebook with Voila and print its URL")
+    lesson.add_argument("--port", type=int, default=8866, help="the port on 127.0.0.1 (default 8866; 0: any free one)")
+    lesson.add_argument("--theme", choices=["light", "dark"], default="light", help="the page's theme (default light)")
+    lesson.add_argument("--notebook", default=None, help="the notebook (default: notebooks/06_classroom.ipynb)")
     args = parser.parse_args(argv)
+    if args.command == "classroom":
+        from memlab.classroom_server import serve
+
+        return serve(args.notebook, port=args.port, theme=args.theme)
     if args.command == "verify":
         return _verify(args)
     if args.command == "import":
@@ -212,7 +221,7 @@ def _check(args: argparse.Namespace) -> int:
     try:
         if args.policy is None:
             frame = check.table(checks=checks, **options)
-            print(frame.assign(steps=frame["steps"].astype("string").fillna("-")).to_string(index=False))
+            print(check.table_text(frame))
             return 0
         results = check.run_all(args.policy, checks=checks, **options)
     except MemlabError as error:

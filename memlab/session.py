@@ -65,6 +65,7 @@ class Session:
             event = TaintEvent(self.id, self.store.now(), self._taint, level, reason)
             self.store.storage.add_taint_event(self.agent, event)
             self._taint = level
+            self.store.notify()
         return self._taint
 
     # -- the five tools -----------------------------------------------------------------------------
@@ -117,6 +118,14 @@ class Session:
         taint = self._taint  # the whole import acts at one level, as a single call would
         level = self.store.policy.save_level(self, taint)
         bulk = ToolCall(self, "memory_save_many", {}, taint=taint)  # what a refused or failed import is audited as
+        try:
+            return self._save_many(records, batch_size, taint, level, bulk)
+        finally:
+            self.store.notify()
+
+    def _save_many(
+        self, records: Iterable[Mapping[str, Any]], batch_size: int, taint: Level, level: Level, bulk: ToolCall
+    ) -> list[Memory]:
         saved: list[Memory] = []
         for first, batch in enumerate(_batches(records, batch_size)):
             versions, events = [], []
@@ -231,6 +240,8 @@ class Session:
             if failure is error:
                 raise
             raise failure from error
+        finally:
+            self.store.notify()  # every call appended an audit row, whatever its outcome
 
     def _failure(self, taint: Level, call: ToolCall, error: Exception) -> MemlabError:
         """Audit a call that failed and return what its caller gets: a ``MemlabError`` as it is (unless the

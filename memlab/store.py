@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
+import warnings
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -100,6 +101,10 @@ class MemoryStore:
         self.clock = clock
         self.hooks: list[Hook] = list(DEFAULT_HOOKS)
         """The pre-tool-call hooks ``memlab.tools.call`` runs, in order; append your own."""
+        self.listeners: list[Callable[[], object]] = []
+        """Called with no argument after every change this store object records — a tool call (and its audit
+        row), a session started, a taint raised, a purge — so a view (e.g. the audit viewer) follows it live.
+        A listener that raises is reported as a warning; the change stands."""
 
     def __enter__(self) -> MemoryStore:
         return self
@@ -120,6 +125,19 @@ class MemoryStore:
     def ranking(self, ranking: Ranking) -> None:
         _check_ranking(ranking, getattr(self.storage, "embedder", None))
         self.storage.ranking = ranking
+
+    def notify(self) -> None:
+        """Call every listener (``MemoryStore.listeners``): the store has just recorded a change.
+
+        >>> calls = []; store.listeners.append(lambda: calls.append("changed"))
+        >>> _ = store.session(); calls
+        ['changed']
+        """
+        for listener in list(self.listeners):
+            try:
+                listener()
+            except Exception as error:  # a broken view must not turn a recorded call into a failed one
+                warnings.warn(f"store listener {listener!r} failed: {error!r}", RuntimeWarning, stacklevel=2)
 
     def now(self) -> str:
         """The store clock's time as ISO 8601 UTC text, as every row records it."""
@@ -142,7 +160,9 @@ class MemoryStore:
         agent = arguments.agent(agent)
         session_id = uuid.uuid4().hex[:12] if session_id is None else arguments.session_id(session_id)
         self.storage.add_session(session_id, agent, taint, self.now())
-        return Session(self, session_id, agent, taint)
+        session = Session(self, session_id, agent, taint)
+        self.notify()
+        return session
 
     # -- the auditor's views (sessions never read these) ---------------------------------------------
 
@@ -239,6 +259,7 @@ class MemoryStore:
             purged_by=event.session_id,
             audit=lambda versions: dataclasses.replace(event, records=tuple(v.ref() for v in versions)),
         )
+        self.notify()
         return [memory.ref() for memory in purged]
 
     def verify(self) -> Verification:

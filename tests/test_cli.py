@@ -46,3 +46,17 @@ def test_ci_runs_exactly_the_readme_test_command():
     assert "memlab" in main_job.split("&&")[-1]
     assert test_command in (ROOT / ".ci" / "run").read_text()
     assert test_command.rstrip().endswith("pytest")
+
+
+def test_classroom_without_voila_says_how_to_install_it(monkeypatch, capsys):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "voila" else real(name, *a))
+    assert main(["classroom"]) == 2
+    assert "pip install -e '.[lab]'" in capsys.readouterr().err
+
+
+def test_classroom_names_a_missing_notebook(tmp_path, capsys):
+    assert main(["classroom", "--notebook", str(tmp_path / "nope.ipynb")]) == 2
+    assert "nope.ipynb" in capsys.readouterr().err

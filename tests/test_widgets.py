@@ -2,15 +2,18 @@
 
 import itertools
 import random
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import ipywidgets
 import pandas as pd
 import pytest
 
-from memlab import InvalidArgument, Level, MemoryStore, Session, policies
+from memlab import InvalidArgument, Level, MemoryStore, Session, check, policies
 from memlab import widgets as mw
 from memlab.eval import load_locomo, load_trec
+from memlab.widgets import render
 from memlab.widgets.audit import timeline_html, verification_html
 from memlab.widgets.render import badge, highlight, html_table
 from memlab.widgets.simulator import open_session
@@ -282,7 +285,7 @@ def test_render_helpers_escape_and_colour():
 # -- one headless test per widget ------------------------------------------------------------------------
 
 
-NEW = ">new</b>"  # how a view marks an entry that appeared or changed since it was last drawn
+NEW = ">new</span>"  # how a view marks an entry that appeared or changed since it was last drawn
 
 
 def test_simulator_actions_in_one_session_refresh_every_view():
@@ -380,7 +383,6 @@ def test_audit_viewer_filters_the_table_and_draws_the_timeline():
     assert "1 of 4 calls" in viewer.table.value
 
     mw.run_tool(store.session(Level.RESTRICTED, session_id="c"), "memory_save", key="x", content="y")
-    viewer.refresh_button.click()
     assert viewer.sessions.options == ("a", "b", "c") and "c</div>" in viewer.timeline.value
     assert viewer.times.index == (0, 4) and "2 of 5 calls" in viewer.table.value  # the level filter stays
 
@@ -440,3 +442,154 @@ def test_the_audit_viewer_shows_the_chain_verdict_and_a_broken_link():
         "audit chain BROKEN" in viewer.verified.value and "trigger memories_frozen is missing" in viewer.verified.value
     )
     assert verification_html(store.verify()) == viewer.verified.value
+
+
+# -- issue 12: what a teacher hit (the browser test measures the rendered page; these read the HTML) --------
+
+
+def _all_widget_html(trec) -> str:
+    """The HTML every widget shows after some use: views, results, a counterexample, the audit, the timeline."""
+    store = user_name_store()
+    sim = mw.simulator(store, [("p", "PUBLIC"), ("c", "CONFIDENTIAL")])
+    sim.panel("c").key.value, sim.panel("c").content.value = "user-name", "secret"
+    sim.panel("c").buttons["memory_save"].click()
+    sim.panel("p").buttons["memory_delete"].click()  # an error result
+    lab = mw.policy_lab(["existence-oracle"])
+    lab.trials.value = 50
+    lab.run_button.click()
+    stemming = mw.stemming_lab(trec, ["porter"])
+    stemming.query.value = "runs"
+    stemming.run_button.click()
+    parts = [p.view.value + p.header.value + p.result.value for p in sim.panels]
+    viewer, inspector = mw.audit_viewer(store), mw.shadow_inspector(store, "user-name")
+    parts += [viewer.table.value, viewer.timeline.value, viewer.verified.value, inspector.table.value, lab.output.value]
+    parts += [stemming.terms.value, stemming.results.value, check.noninterference("existence-oracle")._repr_html_()]
+    return "".join(parts)
+
+
+def test_dark_theme_every_background_comes_from_the_theme_or_carries_its_own_white_text(trec):
+    """Finding 1: pale hard-coded backgrounds under the dark theme's light text read at 1.2:1."""
+    shown = _all_widget_html(trec)
+    styles = re.findall(r'style="([^"]*)"', shown)
+    backgrounds = [s for s in styles if re.search(r"background(-color)?:", s)]
+    assert len(backgrounds) > 20
+    for style in backgrounds:
+        value = re.search(r"background(?:-color)?:([^;]*)", style).group(1)
+        if "var(--jp-" in value:
+            continue  # the theme's own colour, or a level's hue mixed into it
+        assert value in render.LEVEL_COLOURS.values() or value in ("#2e7d32", "#616161", "#c62828", "#6a1b9a"), style
+        assert "color:#ffffff" in style, style  # a solid hue always carries white text
+    text_colours = {c for c in re.findall(r"(?<![-\w])color:([^;\"]*)", shown)}
+    assert text_colours == {"#ffffff"}  # no other hard-coded text colour: the rest is the theme's
+
+
+@pytest.mark.parametrize("level", list(Level))
+def test_every_level_badge_reads_at_wcag_aa(level):
+    """Finding 8: the CONFIDENTIAL badge was white on orange at 3.1:1; small text needs 4.5:1."""
+    assert render.contrast("#ffffff", render.LEVEL_COLOURS[level]) >= 4.5
+    assert render.LEVEL_COLOURS[level] in badge(level) and "color:#ffffff" in badge(level)
+
+
+def test_contrast_is_wcag_2():
+    assert render.contrast("#000000", "#ffffff") == pytest.approx(21)
+    assert render.contrast("#777777", "#ffffff") == pytest.approx(4.48, abs=0.01)
+    assert render.contrast("#ef6c00", "#ffffff") < 3.2  # the old CONFIDENTIAL orange
+
+
+def test_escalation_buttons_wear_their_levels_hue():
+    """Finding 8: "↑ INTERNAL" was teal (button_style="info") while INTERNAL is blue everywhere else."""
+    panel = mw.simulator(MemoryStore(), [("p", "PUBLIC")]).panel("p")
+    for level, button in panel.escalate_buttons.items():
+        assert (button.style.button_color, button.style.text_color) == (render.LEVEL_COLOURS[level], "#ffffff")
+        assert button.button_style == ""
+
+
+def _inputs(widget) -> list:
+    found = []
+    for child in getattr(widget, "children", ()):
+        found += _inputs(child)
+    if isinstance(
+        widget,
+        (
+            ipywidgets.Text,
+            ipywidgets.Textarea,
+            ipywidgets.Dropdown,
+            ipywidgets.SelectMultiple,
+            ipywidgets.IntText,
+            ipywidgets.BoundedIntText,
+            ipywidgets.SelectionRangeSlider,
+            ipywidgets.IntSlider,
+            ipywidgets.Combobox,
+        ),
+    ):
+        found.append(widget)
+    return found
+
+
+def test_every_input_of_every_widget_has_a_visible_label(trec):
+    """Finding 8: 26 text inputs were labelled only by placeholders (no accessible name)."""
+    store = MemoryStore()
+    inputs = []
+    for shown in (
+        mw.simulator(store),
+        mw.shadow_inspector(store),
+        mw.audit_viewer(store),
+        mw.stemming_lab(trec, ["porter"]),
+        mw.policy_lab(["strict"]),
+    ):
+        inputs += _inputs(shown.widget)
+    assert len(inputs) > 30
+    assert [w for w in inputs if not w.description.strip()] == []
+
+
+def test_sessions_wrap_to_a_grid_and_tables_scroll_inside_their_panel():
+    """Finding 5: at 1024 px sessions stacked one per row, and tables overflowed their panels."""
+    sim = mw.simulator(MemoryStore())
+    assert sim.row.layout.flex_flow == "row wrap"
+    for panel in sim.panels:
+        assert panel.widget.layout.width is None and panel.widget.layout.flex == "1 1 290px"
+        assert int(panel.widget.layout.min_width.removesuffix("px")) * 3 < 1024 - 60  # three fit side by side
+    assert '<div style="overflow-x:auto;max-width:100%"><table' in html_table(pd.DataFrame({"a": [1]}))
+    viewer = mw.audit_viewer(MemoryStore())
+    filters = viewer.widget.children[1]
+    assert filters.layout.flex_flow == "row wrap"  # the level filter wraps below, never off-screen
+    assert "scroll sideways" in viewer.table.value
+
+
+def test_the_audit_viewer_follows_the_store_as_it_changes():
+    """Finding 6: the viewer was stale until "refresh"; now every recorded change redraws it."""
+    store = MemoryStore()
+    viewer, inspector = mw.audit_viewer(store), mw.shadow_inspector(store, "salary")
+    hr = store.session(Level.CONFIDENTIAL, session_id="hr")
+    assert "hr</div>" in viewer.timeline.value and "0 of 0 calls" in viewer.table.value  # a session started
+    hr.memory_save("salary", "90k")
+    assert "1 of 1 calls" in viewer.table.value and "1 versions" in inspector.table.value
+    mw.simulator(store, [("guest", "PUBLIC")]).panel("guest").buttons["memory_get"].click()
+    assert "2 of 2 calls" in viewer.table.value and viewer.sessions.options == ("guest", "hr")
+    hr.escalate(Level.RESTRICTED, reason="board papers")
+    assert "board papers" in viewer.timeline.value
+    viewer.close()
+    hr.memory_save("salary", "95k")
+    assert "2 of 2 calls" in viewer.table.value and "2 versions" in inspector.table.value
+
+
+def test_a_failing_listener_warns_and_the_call_stands():
+    store = MemoryStore()
+    store.listeners.append(lambda: 1 / 0)
+    with pytest.warns(RuntimeWarning, match="ZeroDivisionError"):
+        saved = mw.run_tool(store.session(), "memory_save", key="k", content="v")
+    assert saved["saved"] is True and len(store.audit()) == 1
+
+
+def test_the_timeline_labels_every_stretch_and_the_slider_readout_is_whole():
+    """Finding 6: labels were clipped, the time readout was cut, and multi-selects gave no Ctrl-click hint."""
+    store = _audited_store()
+    viewer = mw.audit_viewer(store)
+    bars = re.findall(r'<div title="([A-Z]+) from[^>]*>([^<]*)</div>', viewer.timeline.value)
+    assert bars and all(label in (level, level[0]) for level, label in bars)
+    assert all(f"= {level.name[0]}" in viewer.timeline.value for level in Level)  # the initials' legend
+    assert "width:140px" not in viewer.timeline.value  # session names are not cut to a fixed width
+    assert viewer.times.readout is False
+    first, last = store.audit()["at"].iloc[[0, -1]]
+    assert f"{first} to {last}" in viewer.span.value
+    assert "Ctrl-click" in viewer.hint.value and all("Ctrl-click" in s.tooltip for s in (viewer.sessions,))

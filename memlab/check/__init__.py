@@ -37,6 +37,7 @@ __all__ = [
     "shadowing",
     "run_all",
     "table",
+    "table_text",
     "CHECKS",
 ]
 
@@ -125,3 +126,13 @@ def table(
                 }
             )
     return pd.DataFrame(rows).astype({"steps": "Int64"})
+
+
+def table_text(frame: pd.DataFrame) -> str:
+    """``table``'s rows as aligned text (no index), a "-" for the steps of a pass where pandas prints ``<NA>``.
+
+    >>> print(table_text(table(["strict"], checks=["shadowing"], trials=20).drop(columns="seconds")))
+    policy     check verdict steps  scenarios
+    strict shadowing    pass     -         20
+    """
+    return frame.assign(steps=frame["steps"].astype("string").fillna("-")).to_string(index=False)

@@ -95,7 +95,12 @@ class Counterexample:
         head = "".join(f"<th>{html.escape(name)}</th>" for name in ("#", "world", "session", "call", ""))
         body = "".join(
             "<tr"
-            + (' style="background:#fdd"' if row["note"] else "")
+            # The leaking step in red mixed into the theme's background, so it reads in light and dark themes.
+            + (
+                ' style="background:color-mix(in srgb, #c62828 22%, var(--jp-layout-color1, #fff));font-weight:bold"'
+                if row["note"]
+                else ""
+            )
             + ">"
             + "".join(f"<td>{html.escape(value)}</td>" for value in row.values())
             + "</tr>"

@@ -10,6 +10,7 @@ Every widget object displays itself in a notebook cell (its ``.widget`` is the i
 - ``audit_viewer(store)`` — the audit as a filterable table, and each session's taint over time.
 - ``stemming_lab(collection, analyzers, agent)`` — terms per analyzer and side-by-side results.
 - ``policy_lab(choices)`` — run a leak check on a policy variant and read its counterexample.
+- ``classroom()`` — a lesson: four exercises (predict, do, check) on a simulator, and a teacher's view.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from memlab.eval.collections import Collection
 from memlab.policy import Policy
 from memlab.store import MemoryStore
 from memlab.widgets.audit import AuditViewer, filter_audit, taint_timeline
+from memlab.widgets.classroom import Classroom
 from memlab.widgets.inspector import ShadowInspector
 from memlab.widgets.policylab import PolicyLab, run_check, steps_table, verdict
 from memlab.widgets.simulator import SessionSimulator, SessionSpec, run_tool, tool_arguments
@@ -32,6 +34,8 @@ __all__ = [
     "audit_viewer",
     "stemming_lab",
     "policy_lab",
+    "classroom",
+    "Classroom",
     "SessionSimulator",
     "ShadowInspector",
     "AuditViewer",
@@ -101,3 +105,12 @@ def policy_lab(choices: Sequence[Policy | str] | None = None) -> PolicyLab:
     ['strict', 'frozen-taint']
     """
     return PolicyLab(choices)
+
+
+def classroom() -> Classroom:
+    """A ``Classroom``: the lesson on a fresh in-memory store, three sessions ready; ``.teacher`` is its teacher's view.
+
+    >>> classroom().exercise(2).check()
+    'Predict first: pick an answer, then do the steps.'
+    """
+    return Classroom()

@@ -3,7 +3,8 @@
 ``filter_audit`` narrows ``store.audit()`` by session, tool, outcome, level and time; ``taint_timeline`` turns
 ``store.sessions()`` and ``store.taint_events()`` into one row per stretch of time a session spent at a level.
 
-``AuditViewer(store)`` alone in a notebook cell shows the viewer; its table is HTML:
+``AuditViewer(store)`` alone in a notebook cell shows the viewer, and follows the store live (it listens to
+``store.listeners``): every call, session or escalation redraws it. Its table is HTML:
 
 >>> AuditViewer(store).table.value.startswith("<b>6 of 6 calls</b>")
 True
@@ -20,12 +21,14 @@ import pandas as pd
 from memlab.levels import Level
 from memlab.storage import Verification
 from memlab.store import MemoryStore
-from memlab.widgets.render import LEVEL_COLOURS, Panel, badge, html_table, level_row
+from memlab.widgets.render import LEVEL_COLOURS, THEME, Panel, badge, html_table, level_row, pill
 
 __all__ = ["filter_audit", "taint_timeline", "timeline_html", "verification_html", "AuditViewer"]
 
 _SHOWN = ["seq", "at", "session_id", "agent", "taint", "tool", "key", "query", "outcome", "records", "notes", "message"]
-_OUTCOME_COLOURS = {"ok": "#2e7d32", "not_found": "#757575"}
+_OUTCOME_COLOURS = {"ok": "#2e7d32", "not_found": "#616161"}
+_SHORT = 18  # a stretch narrower than this (% of the bar) shows its level's initial; the legend names them
+HINT = "Ctrl-click (⌘-click on a Mac) picks several; nothing picked shows every row."
 
 
 def filter_audit(
@@ -133,17 +136,22 @@ def timeline_html(timeline: pd.DataFrame) -> str:
                 left, width = 100 * position / len(stretches), 100 / len(stretches)
             level = Level.parse(row["level"])
             tip = html.escape(f"{row['level']} from {row['start']} to {row['end']} {row['reason']}".strip())
+            label = level.name if width >= _SHORT else level.name[0]
             bars.append(
-                f'<div title="{tip}" style="position:absolute;left:{left:.2f}%;width:max({width:.2f}%,4px);'
-                f"top:0;bottom:0;background:{LEVEL_COLOURS[level]};color:white;font-size:10px;overflow:hidden;"
-                f'white-space:nowrap;padding-left:2px">{level.name}</div>'
+                f'<div title="{tip}" style="position:absolute;left:{left:.2f}%;width:max({width:.2f}%,1.2em);'
+                f"top:0;bottom:0;background:{LEVEL_COLOURS[level]};color:#ffffff;font-size:11px;line-height:18px;"
+                f"overflow:hidden;white-space:nowrap;box-sizing:border-box;padding:0 3px;"
+                f'border-right:1px solid {THEME["background"]}">{label}</div>'
             )
         lines.append(
-            '<div style="display:flex;align-items:center;margin:2px 0">'
-            f'<div style="width:140px;font-size:12px">{html.escape(str(session_id))}</div>'
-            f'<div style="position:relative;flex:1;height:16px;background:#eee">{"".join(bars)}</div></div>'
+            '<div style="display:flex;align-items:center;margin:2px 0;gap:6px">'
+            f'<div style="flex:0 0 auto;min-width:90px;font-size:12px;white-space:nowrap">'
+            f"{html.escape(str(session_id))}</div>"
+            f'<div style="position:relative;flex:1 1 auto;min-width:120px;height:18px;background:{THEME["header"]}">'
+            f"{''.join(bars)}</div></div>"
         )
-    return "<b>taint over time</b>" + "".join(lines)
+    legend = " ".join(f"{badge(level)} = {level.name[0]}" for level in Level)
+    return f"<b>taint over time</b> <small>(narrow stretches show the initial: {legend})</small>" + "".join(lines)
 
 
 def verification_html(result: Verification) -> str:
@@ -154,34 +162,43 @@ def verification_html(result: Verification) -> str:
     """
     if result.ok:
         return (
-            f'<span style="color:#2e7d32;font-weight:bold">✔ audit chain verified</span>: {result.audit_rows} rows, '
+            f"{pill('✔ audit chain verified', '#2e7d32')}: {result.audit_rows} rows, "
             f"{result.versions} versions; head <code>{result.head[:16]}…</code>"
         )
-    return (
-        f'<span style="color:#c62828;font-weight:bold">✘ audit chain BROKEN</span>: '
-        f"{html.escape(result.problems[0])}"
-        + (f" (and {len(result.problems) - 1} more)" if len(result.problems) > 1 else "")
+    return f"{pill('✘ audit chain BROKEN', '#c62828')}: {html.escape(result.problems[0])}" + (
+        f" (and {len(result.problems) - 1} more)" if len(result.problems) > 1 else ""
     )
 
 
+def _time(at: str) -> str:
+    """A row's time of day to the millisecond (a full ISO time wraps over two lines); the whole time is its tip."""
+    return f'<span title="{html.escape(at)}" style="white-space:nowrap">{html.escape(at[11:23])}</span>'
+
+
 def _outcome(value: str) -> str:
-    colour = _OUTCOME_COLOURS.get(value, "#c62828")
-    return f'<span style="color:{colour};font-weight:bold">{html.escape(value)}</span>'
+    return pill(value, _OUTCOME_COLOURS.get(value, "#c62828"))
 
 
 def _select(description: str) -> widgets.SelectMultiple:
-    return widgets.SelectMultiple(description=description, rows=4, layout=widgets.Layout(width="230px"))
+    return widgets.SelectMultiple(
+        description=description,
+        rows=4,
+        tooltip=HINT,
+        style={"description_width": "64px"},
+        layout=widgets.Layout(width="220px"),
+    )
 
 
 class AuditViewer(Panel):
     """The store's audit, filtered as you pick sessions, tools, outcomes, levels and a time range.
 
-    Nothing picked in a list means no filter on that column. ``refresh`` (or the button) re-reads the store.
+    Nothing picked in a list means no filter on that column (``hint`` says so, and how to pick several). The
+    viewer re-reads the store whenever it records a change (``refresh``); ``close()`` stops that.
 
     Attributes:
-        sessions, tools, outcomes, levels: multiple-choice filters; times: a range slider over the audit's times;
-        refresh_button; verified (the audit chain's verdict, ``verification_html``); table (HTML, with a
-        count) and timeline (HTML bars).
+        sessions, tools, outcomes, levels: multiple-choice filters; times: a range slider over the audit's times,
+        and span (its readout, in full); verified (the audit chain's verdict, ``verification_html``); table
+        (HTML, with a count; it scrolls sideways inside the viewer) and timeline (HTML bars).
 
     >>> viewer = AuditViewer(MemoryStore())
     >>> "0 of 0" in viewer.table.value
@@ -194,19 +211,39 @@ class AuditViewer(Panel):
         self.sessions, self.tools = _select("session"), _select("tool")
         self.outcomes, self.levels = _select("outcome"), _select("level")
         self.levels.options = [level.name for level in Level]
+        # The slider's own readout is a fixed width that cuts two timestamps; ``span`` shows them in full.
         self.times = widgets.SelectionRangeSlider(
-            options=[""], description="time", layout=widgets.Layout(width="720px")
+            options=[""],
+            description="time",
+            readout=False,
+            style={"description_width": "56px"},
+            layout=widgets.Layout(width="auto", flex="1 1 240px", max_width="640px"),
         )
-        self.refresh_button = widgets.Button(description="refresh", icon="refresh")
-        self.refresh_button.on_click(lambda _: self.refresh())
+        self.span = widgets.HTML()
+        self.hint = widgets.HTML(f"<small>{html.escape(HINT)}</small>")
         self.table, self.timeline, self.verified = widgets.HTML(), widgets.HTML(), widgets.HTML()
         for control in (self.sessions, self.tools, self.outcomes, self.levels, self.times):
             control.observe(lambda _: self.show(), names="value")
-        filters = widgets.HBox([self.sessions, self.tools, self.outcomes, self.levels])
+        wrap = widgets.Layout(flex_flow="row wrap", align_items="center")
+        filters = widgets.HBox([self.sessions, self.tools, self.outcomes, self.levels], layout=wrap)
         self.widget = widgets.VBox(
-            [self.verified, filters, widgets.HBox([self.times, self.refresh_button]), self.table, self.timeline]
+            [
+                self.verified,
+                filters,
+                self.hint,
+                widgets.HBox([self.times, self.span], layout=wrap),
+                self.table,
+                self.timeline,
+            ],
+            layout=widgets.Layout(width="100%"),
         )
         self.refresh()
+        store.listeners.append(self.refresh)
+
+    def close(self) -> None:
+        """Stop following the store."""
+        if self.refresh in self.store.listeners:
+            self.store.listeners.remove(self.refresh)
 
     def refresh(self) -> None:
         """Re-read the audit and the sessions, keep what is still picked, and redraw."""
@@ -228,6 +265,7 @@ class AuditViewer(Panel):
         if not getattr(self, "_showing", True):
             return
         since, until = self.times.value if self.times.value and self.times.value[0] else (None, None)
+        self.span.value = f"<small>{html.escape(since or '-')} to {html.escape(until or '-')}</small>"
         shown = filter_audit(
             self.audit,
             sessions=self.sessions.value,
@@ -237,10 +275,13 @@ class AuditViewer(Panel):
             since=since,
             until=until,
         )
-        self.table.value = f"<b>{len(shown)} of {len(self.audit)} calls</b>" + html_table(
-            shown[_SHOWN],
-            cells={"taint": badge, "outcome": _outcome},
-            row_style=level_row("taint"),
-            empty="no call matches",
+        self.table.value = (
+            f"<b>{len(shown)} of {len(self.audit)} calls</b> <small>(scroll sideways for all columns)</small>"
+            + html_table(
+                shown[_SHOWN],
+                cells={"taint": badge, "outcome": _outcome, "at": _time},
+                row_style=level_row("taint"),
+                empty="no call matches",
+            )
         )
         self.timeline.value = timeline_html(taint_timeline(self.store))

@@ -1,7 +1,8 @@
 """The shadow inspector: every version of a key at every level, and which one each level's sessions see.
 
 It reads the auditor's history (``shadow_table``), so inspecting adds nothing to the audit. Deleted versions
-are struck through; a column per level marks the version a session at that taint gets.
+are struck through (and say so in ``status``); a column per level marks the version a session at that taint
+gets. It follows the store live: every change the store records redraws it.
 
 ``ShadowInspector(store, key="user-name")`` alone in a notebook cell shows the inspector; its table is HTML:
 
@@ -18,7 +19,7 @@ import pandas as pd
 
 from memlab.levels import Level
 from memlab.store import MemoryStore
-from memlab.widgets.render import LEVEL_COLOURS, Panel, badge, html_table, level_row
+from memlab.widgets.render import LEVEL_COLOURS, Panel, badge, html_table, level_row, pill
 from memlab.widgets.views import saved_keys, seen_column, shadow_table
 
 __all__ = ["ShadowInspector", "shadow_html"]
@@ -28,14 +29,14 @@ _SHOWN = ["classification", "version", "content", "tags", "status", "saved_by", 
 
 def _seen_mark(level: Level):
     def cell(seen: bool) -> str:
-        return f'<b style="color:{LEVEL_COLOURS[level]}">✔ sees this</b>' if seen else ""
+        return pill("✔ sees this", LEVEL_COLOURS[level]) if seen else ""
 
     return cell
 
 
 def _struck(row: dict) -> str:
     base = level_row("classification")(row)
-    return base + (";text-decoration:line-through;color:#777" if row["status"] == "deleted" else "")
+    return base + (";text-decoration:line-through" if row["status"] == "deleted" else "")
 
 
 def shadow_html(table: pd.DataFrame, key: str) -> str:
@@ -63,7 +64,7 @@ class ShadowInspector(Panel):
 
     Attributes:
         agent, key: text fields (``key`` suggests every key the agent has saved); show_button redraws;
-        table: the HTML.
+        table: the HTML. ``close()`` stops following the store.
 
     >>> inspector = ShadowInspector(MemoryStore(), key="user-name")
     >>> "No version" in inspector.table.value
@@ -77,8 +78,15 @@ class ShadowInspector(Panel):
         self.show_button = widgets.Button(description="show", button_style="primary")
         self.show_button.on_click(lambda _: self.refresh())
         self.table = widgets.HTML()
-        self.widget = widgets.VBox([widgets.HBox([self.agent, self.key, self.show_button]), self.table])
+        picking = widgets.HBox([self.agent, self.key, self.show_button], layout=widgets.Layout(flex_flow="row wrap"))
+        self.widget = widgets.VBox([picking, self.table], layout=widgets.Layout(width="100%"))
         self.refresh()
+        store.listeners.append(self.refresh)
+
+    def close(self) -> None:
+        """Stop following the store."""
+        if self.refresh in self.store.listeners:
+            self.store.listeners.remove(self.refresh)
 
     def refresh(self) -> None:
         """Re-read the key's history (and the agent's keys) and redraw."""

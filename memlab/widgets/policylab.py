@@ -15,8 +15,9 @@ import pandas as pd
 
 from memlab import check, policies
 from memlab.check import Counterexample, NoLeak
+from memlab.levels import Level
 from memlab.policy import Policy
-from memlab.widgets.render import Panel, html_table
+from memlab.widgets.render import LEVEL_TINTS, Panel, html_table
 
 __all__ = ["run_check", "verdict", "steps_table", "result_html", "PolicyLab"]
 
@@ -79,7 +80,8 @@ def steps_table(result: Counterexample | NoLeak) -> pd.DataFrame:
 
 
 def _leak_row(row: dict) -> str:
-    return "background:#fdd;font-weight:bold" if row["note"] else ""
+    # RESTRICTED's red tint, mixed into the theme's background: readable in light and dark themes.
+    return f"background:{LEVEL_TINTS[max(Level)]};font-weight:bold" if row["note"] else ""
 
 
 def result_html(result: Counterexample | NoLeak) -> str:
@@ -87,7 +89,7 @@ def result_html(result: Counterexample | NoLeak) -> str:
     found = verdict(result)
     colour = "#c62828" if result.leak else "#2e7d32"
     banner = (
-        f'<div style="background:{colour};color:white;padding:4px 8px;font-weight:bold">{found["verdict"]}: '
+        f'<div style="background:{colour};color:#ffffff;padding:4px 8px;font-weight:bold">{found["verdict"]}: '
         f"{html.escape(found['summary'])}</div>"
     )
     if not result.leak:

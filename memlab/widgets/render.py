@@ -3,6 +3,11 @@
 Everything here turns data into an HTML string, so a widget shows it in a ``widgets.HTML`` whose ``.value``
 a test can read without a kernel.
 
+Colours follow the page's theme: text, backgrounds and borders are JupyterLab's CSS variables
+(``--jp-layout-color1``, ``--jp-ui-font-color1``, …, which Voila's ``?theme=dark`` sets too), and a level's
+tint is its hue mixed into the theme's background. Wherever a level's hue carries text (badges, pills,
+timeline bars), the text is white on a hue dark enough for WCAG AA (``contrast`` >= 4.5) in any theme.
+
 >>> badge("confidential")[:5]
 '<span'
 """
@@ -22,8 +27,12 @@ from memlab.levels import Level
 __all__ = [
     "LEVEL_COLOURS",
     "LEVEL_TINTS",
-    "BUTTON_STYLES",
+    "THEME",
+    "level_button",
+    "contrast",
     "badge",
+    "pill",
+    "alert",
     "text",
     "html_table",
     "level_row",
@@ -35,43 +44,88 @@ __all__ = [
 LEVEL_COLOURS: dict[Level, str] = {
     Level.PUBLIC: "#2e7d32",
     Level.INTERNAL: "#1565c0",
-    Level.CONFIDENTIAL: "#ef6c00",
+    Level.CONFIDENTIAL: "#b45309",
     Level.RESTRICTED: "#c62828",
 }
-"""The colour of each level: green, blue, orange, red."""
+"""The hue of each level (green, blue, orange, red), the same in light and dark themes: white text on it
+has a contrast of at least 4.5:1."""
+
+THEME = {
+    "text": "var(--jp-ui-font-color1, #212121)",
+    "background": "var(--jp-layout-color1, #ffffff)",
+    "header": "var(--jp-layout-color2, #eeeeee)",
+    "border": "var(--jp-border-color2, #e0e0e0)",
+}
+"""The theme's colours, as JupyterLab's CSS variables (with light fallbacks outside JupyterLab and Voila)."""
 
 LEVEL_TINTS: dict[Level, str] = {
-    Level.PUBLIC: "#e8f5e9",
-    Level.INTERNAL: "#e3f2fd",
-    Level.CONFIDENTIAL: "#fff3e0",
-    Level.RESTRICTED: "#ffebee",
+    level: f"color-mix(in srgb, {colour} 16%, {THEME['background']})" for level, colour in LEVEL_COLOURS.items()
 }
-"""A light background of each level's colour, for table rows."""
-
-BUTTON_STYLES: dict[Level, str] = {
-    Level.PUBLIC: "success",
-    Level.INTERNAL: "info",
-    Level.CONFIDENTIAL: "warning",
-    Level.RESTRICTED: "danger",
-}
-"""The ipywidgets ``button_style`` closest to each level's colour."""
+"""A background of each level's hue for table rows: light in a light theme, dark in a dark one."""
 
 _TABLE = 'style="border-collapse:collapse;font-size:12px;margin:2px 0"'
-_CELL = "border:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top"
+_CELL = f"border:1px solid {THEME['border']};padding:2px 6px;text-align:left;vertical-align:top"
+_SCROLL = "overflow-x:auto;max-width:100%"
 _MARKED = re.compile(r"\*\*(.+?)\*\*", re.DOTALL)
 
 
+def contrast(foreground: str, background: str) -> float:
+    """The WCAG 2 contrast ratio of two opaque ``#rrggbb`` colours, from 1 to 21.
+
+    >>> round(contrast("#ffffff", LEVEL_COLOURS[Level.CONFIDENTIAL]), 2)
+    5.02
+    """
+
+    def luminance(colour: str) -> float:
+        channels = [int(colour.lstrip("#")[i : i + 2], 16) / 255 for i in (0, 2, 4)]
+        r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    light, dark = sorted((luminance(foreground), luminance(background)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def pill(label: str, colour: str, *, title: str = "") -> str:
+    """``label`` (escaped) in white on ``colour``: a small rounded label, readable in any theme.
+
+    >>> pill("ok", "#2e7d32")[:5]
+    '<span'
+    """
+    tip = f' title="{html.escape(title)}"' if title else ""
+    return (
+        f'<span{tip} style="background:{colour};color:#ffffff;padding:0 6px;border-radius:8px;'
+        f'font-size:85%;font-weight:bold;white-space:nowrap">{html.escape(label)}</span>'
+    )
+
+
+def alert(message: str) -> str:
+    """An error message (escaped) in the theme's text colour, marked by a red bar and a cross, not by colour alone.
+
+    >>> "✘ bad &lt;key&gt;" in alert("bad <key>")
+    True
+    """
+    return f'<div role="alert" style="border-left:4px solid #c62828;padding-left:6px">✘ {html.escape(message)}</div>'
+
+
 def badge(level: Level | str) -> str:
-    """A small coloured label naming ``level``.
+    """A small label naming ``level``, in the level's hue.
 
     >>> "#c62828" in badge(Level.RESTRICTED)
     True
     """
     level = Level.parse(level)
-    return (
-        f'<span style="background:{LEVEL_COLOURS[level]};color:white;padding:0 6px;border-radius:8px;'
-        f'font-size:85%;font-weight:bold">{level.name}</span>'
-    )
+    return pill(level.name, LEVEL_COLOURS[level])
+
+
+def level_button(button: Any, level: Level) -> None:
+    """Colour an ipywidgets ``Button`` with ``level``'s hue and white text (``button_style`` has no such blue).
+
+    >>> import ipywidgets
+    >>> button = ipywidgets.Button(); level_button(button, Level.INTERNAL); button.style.button_color
+    '#1565c0'
+    """
+    button.style.button_color = LEVEL_COLOURS[level]
+    button.style.text_color = "#ffffff"
 
 
 def text(value: Any) -> str:
@@ -110,7 +164,9 @@ def html_table(
     if frame.empty:
         return f"<p><i>{html.escape(empty)}</i></p>"
     cells = cells or {}
-    head = "".join(f'<th style="{_CELL};background:#f5f5f5">{html.escape(str(name))}</th>' for name in frame.columns)
+    head = "".join(
+        f'<th style="{_CELL};background:{THEME["header"]}">{html.escape(str(name))}</th>' for name in frame.columns
+    )
     body = []
     for row in frame.to_dict("records"):
         style = f"{_CELL};{row_style(row)}" if row_style else _CELL
@@ -119,7 +175,8 @@ def html_table(
             for name, value in row.items()
         )
         body.append(f"<tr>{tds}</tr>")
-    return f"<table {_TABLE}><tr>{head}</tr>{''.join(body)}</table>"
+    # A table wider than its panel scrolls inside it (the panel stays put); the callers say so where it may.
+    return f'<div style="{_SCROLL}"><table {_TABLE}><tr>{head}</tr>{"".join(body)}</table></div>'
 
 
 def highlight(snippet: str) -> str:
@@ -138,7 +195,7 @@ def json_html(data: Any) -> str:
     1
     """
     shown = json.dumps(data, indent=1, ensure_ascii=False, default=str)
-    return f'<pre style="font-size:11px;margin:2px 0;white-space:pre-wrap">{html.escape(shown)}</pre>'
+    return f'<pre style="font-size:11px;line-height:1.3;margin:2px 0;white-space:pre-wrap">{html.escape(shown)}</pre>'
 
 
 def level_row(column: str) -> Callable[[Mapping[str, Any]], str]:

@@ -1,9 +1,12 @@
 """The session simulator: several sessions side by side, the five tools, taint escalation, live views.
 
 Every tool call goes through ``memlab.tools.call`` (the store's hooks and the audit apply) and shows its JSON
-result; after any action every session's effective view is redrawn, so what one session does visibly changes
-what the others can and cannot see. Views are computed from history (``memlab.widgets.views``), so drawing
-them adds nothing to the audit.
+result; after any change to the store (a click here, or code calling a session) every session's effective view
+is redrawn, so what one session does visibly changes what the others can and cannot see. Views are computed
+from history (``memlab.widgets.views``), so drawing them adds nothing to the audit.
+
+Sessions sit side by side and wrap to a grid as the page narrows (three fit a 1024 px wide page); every text
+field has a visible label, which is also its accessible name.
 
 >>> sim = SessionSimulator(MemoryStore(), [("public-chat", "PUBLIC"), ("hr-review", "CONFIDENTIAL")])
 >>> sim.panel("hr-review").session.taint  # ``sim`` alone in a notebook cell shows the simulator
@@ -25,13 +28,15 @@ from memlab.levels import Level
 from memlab.session import Session
 from memlab.store import MemoryStore
 from memlab.widgets.render import (
-    BUTTON_STYLES,
     LEVEL_COLOURS,
     Panel,
+    alert,
     badge,
     html_table,
     json_html,
+    level_button,
     level_row,
+    pill,
 )
 from memlab.widgets.views import effective_view, versions_table, view_changes
 
@@ -99,12 +104,22 @@ def run_tool(session: Session, tool: str, **form: str) -> dict[str, Any]:
     return tools.call(session, tool, tool_arguments(tool, **form))
 
 
-def _text(placeholder: str) -> widgets.Text:
-    return widgets.Text(placeholder=placeholder, layout=widgets.Layout(width="auto", flex="1 1 auto"))
+LABEL_WIDTH = "58px"
+
+
+def _text(label: str, placeholder: str = "", *, in_row: bool = False) -> widgets.Text:
+    """A text field whose visible label (``description``) is its accessible name; ``in_row``: it shares a row
+    with a button and takes the room the button leaves."""
+    return widgets.Text(
+        description=label,
+        placeholder=placeholder,
+        style={"description_width": LABEL_WIDTH},
+        layout=widgets.Layout(width="auto", flex="1 1 120px" if in_row else None, min_width="0"),
+    )
 
 
 def _changed(mark: str) -> str:
-    return f'<b style="color:#c62828">{mark}</b>' if mark else ""
+    return pill(mark, "#6a1b9a", title="appeared or changed since the last action") if mark else ""
 
 
 def _button(description: str, tooltip: str = "") -> widgets.Button:
@@ -123,55 +138,61 @@ class SessionPanel(Panel):
             (entries that appeared or changed since the last drawing are marked ``new``; vanished keys are named).
     """
 
-    def __init__(self, session: Session, on_action: Callable[[], None]) -> None:
+    def __init__(self, session: Session) -> None:
         self.session = session
-        self._on_action = on_action
-        self.key, self.content, self.tags = _text("key"), _text("content"), _text("tags, comma-separated")
-        self.query, self.tag, self.reason = _text("search query"), _text("tag (optional)"), _text("reason")
+        self.key, self.content = _text("key", "e.g. user-name"), _text("content")
+        self.tags = _text("tags", "comma-separated")
+        self.query = _text("query", "natural language", in_row=True)
+        self.tag = _text("tag", "optional filter", in_row=True)
+        self.reason = _text("reason", "why the taint goes up")
         self.buttons = {tool: _button(tool.removeprefix("memory_"), tool) for tool in TOOLS}
         for tool, button in self.buttons.items():
             button.on_click(lambda _, tool=tool: self.call(tool))
-        self.escalate_buttons = {level: _button(f"↑ {level.name}", "escalate the taint") for level in Level}
+        self.escalate_buttons = {
+            level: _button(f"↑ {level.name}", f"raise this session's taint to {level.name}") for level in Level
+        }
         for level, button in self.escalate_buttons.items():
-            button.button_style = BUTTON_STYLES[level]
+            level_button(button, level)
             button.on_click(lambda _, level=level: self.escalate(level))
         self.header, self.result, self.view = widgets.HTML(), widgets.HTML(), widgets.HTML()
         self._drawn: pd.DataFrame | None = None  # the view as last drawn, to mark what changed
 
         def row(children: list[widgets.Widget]) -> widgets.HBox:
-            return widgets.HBox(children, layout=widgets.Layout(flex_flow="row wrap"))
+            return widgets.HBox(children, layout=widgets.Layout(flex_flow="row wrap", align_items="center"))
 
         self.widget = widgets.VBox(
             [
                 self.header,
                 self.key,
-                row([self.content, self.tags]),
+                self.content,
+                self.tags,
                 row([self.buttons[name] for name in ("memory_save", "memory_get", "memory_delete")]),
                 row([self.query, self.buttons["memory_search"]]),
                 row([self.tag, self.buttons["memory_list"]]),
-                row([self.reason, *self.escalate_buttons.values()]),
+                self.reason,
+                row(list(self.escalate_buttons.values())),
                 self.result,
                 self.view,
             ],
-            layout=widgets.Layout(width="360px", padding="4px", margin="2px"),
+            # Three columns fit a 1024 px page; narrower, they wrap to a grid (two, then one, per row).
+            layout=widgets.Layout(flex="1 1 290px", min_width="270px", max_width="520px", padding="4px", margin="2px"),
         )
+        self.widget.add_class("memlab-session")
 
     def call(self, tool: str) -> dict[str, Any]:
-        """Run ``tool`` with the form's values, show its result, and redraw every session."""
+        """Run ``tool`` with the form's values and show its result (the store's change redraws every session)."""
         form = {name: getattr(self, name).value for name in ("key", "content", "tags", "query", "tag")}
         outcome = run_tool(self.session, tool, **form)
         self.result.value = f"<b>{tool}</b>" + json_html(outcome)
-        self._on_action()
         return outcome
 
     def escalate(self, level: Level) -> None:
-        """Raise the session's taint to ``level`` (taint only goes up), then redraw every session."""
+        """Raise the session's taint to ``level`` (taint only goes up); the store's change redraws every session."""
         try:
             self.session.escalate(level, reason=self.reason.value.strip() or "simulator")
             self.result.value = f"<b>escalated</b> to {badge(level)}"
         except MemlabError as error:
             self.result.value = json_html({"error": {"code": error.code, "message": str(error)}})
-        self._on_action()
 
     def refresh(self, versions: pd.DataFrame | None = None) -> None:
         """Redraw the header, the escalation buttons and the effective view at the live taint.
@@ -189,8 +210,15 @@ class SessionPanel(Panel):
             button.layout.display = "none" if level <= taint else None
         view = effective_view(session.store, session.agent, taint, versions=versions)
         changes, self._drawn = view_changes(self._drawn, view), view
-        shown = view[["key", "content", "classification", "version"]].assign(
-            changed=view["key"].isin(changes["new"]).map({True: "new", False: ""})
+        # Four narrow columns fit a session's column; "new" marks the key itself.
+        new = set(changes["new"])
+        shown = pd.DataFrame(
+            {
+                "key": [html.escape(key) + (" " + _changed("new") if key in new else "") for key in view["key"]],
+                "content": view["content"],
+                "level": view["classification"],
+                "v": view["version"],
+            }
         )
         gone = (
             f"<br><small>no longer visible: {html.escape(', '.join(changes['gone']))}</small>"
@@ -199,14 +227,14 @@ class SessionPanel(Panel):
         )
         self.view.value = f"<b>effective view</b> ({len(view)}){gone}" + html_table(
             shown,
-            cells={"classification": badge, "changed": _changed},
-            row_style=level_row("classification"),
+            cells={"key": str, "level": badge},
+            row_style=level_row("level"),
             empty="nothing visible",
         )
 
 
 class SessionSimulator(Panel):
-    """Sessions of one store side by side; an action in one redraws them all.
+    """Sessions of one store side by side; any change to the store (an action in one) redraws them all.
 
     Args:
         store: the store the sessions use.
@@ -226,21 +254,39 @@ class SessionSimulator(Panel):
         self.store = store
         self.panels: list[SessionPanel] = []
         self._listeners: list[Callable[[], Any]] = []
-        self.row = widgets.HBox(layout=widgets.Layout(flex_flow="row wrap", align_items="flex-start"))
-        self.new_id = widgets.Text(placeholder="new session id", layout=widgets.Layout(width="160px"))
-        self.new_taint = widgets.Dropdown(options=[level.name for level in Level], layout=widgets.Layout(width="140px"))
-        self.new_agent = widgets.Text(value="main", placeholder="agent", layout=widgets.Layout(width="120px"))
+        self.row = widgets.HBox(layout=widgets.Layout(flex_flow="row wrap", align_items="flex-start", width="100%"))
+        small = {"description_width": "initial"}
+        self.new_id = widgets.Text(
+            description="new session", placeholder="an id", style=small, layout=widgets.Layout(width="230px")
+        )
+        self.new_taint = widgets.Dropdown(
+            description="taint",
+            options=[level.name for level in Level],
+            style=small,
+            layout=widgets.Layout(width="190px"),
+        )
+        self.new_agent = widgets.Text(
+            value="main", description="agent", style=small, layout=widgets.Layout(width="160px")
+        )
         self.add_button = _button("add session")
         self.add_button.on_click(lambda _: self._add_from_form())
         self.status = widgets.HTML()
-        adding = widgets.HBox([self.new_id, self.new_taint, self.new_agent, self.add_button, self.status])
-        self.widget = widgets.VBox([self.row, adding])
+        adding = widgets.HBox(
+            [self.new_id, self.new_taint, self.new_agent, self.add_button, self.status],
+            layout=widgets.Layout(flex_flow="row wrap"),
+        )
+        self.widget = widgets.VBox([self.row, adding], layout=widgets.Layout(width="100%"))
+        self.widget.add_class("memlab-simulator")
+        self._adding = True  # one redraw after the first sessions, not one per session started
         for spec in DEFAULT_SESSIONS if sessions is None else sessions:
             self.add_session(spec)
+        self._adding = False
+        store.listeners.append(self.refresh)
+        self.refresh()
 
     def add_session(self, spec: SessionSpec) -> SessionPanel:
         """Add a column for a session (started from ``spec`` unless it is one) and redraw."""
-        panel = SessionPanel(open_session(self.store, spec), self.refresh)
+        panel = SessionPanel(open_session(self.store, spec))
         self.panels.append(panel)
         self.row.children = [panel.widget for panel in self.panels]
         self.refresh()
@@ -258,11 +304,18 @@ class SessionSimulator(Panel):
         raise KeyError(f"no session {session_id!r} in the simulator; it has {[p.session.id for p in self.panels]}")
 
     def on_change(self, callback: Callable[[], Any]) -> None:
-        """Call ``callback()`` after every action, e.g. ``sim.on_change(inspector.refresh)``."""
+        """Call ``callback()`` after every redraw, e.g. ``sim.on_change(inspector.refresh)``."""
         self._listeners.append(callback)
+
+    def close(self) -> None:
+        """Stop following the store (the widgets stay as they are)."""
+        if self.refresh in self.store.listeners:
+            self.store.listeners.remove(self.refresh)
 
     def refresh(self) -> None:
         """Redraw every session (reading each agent's versions once), then tell the listeners."""
+        if getattr(self, "_adding", False):
+            return
         versions = {agent: versions_table(self.store, agent) for agent in {p.session.agent for p in self.panels}}
         for panel in self.panels:
             panel.refresh(versions[panel.session.agent])
@@ -275,4 +328,4 @@ class SessionSimulator(Panel):
             self.add_session((*spec, self.new_agent.value.strip()))
             self.status.value, self.new_id.value = "", ""
         except MemlabError as error:
-            self.status.value = f'<span style="color:#c62828">{html.escape(str(error))}</span>'
+            self.status.value = alert(str(error))

@@ -25,7 +25,7 @@ from memlab.search import analyzers as registry
 from memlab.search.query import query_terms
 from memlab.session import Session
 from memlab.store import MemoryStore
-from memlab.widgets.render import Panel, highlight, html_table
+from memlab.widgets.render import Panel, alert, highlight, html_table
 
 __all__ = ["DEFAULT_ANALYZERS", "analyze_table", "indexed_session", "top_results", "results_html", "StemmingLab"]
 
@@ -230,4 +230,4 @@ class StemmingLab(Panel):
             found = top_results(self.collection, self.query.value, names, agent=self.agent.value, k=self.k.value)
             self.results.value = results_html(found)
         except MemlabError as error:
-            self.results.value = f'<p style="color:#c62828">{html.escape(str(error))}</p>'
+            self.results.value = alert(str(error))

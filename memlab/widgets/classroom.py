@@ -1,0 +1,307 @@
+"""The classroom: a lesson in four exercises on a live simulator, each with a prediction and a check.
+
+A student commits a prediction (picking an answer locks it in), does the exercise with the simulator's
+buttons, and presses "check": the verdict is read from the store's state (its versions and its audit), never
+from what the student typed into the prediction alone. The answer's explanation stays hidden until asked. "reset
+the lesson" starts again on a new store with the three sessions ready. ``Classroom.teacher`` is the teacher's
+view of the same store — the audit viewer (with the hash chain's verdict: the tamper check) and the shadow
+inspector — and follows the lesson live.
+
+Each exercise's check is a plain function of the store (``EXERCISES``), so tests and notebooks can ask it:
+
+>>> first = Classroom().exercise(1)
+>>> first.predict.value = first.exercise.choices[1]  # the student's prediction, locked in
+>>> first.check()
+'Not yet: save user-name in public-chat (PUBLIC) and in team-chat (INTERNAL).'
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import ipywidgets as widgets
+import pandas as pd
+
+from memlab.levels import Level
+from memlab.store import MemoryStore
+from memlab.widgets.audit import AuditViewer
+from memlab.widgets.inspector import ShadowInspector
+from memlab.widgets.render import Panel, pill
+from memlab.widgets.simulator import SessionSimulator
+
+__all__ = ["LESSON_SESSIONS", "EXERCISES", "Exercise", "ExercisePanel", "Classroom"]
+
+LESSON_SESSIONS = (("public-chat", Level.PUBLIC), ("team-chat", Level.INTERNAL), ("hr-review", Level.CONFIDENTIAL))
+"""The sessions every lesson starts with (agent ``main``)."""
+
+VERSION_SEEN = {
+    "PUBLIC": "the PUBLIC one (public-chat's)",
+    "INTERNAL": "the INTERNAL one (team-chat's)",
+    None: "nothing: not found",
+}
+GET_ANSWER = {
+    "ok": "the salary: it is found",
+    "not_found": '"not found", as for a key that never existed',
+    "denied": "an error saying the key is classified",
+}
+SAVE_LEVELS = tuple(level.name for level in list(Level)[:3])
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise: what to do on screen, a question with its choices, and how the store answers it.
+
+    Attributes:
+        title: a short name (the tab's title).
+        task: what to do with the simulator's buttons (HTML).
+        question: what to predict.
+        choices: the answers to pick from.
+        observe: reads the store: the right choice, or None while the exercise's steps are not done.
+        todo: what is still to do when ``observe`` says None.
+        why: the explanation, shown when the student asks for the answer.
+    """
+
+    title: str
+    task: str
+    question: str
+    choices: tuple[str, ...]
+    observe: Callable[[MemoryStore], str | None]
+    todo: str
+    why: str
+
+
+def _live(store: MemoryStore, key: str) -> pd.DataFrame:
+    history = store.history(key, "main")
+    return history[history["deleted_at"].isna()]
+
+
+def _seen_by_hr(store: MemoryStore, *, after_delete: bool) -> str | None:
+    """Which version of user-name a CONFIDENTIAL session gets, once user-name exists at PUBLIC and INTERNAL
+    (and, ``after_delete``, once team-chat has deleted its version)."""
+    history = store.history("user-name", "main")
+    saved = set(history["classification"])
+    if not {"PUBLIC", "INTERNAL"} <= saved:
+        return None
+    internal_deleted = history[(history["classification"] == "INTERNAL") & history["deleted_at"].notna()]
+    if after_delete and internal_deleted.empty:
+        return None
+    view = store.view(Level.CONFIDENTIAL, "main")
+    seen = view.loc[view["key"] == "user-name", "classification"].tolist()
+    level = seen[0] if seen else None
+    return VERSION_SEEN.get(level, f"its own {level} one")  # off the script: hr-review saved user-name itself
+
+
+def _public_get_of_salary(store: MemoryStore) -> str | None:
+    """What public-chat's last get of ``salary`` answered (from the audit), once salary exists above PUBLIC."""
+    if _live(store, "salary").query("classification != 'PUBLIC'").empty:
+        return None
+    audit = store.audit("main")
+    gets = audit[(audit["session_id"] == "public-chat") & (audit["tool"] == "memory_get") & (audit["key"] == "salary")]
+    gets = gets[gets["taint"] == "PUBLIC"]
+    return GET_ANSWER.get(gets["outcome"].iloc[-1], gets["outcome"].iloc[-1]) if len(gets) else None
+
+
+def _payslip_level(store: MemoryStore) -> str | None:
+    """The level of team-chat's newest save of ``payslip-note``, once it has escalated and saved it."""
+    history = store.history("payslip-note", "main")
+    mine = history[history["saved_by"] == "team-chat"]
+    escalated = store.taint_events()
+    escalated = escalated[escalated["session_id"] == "team-chat"]
+    if mine.empty or escalated.empty:
+        return None
+    return mine.sort_values("saved_at")["classification"].iloc[-1]
+
+
+EXERCISES: tuple[Exercise, ...] = (
+    Exercise(
+        "1 · who sees what",
+        "In <b>public-chat</b> type key <code>user-name</code>, content <code>Sam</code> and press <b>save</b>. "
+        "In <b>team-chat</b> save <code>user-name</code> = <code>Samantha Rivera</code>.",
+        "Which version of user-name does hr-review (CONFIDENTIAL) get?",
+        (VERSION_SEEN["PUBLIC"], VERSION_SEEN["INTERNAL"], VERSION_SEEN[None]),
+        lambda store: _seen_by_hr(store, after_delete=False),
+        "save user-name in public-chat (PUBLIC) and in team-chat (INTERNAL).",
+        "Each session sees the highest version it may read: its effective view. hr-review has no version of its "
+        "own, so the INTERNAL one shadows the PUBLIC one for it, as for team-chat; public-chat never learns that a "
+        "higher version exists.",
+    ),
+    Exercise(
+        "2 · a hidden secret",
+        "In <b>hr-review</b> save <code>salary</code> = <code>90k</code>. Then, in <b>public-chat</b>, type key "
+        "<code>salary</code> and press <b>get</b>; try <b>get</b> on <code>bonus</code> (a key nobody saved) too.",
+        "What does public-chat's get of salary answer?",
+        tuple(GET_ANSWER.values()),
+        _public_get_of_salary,
+        "save salary in hr-review, then press get on salary in public-chat.",
+        'A hidden key and a key that never existed get the same "not found": any other answer would tell the '
+        "public chat that a secret exists. A save of salary in public-chat would also succeed, as a new PUBLIC "
+        "version 1 — refusing it would reveal the secret key.",
+    ),
+    Exercise(
+        "3 · deletes uncover",
+        "Do exercise 1 first. Then in <b>team-chat</b> type key <code>user-name</code> and press <b>delete</b>.",
+        "Which version of user-name does hr-review get now?",
+        (VERSION_SEEN["PUBLIC"], VERSION_SEEN["INTERNAL"], VERSION_SEEN[None]),
+        lambda store: _seen_by_hr(store, after_delete=True),
+        "save user-name at PUBLIC and INTERNAL (exercise 1), then delete it in team-chat.",
+        "Deletes are soft and act at exactly the session's level: the INTERNAL version is marked deleted, and the "
+        "next visible version — the PUBLIC one — is effective again for every session above PUBLIC.",
+    ),
+    Exercise(
+        "4 · taint goes up",
+        "team-chat is shown a payslip: press its <b>↑ CONFIDENTIAL</b> button. Then save <code>payslip-note</code> "
+        "= <code>payslip arrived</code> in <b>team-chat</b>. Look for a button that would lower its taint.",
+        "At which level is team-chat's payslip-note saved?",
+        SAVE_LEVELS,
+        _payslip_level,
+        "raise team-chat to CONFIDENTIAL, then save payslip-note in it.",
+        "A save is classified at the session's live taint, whatever the caller asks for: once team-chat has seen "
+        "something CONFIDENTIAL, everything it writes is CONFIDENTIAL, so it cannot launder the payslip into a "
+        "lower level. Taint never goes down inside a session: there is no button for it, only a new session starts "
+        "low.",
+    ),
+)
+"""The lesson's four exercises, in order."""
+
+
+TAB_STYLE = (
+    "<style>.memlab-classroom .jupyter-widgets.jupyter-widget-tab > .lm-TabBar .lm-TabBar-tab"
+    "{color:var(--jp-ui-font-color1);flex:0 0 auto}</style>"
+)
+"""ipywidgets draws the titles of the tabs not shown in ``--jp-ui-font-color2`` on ``--jp-layout-color2``, 4.46:1 in
+JupyterLab Light: below AA for text a student must read to pick an exercise."""
+
+
+class ExercisePanel(Panel):
+    """One exercise: its task, a prediction (locked in once picked), "check" and "show the answer".
+
+    Attributes:
+        exercise: the ``Exercise``; predict (radio buttons), check_button, answer_button; feedback and answer
+            (HTML: the verdict of the last check, and the explanation once asked for).
+    """
+
+    def __init__(self, exercise: Exercise, store: Callable[[], MemoryStore]) -> None:
+        self.exercise = exercise
+        self._store = store
+        self.predict = widgets.RadioButtons(
+            options=exercise.choices,
+            value=None,
+            description="predict",
+            style={"description_width": "60px"},
+            layout=widgets.Layout(width="auto"),
+        )
+        self.predict.observe(lambda _: self._committed(), names="value")
+        self.check_button = widgets.Button(description="check", button_style="primary", tooltip="check with the store")
+        self.answer_button = widgets.Button(description="show the answer", tooltip="explain the answer")
+        self.check_button.on_click(lambda _: self.check())
+        self.answer_button.on_click(lambda _: self.show_answer())
+        self.feedback, self.answer, self.committed = widgets.HTML(), widgets.HTML(), widgets.HTML()
+        intro = widgets.HTML(
+            f"<p><b>Do:</b> {exercise.task}</p><p><b>Predict first:</b> {html.escape(exercise.question)} "
+            "<small>(your pick is locked in; reset the lesson to start over)</small></p>"
+        )
+        buttons = widgets.HBox([self.check_button, self.answer_button], layout=widgets.Layout(flex_flow="row wrap"))
+        self.widget = widgets.VBox([intro, self.predict, self.committed, buttons, self.feedback, self.answer])
+
+    def _committed(self) -> None:
+        if self.predict.value is not None:
+            self.predict.disabled = True  # a disabled radio is faint: the pick is also said in words
+            self.committed.value = f"<p>Your prediction, locked in: <b>{html.escape(self.predict.value)}</b></p>"
+
+    def check(self) -> str:
+        """Compare the prediction with what the store says; show and return the verdict."""
+        predicted = self.predict.value
+        observed = None if predicted is None else self.exercise.observe(self._store())
+        if predicted is None:
+            verdict, mark = "Predict first: pick an answer, then do the steps.", ""
+        elif observed is None:
+            verdict, mark = f"Not yet: {self.exercise.todo}", ""
+        elif observed == predicted:
+            verdict, mark = f"Right: {observed}.", pill("✔ right", "#2e7d32")
+        else:
+            verdict = f"Not quite: you predicted {predicted}; the store says {observed}."
+            mark = pill("✘ not quite", "#c62828")
+        self.feedback.value = f"<p>{mark} {html.escape(verdict)}</p>"
+        return verdict
+
+    def show_answer(self) -> None:
+        """Show the explanation (hidden until asked)."""
+        self.answer.value = f"<p><b>Why:</b> {html.escape(self.exercise.why)}</p>"
+
+    def reset(self) -> None:
+        """Clear the prediction, the verdict and the answer."""
+        self.predict.disabled = False
+        self.predict.value = None
+        self.feedback.value = self.answer.value = self.committed.value = ""
+
+
+class Classroom(Panel):
+    """The lesson: exercises above a simulator of three sessions, a reset button, and a teacher's view.
+
+    Args:
+        store: a function making each lesson's fresh store (default: ``MemoryStore()``, in memory).
+
+    Attributes:
+        store: the current lesson's store; simulator: its ``SessionSimulator`` (public-chat, team-chat,
+        hr-review); exercises: one ``ExercisePanel`` each (``exercise(n)`` is number n); tabs; reset_button;
+        teacher: a displayable view with the audit viewer and the shadow inspector of the same store.
+
+    >>> lesson = Classroom()
+    >>> [(p.session.id, p.session.taint.name) for p in lesson.simulator.panels]
+    [('public-chat', 'PUBLIC'), ('team-chat', 'INTERNAL'), ('hr-review', 'CONFIDENTIAL')]
+    """
+
+    def __init__(self, store: Callable[[], MemoryStore] = MemoryStore) -> None:
+        self._new_store = store
+        self.exercises = [ExercisePanel(exercise, lambda: self.store) for exercise in EXERCISES]
+        self.tabs = widgets.Tab(children=[panel.widget for panel in self.exercises])
+        self.tabs.titles = tuple(exercise.title for exercise in EXERCISES)
+        self.reset_button = widgets.Button(
+            description="reset the lesson", icon="undo", tooltip="start again: empty memory, three new sessions"
+        )
+        self.reset_button.on_click(lambda _: self.reset())
+        self._simulator_box = widgets.Box(layout=widgets.Layout(width="100%"))
+        self._teacher_box = widgets.VBox(layout=widgets.Layout(width="100%"))
+        self.teacher = _Shown(self._teacher_box)
+        self.widget = widgets.VBox(
+            [widgets.HTML(TAB_STYLE), self.tabs, self._simulator_box, self.reset_button],
+            layout=widgets.Layout(width="100%"),
+        )
+        self.widget.add_class("memlab-classroom")
+        self._start()
+
+    def _start(self) -> None:
+        self.store = self._new_store()
+        self.simulator = SessionSimulator(self.store, LESSON_SESSIONS)
+        self.audit_viewer = AuditViewer(self.store)
+        self.shadow_inspector = ShadowInspector(self.store, "user-name")
+        self._simulator_box.children = [self.simulator.widget]
+        self._teacher_box.children = [
+            widgets.HTML("<b>Teacher's view</b>: every call of the lesson, live, and the audit chain's check"),
+            self.audit_viewer.widget,
+            widgets.HTML("<b>Who sees which version</b> of a key"),
+            self.shadow_inspector.widget,
+        ]
+
+    def exercise(self, number: int) -> ExercisePanel:
+        """Exercise ``number`` (1 to 4)."""
+        return self.exercises[number - 1]
+
+    def reset(self) -> None:
+        """Start the lesson again: a new store with the three sessions, every prediction and answer cleared."""
+        for view in (self.simulator, self.audit_viewer, self.shadow_inspector):
+            view.close()
+        self.store.close()
+        self._start()
+        for panel in self.exercises:
+            panel.reset()
+        self.tabs.selected_index = 0
+
+
+class _Shown(Panel):
+    """A box that displays itself (the teacher's view)."""
+
+    def __init__(self, widget: widgets.Widget) -> None:
+        self.widget = widget

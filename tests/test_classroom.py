@@ -1,0 +1,120 @@
+"""The classroom (issue 12, finding 2): a clean start, a prediction and a check per exercise read from the store,
+answers hidden until asked, a reset, and a teacher's view that follows the lesson."""
+
+import pytest
+
+from memlab import Level
+from memlab import widgets as mw
+from memlab.widgets.classroom import EXERCISES, GET_ANSWER, VERSION_SEEN
+
+
+def click(lesson, session_id, tool, **form):
+    """What a student does: fill in a session's form and press a tool's button."""
+    panel = lesson.simulator.panel(session_id)
+    for field in ("key", "content", "tags", "query", "tag"):
+        getattr(panel, field).value = form.get(field, "")
+    panel.buttons[tool].click()
+
+
+def predict_and_check(lesson, number, prediction):
+    panel = lesson.exercise(number)
+    panel.predict.value = prediction
+    panel.check_button.click()
+    return panel
+
+
+@pytest.fixture
+def lesson():
+    return mw.classroom()
+
+
+def test_the_lesson_opens_clean_with_three_sessions_ready(lesson):
+    sessions = [(p.session.id, p.session.taint) for p in lesson.simulator.panels]
+    assert sessions == [("public-chat", Level.PUBLIC), ("team-chat", Level.INTERNAL), ("hr-review", Level.CONFIDENTIAL)]
+    assert lesson.store.audit().empty and lesson.store.versions("main").empty
+    for panel in lesson.exercises:
+        assert panel.predict.value is None and not panel.predict.disabled
+        assert panel.feedback.value == "" and panel.answer.value == ""  # no answer given away
+    assert [tab for tab in lesson.tabs.titles] == [exercise.title for exercise in EXERCISES]
+    assert "0 of 0 calls" in lesson.audit_viewer.table.value
+
+
+def test_checking_before_predicting_or_doing_asks_for_it(lesson):
+    first = lesson.exercise(1)
+    first.check_button.click()
+    assert "Predict first" in first.feedback.value
+    first.predict.value = VERSION_SEEN["INTERNAL"]
+    assert first.predict.disabled  # the prediction is committed before trying
+    assert "Your prediction, locked in: <b>the INTERNAL one" in first.committed.value
+    first.check_button.click()
+    assert "Not yet" in first.feedback.value and "right" not in first.feedback.value
+
+
+def test_exercise_1_right_and_wrong_from_the_stores_state(lesson):
+    click(lesson, "public-chat", "memory_save", key="user-name", content="Sam")
+    click(lesson, "team-chat", "memory_save", key="user-name", content="Samantha Rivera")
+    assert "✔ right" in predict_and_check(lesson, 1, VERSION_SEEN["INTERNAL"]).feedback.value
+    lesson.reset()
+    click(lesson, "public-chat", "memory_save", key="user-name", content="Sam")
+    click(lesson, "team-chat", "memory_save", key="user-name", content="Samantha Rivera")
+    wrong = predict_and_check(lesson, 1, VERSION_SEEN["PUBLIC"])
+    assert "✘ not quite" in wrong.feedback.value and "the store says the INTERNAL one" in wrong.feedback.value
+    assert wrong.answer.value == ""
+    wrong.answer_button.click()
+    assert "shadows" in wrong.answer.value
+
+
+def test_exercise_2_the_public_chat_cannot_tell_a_secret_exists(lesson):
+    click(lesson, "hr-review", "memory_save", key="salary", content="90k")
+    click(lesson, "public-chat", "memory_get", key="salary")
+    assert "90k" not in lesson.simulator.panel("public-chat").result.value
+    assert "salary" not in lesson.simulator.panel("public-chat").view.value
+    assert "✔ right" in predict_and_check(lesson, 2, GET_ANSWER["not_found"]).feedback.value
+
+
+def test_exercise_3_a_delete_uncovers_the_lower_version(lesson):
+    click(lesson, "public-chat", "memory_save", key="user-name", content="Sam")
+    click(lesson, "team-chat", "memory_save", key="user-name", content="Samantha Rivera")
+    third = predict_and_check(lesson, 3, VERSION_SEEN["INTERNAL"])
+    assert "Not yet" in third.feedback.value  # nothing deleted yet
+    click(lesson, "team-chat", "memory_delete", key="user-name")
+    third.check_button.click()
+    assert "✘ not quite" in third.feedback.value and "the store says the PUBLIC one" in third.feedback.value
+
+
+def test_exercise_4_a_save_after_escalating_is_classified_at_the_new_taint(lesson):
+    team = lesson.simulator.panel("team-chat")
+    click(lesson, "team-chat", "memory_save", key="payslip-note", content="too early")
+    assert "Not yet" in predict_and_check(lesson, 4, "CONFIDENTIAL").feedback.value  # not escalated yet
+    team.escalate_buttons[Level.CONFIDENTIAL].click()
+    click(lesson, "team-chat", "memory_save", key="payslip-note", content="payslip arrived")
+    lesson.exercise(4).check_button.click()
+    assert "✔ right" in lesson.exercise(4).feedback.value
+    assert [level for level, b in team.escalate_buttons.items() if not b.disabled] == [Level.RESTRICTED]
+
+
+def test_reset_starts_a_new_lesson_and_the_teacher_view_follows_it(lesson):
+    click(lesson, "hr-review", "memory_save", key="salary", content="90k")
+    lesson.simulator.panel("public-chat").escalate_buttons[Level.INTERNAL].click()
+    assert "1 of 1 calls" in lesson.audit_viewer.table.value  # live, no refresh
+    assert "audit chain verified" in lesson.audit_viewer.verified.value  # the tamper check
+    predict_and_check(lesson, 2, GET_ANSWER["ok"])
+    lesson.exercise(2).answer_button.click()
+    old_store = lesson.store
+    lesson.reset()
+    assert lesson.store is not old_store and lesson.store.audit().empty
+    assert lesson.simulator.panel("public-chat").session.taint == Level.PUBLIC  # exercise 2 can be redone
+    assert all(p.predict.value is None and not p.answer.value for p in lesson.exercises)
+    assert lesson.teacher.widget.children[1] is lesson.audit_viewer.widget
+    click(lesson, "team-chat", "memory_save", key="user-name", content="Samantha Rivera")
+    assert "1 of 1 calls" in lesson.audit_viewer.table.value
+    assert "1 versions" in lesson.shadow_inspector.table.value
+    assert "application/vnd.jupyter.widget-view+json" in lesson.teacher._repr_mimebundle_()
+
+
+def test_a_student_off_the_script_is_told_what_the_store_says(lesson):
+    click(lesson, "public-chat", "memory_save", key="user-name", content="Sam")
+    click(lesson, "team-chat", "memory_save", key="user-name", content="Samantha Rivera")
+    click(lesson, "hr-review", "memory_save", key="user-name", content="Samantha Rivera, payroll id 7")
+    first = predict_and_check(lesson, 1, VERSION_SEEN["INTERNAL"])
+    assert "✘ not quite" in first.feedback.value and "the store says its own CONFIDENTIAL one" in first.feedback.value

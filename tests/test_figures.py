@@ -1,0 +1,57 @@
+"""The notebooks' figures (issue 12, finding 7): labels that do not overlap, the markers the captions promise,
+and colour never the only carrier of meaning."""
+
+import itertools
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+from memlab import Level, MemoryStore, tools
+from memlab.widgets.figures import LEVEL_MARKERS, audit_timeline_figure, visibility_figure
+
+
+def shadowed_store() -> MemoryStore:
+    store = MemoryStore()
+    public, internal = store.session(Level.PUBLIC), store.session(Level.INTERNAL)
+    public.memory_save("user-name", "Sam")
+    internal.memory_save("user-name", "Samantha Rivera")
+    internal.memory_delete("user-name")
+    store.session(Level.CONFIDENTIAL).memory_save("merger", "Initech")
+    return store
+
+
+def _overlaps(figure, labels) -> list[tuple[str, str]]:
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    figure.draw(renderer)
+    boxes = [(label.get_text(), label.get_window_extent(renderer)) for label in labels if label.get_text()]
+    return [(a, b) for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2) if box_a.overlaps(box_b)]
+
+
+def test_the_visibility_figure_names_every_level_without_overlap_and_draws_deleted_versions_hollow():
+    store = shadowed_store()
+    before = len(store.audit())
+    figure = visibility_figure(store, ["user-name", "merger"])
+    assert len(store.audit()) == before  # drawing reads history, not sessions
+    axis = figure.axes[0]
+    assert _overlaps(figure, axis.get_xticklabels()) == []
+    assert [label.get_text() for label in axis.get_yticklabels()] == [
+        "user-name@PUBLIC v1",
+        "user-name@INTERNAL v1 (deleted)",
+        "merger@CONFIDENTIAL v1",
+    ]
+    hollow = [c for c in axis.collections if c.get_facecolors().size == 0 or c.get_facecolors()[0][3] == 0]
+    assert len(hollow) == 1 and list(hollow[0].get_offsets()[0]) == [1, 1]  # INTERNAL column, the deleted row
+    assert [t.get_text() for t in axis.get_legend().get_texts()] == ["seen by that level", "deleted (seen by none)"]
+
+
+def test_the_audit_timeline_has_a_legend_and_a_shape_per_level():
+    store = MemoryStore()
+    low, high = store.session(Level.PUBLIC, session_id="low"), store.session(Level.CONFIDENTIAL, session_id="high")
+    tools.call(low, "memory_save", {"key": "k", "content": "v"})
+    tools.call(high, "memory_get", {"key": "missing"})
+    figure = audit_timeline_figure(store.audit())
+    axis = figure.axes[0]
+    legend = [t.get_text() for t in axis.get_legend().get_texts()]
+    assert legend == ["PUBLIC", "CONFIDENTIAL", "not ok (refused, invalid, not found)"]
+    assert len({LEVEL_MARKERS[level] for level in Level}) == len(Level)  # shape alone tells the level
+    assert [label.get_text() for label in axis.get_yticklabels()] == ["low", "high"]
+    assert _overlaps(figure, axis.get_yticklabels() + axis.get_xticklabels()) == []
