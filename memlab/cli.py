@@ -116,10 +116,13 @@ def _eval(args: argparse.Namespace) -> int:
     try:
         collection = load_trec(args.collection) if args.collection else load_locomo(args.locomo or "data/locomo10.json")
         if args.tune:
+            from memlab.eval.runner import CONFIGURATIONS
             from memlab.eval.tuning import tune
 
-            tuned = tune(collection, workers=args.workers)
+            skipped = {name: why for name in ("hybrid",) if (why := CONFIGURATIONS[name].unavailable())}
+            tuned = tune(collection, rows=[n for n in ("memlab", "hybrid") if n not in skipped], workers=args.workers)
             results = tuned.held_out
+            results.skipped = skipped
         else:
             rows = ALL_ROWS if args.all else args.rows.split(",") if args.rows else None
             analyzers = args.analyzers.split(",") if args.analyzers else None
@@ -135,8 +138,11 @@ def _eval(args: argparse.Namespace) -> int:
         )
         if args.tune:
             print("\nHeld-out tuning: each half of the agents is answered with the ranking tuned on the other half")
-            for half, ranking in tuned.chosen.items():
-                print(f"  tuned on the {half} half: {ranking}")
+            for row, by_half in tuned.chosen.items():
+                for half, ranking in by_half.items():
+                    print(f"  {row}, tuned on the {half} half: {ranking}")
+        for row, why in results.skipped.items():
+            print(f"\nskipped row {row!r}: it {why}")
         print(f"\nMeasures (* p<0.05, ** p<0.01 against {results.baseline}, paired randomization test)")
         print(report.measures_table(results).to_string())
         print("\nS@10 per query category")

@@ -13,6 +13,7 @@ from memlab.eval.runner import Configuration, run_configuration
 from memlab.eval.tuning import HELD_OUT, halves, tune
 
 SMALL_GRID = {"tag_boost": (0.0, 2.0), "source": (0.0, 1.0)}
+HYBRID_HELD_OUT_S10 = 0.783  # RRF of memlab's FTS5 ranking and MiniLM, weight and k tuned held-out
 
 
 def _collection() -> Collection:
@@ -41,7 +42,7 @@ def people():
 
 @pytest.fixture(scope="module")
 def tuned(people):
-    return tune(people, grid=SMALL_GRID, progress=False)
+    return tune(people, grids={"memlab": SMALL_GRID}, progress=False)
 
 
 def test_halves_split_the_agents_in_file_order(people):
@@ -54,25 +55,27 @@ def test_halves_split_the_agents_in_file_order(people):
 def test_each_half_is_reported_with_the_ranking_tuned_on_the_other(people, tuned):
     split = halves(people)
     for half, other in (("first", "second"), ("second", "first")):
-        row = Configuration("check", ranking=tuned.chosen[other], context=True)
+        row = Configuration("check", ranking=tuned.chosen["memlab"][other], context=True)
         ranking, _, _ = run_configuration(people, row, queries=split[half])
         expected = per_query(people.qrels, ranking).reindex(split[half], fill_value=0.0)
         reported = tuned.held_out.per_query.query("row == @HELD_OUT").set_index("query").loc[split[half]]
         pd.testing.assert_frame_equal(reported[expected.columns], expected, check_names=False)
     assert list(tuned.held_out.summary.index) == ["porter", "memlab", HELD_OUT]
     recorded = tuned.held_out.configurations[HELD_OUT]
-    assert recorded["used on the second half (tuned on the first)"] == tuned.chosen["first"].as_dict()
+    assert recorded["used on the second half (tuned on the first)"] == tuned.chosen["memlab"]["first"].as_dict()
 
 
 def test_the_trace_holds_tuning_figures_labelled_by_half(tuned):
-    assert set(tuned.trace["half"]) == {"first", "second"}
+    assert set(tuned.trace["half"]) == {"first", "second"} and set(tuned.trace["row"]) == {"memlab"}
     assert set(tuned.trace["parameter"]) == set(SMALL_GRID)
     assert tuned.trace["objective"].between(0, 2).all()
 
 
 def test_tuning_refuses_what_it_cannot_do(people):
-    with pytest.raises(InvalidArgument, match="no Ranking parameter colour"):
-        tune(people, grid={"colour": (1.0,)}, progress=False)
+    with pytest.raises(InvalidArgument, match="names no Ranking parameter colour"):
+        tune(people, grids={"memlab": {"colour": (1.0,)}}, progress=False)
+    with pytest.raises(InvalidArgument, match="cannot tune 'porter'"):
+        tune(people, rows=["porter"], progress=False)
     with pytest.raises(InvalidArgument, match="at least two agents"):
         tune(load_trec("tests/fixtures/trec-tiny"), progress=False)
 
@@ -81,8 +84,11 @@ def test_memlab_eval_tune_reproduces_the_held_out_figures_on_locomo(tmp_path, ca
     """The README's held-out row: tuned on conversations 0-4, reported on 5-9, and the reverse."""
     assert main(["eval", "--tune", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "tuned on the first half: Ranking(" in out and "tuned on the second half: Ranking(" in out
-    held_out = pd.read_csv(tmp_path / "summary.csv", index_col=0).loc[HELD_OUT]
-    assert held_out["S@10"] == pytest.approx(0.763, abs=0.01)
-    assert held_out["S@1"] == pytest.approx(0.503, abs=0.01)
-    assert held_out["nDCG@10"] == pytest.approx(0.604, abs=0.01)
+    assert "memlab, tuned on the first half: Ranking(" in out and "hybrid, tuned on the second half: Ranking(" in out
+    summary = pd.read_csv(tmp_path / "summary.csv", index_col=0)
+    fts = summary.loc[HELD_OUT]
+    assert fts["S@10"] == pytest.approx(0.763, abs=0.01)
+    assert fts["S@1"] == pytest.approx(0.503, abs=0.01)
+    assert fts["nDCG@10"] == pytest.approx(0.604, abs=0.01)
+    hybrid = summary.loc["hybrid tuned (held-out)"]
+    assert hybrid["S@10"] == pytest.approx(HYBRID_HELD_OUT_S10, abs=0.01)

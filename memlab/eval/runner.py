@@ -39,6 +39,7 @@ from memlab.errors import InvalidArgument
 from memlab.eval.collections import Collection, load_locomo
 from memlab.eval.measures import LABELS, compare, per_query
 from memlab.search import analyzers as registry
+from memlab.search import dense
 from memlab.search.ranking import Ranking
 from memlab.store import MemoryStore
 
@@ -50,6 +51,7 @@ __all__ = [
     "Results",
     "run",
     "run_configuration",
+    "run_group",
     "SIGNIFICANCE_MEASURES",
 ]
 
@@ -66,16 +68,29 @@ class Configuration:
         analyzer: the registered analyzer (``memlab.search.analyzers``).
         ranking: column weights and tag boost; the first wave's ranking (``Ranking.plain()``) by default.
         context: save each document's ``source`` and ``occurred_at`` with it (when the collection has them).
+        embedder: the dense model whose vectors the store keeps (``memlab.search.dense``), if the ranking uses it.
     """
 
     name: str
     analyzer: str = "porter"
     ranking: Ranking = field(default_factory=Ranking.plain)
     context: bool = False
+    embedder: str | None = None
 
     def describe(self) -> dict[str, object]:
         """What the row is, recorded with its results."""
-        return {"analyzer": self.analyzer, "context": self.context, **self.ranking.as_dict()}
+        return {"analyzer": self.analyzer, "context": self.context, "embedder": self.embedder, **self.ranking.as_dict()}
+
+    @property
+    def store(self) -> tuple[str, bool, str | None]:
+        """What the loaded store depends on: rows that share it are loaded once and differ only in ranking."""
+        return self.analyzer, self.context, self.embedder
+
+    def unavailable(self) -> str | None:
+        """Why this row cannot run here, or None."""
+        if self.embedder is None or not dense.missing():
+            return None
+        return f"needs {', '.join(dense.missing())} (pip install 'memlab[dense]')"
 
 
 _BOOST_ONLY = dataclasses.replace(Ranking.plain(), tag_boost=Ranking().tag_boost)
@@ -87,10 +102,13 @@ CONFIGURATIONS: dict[str, Configuration] = {
         Configuration("porter+boost", ranking=_BOOST_ONLY),
         Configuration("porter+context", ranking=_CONTEXT_ONLY, context=True),
         Configuration("memlab", ranking=Ranking(), context=True),
+        Configuration("dense", ranking=Ranking.dense_only(), context=True, embedder="minilm"),
+        Configuration("hybrid", ranking=Ranking.hybrid(), context=True, embedder="minilm"),
     ]
 }
 """The named rows: FTS5's porter on the text (the baseline), plus the tag boost, plus context as weighted
-columns, and memlab's default (context and boost)."""
+columns, memlab's default (context and boost), MiniLM alone, and memlab's default fused with MiniLM (the last
+two need ``memlab[dense]``; without it they are skipped, and the results say why)."""
 DEFAULT_ROWS = tuple(CONFIGURATIONS)
 ALL_ROWS = (*DEFAULT_ROWS, *(name for name in registry.names() if name != "porter"))
 """Every named row, then every other analyzer on the text with the first-wave ranking."""
@@ -112,6 +130,8 @@ class Results:
     """Per row: seconds to index, seconds to search, milliseconds per query, indexing time against the baseline."""
     configurations: dict[str, dict[str, object]] = field(default_factory=dict)
     """Per row: what produced it (``Configuration.describe``)."""
+    skipped: dict[str, str] = field(default_factory=dict)
+    """Rows asked for that could not run here, and why (a dense row without ``memlab[dense]``)."""
 
     def by_category(self, measure: str = "S@10") -> pd.DataFrame:
         """Mean of ``measure`` per row and query category (columns)."""
@@ -153,14 +173,39 @@ def run_configuration(
     Returns:
         The run (query id -> {document id: score}), seconds spent indexing, seconds spent searching.
     """
-    with MemoryStore(analyzer=configuration.analyzer, ranking=configuration.ranking) as store:
+    return run_group(collection, [configuration], depth=depth, queries=queries)[configuration.name]
+
+
+def run_group(
+    collection: Collection,
+    configurations: Sequence[Configuration],
+    *,
+    depth: int = 100,
+    queries: Iterable[str] | None = None,
+) -> dict[str, tuple[dict[str, dict[str, float]], float, float]]:
+    """Rows that share a store (``Configuration.store``): load it once, then run the queries under each ranking.
+
+    Returns:
+        Per row: the run (query id -> {document id: score}), seconds spent indexing (the shared load), seconds
+        spent searching.
+    """
+    analyzer, context, embedder = configurations[0].store
+    if any(row.store != configurations[0].store for row in configurations):
+        raise InvalidArgument("a group's rows must share analyzer, context and embedder")
+    done = {}
+    with MemoryStore(analyzer=analyzer, embedder=embedder) as store:
         started = time.perf_counter()
-        sessions = load(store, collection, context=configuration.context)
+        sessions = load(store, collection, context=context)
         indexed = time.perf_counter() - started
-        started = time.perf_counter()
-        ranking = search(store, sessions, collection, depth=depth, queries=queries)
-        searched = time.perf_counter() - started
-    return ranking, indexed, searched
+        for row in configurations:
+            store.ranking = row.ranking
+            forget = getattr(store.storage.embedder, "forget", None)
+            if forget is not None:
+                forget()  # each row pays for embedding its queries: ms per query is the whole cost
+            started = time.perf_counter()
+            ranking = search(store, sessions, collection, depth=depth, queries=queries)
+            done[row.name] = (ranking, indexed, time.perf_counter() - started)
+    return done
 
 
 def load(store: MemoryStore, collection: Collection, *, context: bool) -> dict:
@@ -247,13 +292,24 @@ def run(
         configurations.insert(0, rows_of([baseline], None)[0])
     if not collection.queries:
         raise InvalidArgument(f"collection {collection.name!r} has no queries")
-    workers = min(workers or os.cpu_count() or 1, len(configurations))
+    skipped = {row.name: reason for row in configurations if (reason := row.unavailable()) is not None}
+    if baseline in skipped:
+        raise InvalidArgument(f"the baseline {baseline!r} cannot run here: it {skipped[baseline]}")
+    configurations = [row for row in configurations if row.name not in skipped]
+    groups: dict[tuple[str, bool, str | None], list[Configuration]] = {}
+    for row in configurations:
+        groups.setdefault(row.store, []).append(row)
+    workers = min(workers or os.cpu_count() or 1, len(groups))
     with ProcessPoolExecutor(workers) if workers > 1 else _InProcess() as pool:
-        futures = {pool.submit(run_configuration, collection, row, depth=depth): row.name for row in configurations}
+        # The slowest groups (a dense model to run) first, so that no worker is left with one at the end.
+        order = sorted(groups.values(), key=lambda group: group[0].embedder is None)
+        futures = [pool.submit(run_group, collection, group, depth=depth) for group in order]
         done = {}
         for future in tqdm(as_completed(futures), total=len(futures), desc=collection.name, disable=not progress):
-            done[futures[future]] = future.result()
-    return results_of(collection, configurations, done, baseline)
+            done |= future.result()
+    results = results_of(collection, configurations, done, baseline)
+    results.skipped = skipped
+    return results
 
 
 def results_of(

@@ -6,9 +6,9 @@ best value kept, until a round changes nothing), and then answers each half's qu
 the *other* half. The result's ``held_out`` table therefore holds no figure measured on the queries that chose
 its parameters; the figures of a ranking on its own tuning half exist only in ``trace``, labelled as such.
 
-    tuned = tune(load_locomo())
-    tuned.held_out.summary                       # porter, memlab's default, memlab tuned (held-out)
-    tuned.chosen                                 # the ranking each half chose
+    tuned = tune(load_locomo(), rows=["memlab", "hybrid"])
+    tuned.held_out.summary      # porter; memlab, memlab tuned (held-out); hybrid, hybrid tuned (held-out)
+    tuned.chosen["memlab"]      # the ranking each half chose
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from memlab.store import MemoryStore
 
 __all__ = ["GRID", "Tuned", "halves", "tune"]
 
-# The values coordinate ascent tries for each parameter (the others held where they are).
+# The values coordinate ascent tries for each parameter (the others held where they are), per tunable row.
 GRID: dict[str, tuple[float, ...]] = {
     "tag_boost": (0.0, 0.5, 1.0, 2.0, 4.0),
     "source": (0.0, 0.25, 0.5, 1.0, 2.0),
@@ -38,9 +38,18 @@ GRID: dict[str, tuple[float, ...]] = {
     "key": (0.0, 1.0, 2.0),
     "tags": (0.0, 1.0, 2.0),
 }
+HYBRID_GRID: dict[str, tuple[float, ...]] = {"dense": (0.25, 0.5, 0.75, 1.0, 1.5), "fusion_k": (1.0, 2.0, 5.0, 10.0)}
+GRIDS = {"memlab": GRID, "hybrid": HYBRID_GRID}
 OBJECTIVE = ("S@10", "nDCG@10")  # maximised: the sum of their means over the tuning half's queries
 TUNING_DEPTH = 10  # the objective looks at the top 10 only
-HELD_OUT = "memlab tuned (held-out)"
+
+
+def held_out_name(row: str) -> str:
+    """The name of a row's held-out tuned result: ``"memlab tuned (held-out)"``."""
+    return f"{row} tuned (held-out)"
+
+
+HELD_OUT = held_out_name("memlab")
 
 
 @dataclass
@@ -48,13 +57,13 @@ class Tuned:
     """What ``tune`` found.
 
     Attributes:
-        chosen: half name -> the ranking tuned on that half (and used on the other).
-        held_out: porter, memlab's default and the tuned row, each query answered by a ranking tuned on the
-            other half; compared with porter like any ``run``.
-        trace: every ranking tried, on its tuning half: half, round, parameter, value, objective.
+        chosen: row -> half name -> the ranking tuned on that half (and used on the other).
+        held_out: porter, then per tuned row its defaults and its tuned version, each query answered by a
+            ranking tuned on the other half; compared with porter like any ``run``.
+        trace: every ranking tried, on its tuning half: row, half, round, parameter, value, objective.
     """
 
-    chosen: dict[str, Ranking]
+    chosen: dict[str, dict[str, Ranking]]
     held_out: Results
     trace: pd.DataFrame
 
@@ -77,31 +86,30 @@ def _objective(collection: Collection, run: dict[str, dict[str, float]], queries
 
 
 def _ascend(
-    collection: Collection, queries: list[str], analyzer: str, start: Ranking, grid: Mapping[str, Sequence[float]]
+    collection: Collection, queries: list[str], row: Configuration, grid: Mapping[str, Sequence[float]]
 ) -> tuple[Ranking, list[dict[str, object]]]:
-    """Coordinate ascent from ``start`` on ``queries``: the best ranking found and every step tried."""
-    with MemoryStore(analyzer=analyzer) as store:
-        sessions = load(store, collection, context=True)
+    """Coordinate ascent from ``row``'s ranking on ``queries``: the best ranking found and every step tried."""
+    with MemoryStore(analyzer=row.analyzer, embedder=row.embedder) as store:
+        sessions = load(store, collection, context=row.context)
         scores: dict[Ranking, float] = {}
 
         def score(ranking: Ranking) -> float:
             if ranking not in scores:
                 store.ranking = ranking
-                scores[ranking] = _objective(
-                    collection, search(store, sessions, collection, depth=TUNING_DEPTH, queries=queries), queries
-                )
+                found = search(store, sessions, collection, depth=TUNING_DEPTH, queries=queries)
+                scores[ranking] = _objective(collection, found, queries)
             return scores[ranking]
 
-        best, trace, changed, round_number = start, [], True, 0
+        best, trace, changed, round_number = row.ranking, [], True, 0
         while changed and round_number < 4:
             changed, round_number = False, round_number + 1
             for parameter, values in grid.items():
-                for value in values:
-                    candidate = dataclasses.replace(best, **{parameter: value})
+                candidates = [dataclasses.replace(best, **{parameter: value}) for value in values]
+                for value, candidate in zip(values, candidates, strict=True):
                     trace.append(
                         {"round": round_number, "parameter": parameter, "value": value, "objective": score(candidate)}
                     )
-                winner = max((dataclasses.replace(best, **{parameter: v}) for v in values), key=score)
+                winner = max(candidates, key=score)
                 if score(winner) > score(best) + 1e-9:
                     best, changed = winner, True
     return best, trace
@@ -110,52 +118,69 @@ def _ascend(
 def tune(
     collection: Collection,
     *,
-    analyzer: str = "porter",
-    grid: Mapping[str, Sequence[float]] = GRID,
+    rows: Sequence[str] = ("memlab",),
+    grids: Mapping[str, Mapping[str, Sequence[float]]] | None = None,
     progress: bool = True,
     workers: int | None = None,
 ) -> Tuned:
-    """Tune the ranking on each half of the agents and report each half with the other half's choice.
+    """Tune each named row's ranking on each half of the agents and report each half with the other's choice.
 
+    Args:
+        rows: named rows (``CONFIGURATIONS``) to tune, from their rankings: ``memlab`` (column weights and boost)
+            and ``hybrid`` (RRF weight and k; needs ``memlab[dense]``).
+        grids: per row, the values to try per parameter (``GRIDS`` by default).
     Raises:
-        InvalidArgument: a grid parameter that is not a ``Ranking`` field, or fewer than two agents.
+        InvalidArgument: an unknown row, a grid parameter that is not a ``Ranking`` field, a row that cannot
+            run here, or fewer than two agents.
     """
-    unknown = sorted(set(grid) - {f.name for f in dataclasses.fields(Ranking)})
-    if unknown:
-        raise InvalidArgument(f"the grid names no Ranking parameter {', '.join(unknown)}")
+    grids = {**GRIDS, **(grids or {})}
+    tuned_rows = []
+    for name in rows:
+        if name not in CONFIGURATIONS or name not in grids:
+            raise InvalidArgument(f"cannot tune {name!r}; the tunable rows are {', '.join(GRIDS)}")
+        unknown = sorted(set(grids[name]) - {f.name for f in dataclasses.fields(Ranking)})
+        if unknown:
+            raise InvalidArgument(f"the grid of {name!r} names no Ranking parameter {', '.join(unknown)}")
+        reason = CONFIGURATIONS[name].unavailable()
+        if reason is not None:
+            raise InvalidArgument(f"cannot tune {name!r} here: it {reason}")
+        tuned_rows.append(CONFIGURATIONS[name])
     split = halves(collection)
+    other = {"first": "second", "second": "first"}
     with ProcessPoolExecutor(min(workers or 2, 2)) as pool:
-        futures = {
-            half: pool.submit(_ascend, collection, queries, analyzer, Ranking(), grid)
+        ascents = {
+            (row.name, half): pool.submit(_ascend, collection, queries, row, grids[row.name])
+            for row in tuned_rows
             for half, queries in split.items()
         }
-        porter = pool.submit(run_configuration, collection, CONFIGURATIONS["porter"])
-        default = pool.submit(run_configuration, collection, CONFIGURATIONS["memlab"])
-        found = {half: future.result() for half, future in tqdm(futures.items(), desc="tuning", disable=not progress)}
-        done = {"porter": porter.result(), "memlab": default.result()}
-    chosen = {half: ranking for half, (ranking, _) in found.items()}
-    other = {"first": "second", "second": "first"}
-    combined: dict[str, dict[str, float]] = {}
-    indexed = searched = 0.0
-    for half, queries in split.items():
-        tuned_row = Configuration(HELD_OUT, analyzer=analyzer, ranking=chosen[other[half]], context=True)
-        ranking, index_seconds, search_seconds = run_configuration(collection, tuned_row, queries=queries)
-        combined |= ranking
-        indexed, searched = indexed + index_seconds, searched + search_seconds
-    done[HELD_OUT] = (combined, indexed / 2, searched)
-    rows = [
-        CONFIGURATIONS["porter"],
-        CONFIGURATIONS["memlab"],
-        Configuration(HELD_OUT, analyzer=analyzer, context=True),
-    ]
-    held_out = results_of(collection, rows, done, "porter")
-    held_out.configurations[HELD_OUT] = {
-        "analyzer": analyzer,
-        "context": True,
-        **{f"used on the {half} half (tuned on the {other[half]})": chosen[other[half]].as_dict() for half in split},
-    }
+        defaults = {
+            row.name: pool.submit(run_configuration, collection, row) for row in [CONFIGURATIONS["porter"], *tuned_rows]
+        }
+        found = {task: future.result() for task, future in tqdm(ascents.items(), desc="tuning", disable=not progress)}
+        done = {name: future.result() for name, future in defaults.items()}
+    chosen = {row.name: {half: found[row.name, half][0] for half in split} for row in tuned_rows}
+    configurations = [CONFIGURATIONS["porter"]]
+    for row in tuned_rows:
+        combined: dict[str, dict[str, float]] = {}
+        indexed = searched = 0.0
+        for half, queries in split.items():
+            used = dataclasses.replace(row, name=held_out_name(row.name), ranking=chosen[row.name][other[half]])
+            ranking, index_seconds, search_seconds = run_configuration(collection, used, queries=queries)
+            combined |= ranking
+            indexed, searched = indexed + index_seconds, searched + search_seconds
+        done[held_out_name(row.name)] = (combined, indexed / 2, searched)
+        configurations += [row, dataclasses.replace(row, name=held_out_name(row.name))]
+    held_out = results_of(collection, configurations, done, "porter")
+    for row in tuned_rows:
+        held_out.configurations[held_out_name(row.name)] = {
+            **{k: v for k, v in row.describe().items() if k in ("analyzer", "context", "embedder")},
+            **{
+                f"used on the {half} half (tuned on the {other[half]})": chosen[row.name][other[half]].as_dict()
+                for half in split
+            },
+        }
     trace = pd.DataFrame(
-        [{"half": half, **step} for half, (_, steps) in found.items() for step in steps],
-        columns=["half", "round", "parameter", "value", "objective"],
+        [{"row": name, "half": half, **step} for (name, half), (_, steps) in found.items() for step in steps],
+        columns=["row", "half", "round", "parameter", "value", "objective"],
     )
     return Tuned(chosen, held_out, trace)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -28,6 +29,7 @@ __all__ = ["Embedder", "MiniLM", "SentenceTransformers", "DenseUnavailable", "ge
 
 TOKENIZER = Path(__file__).parent / "models" / "all-minilm-l6-v2-tokenizer.json"
 MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length
+_RECENT = 4_096
 NAMES = ("minilm",)
 
 
@@ -103,6 +105,7 @@ class MiniLM:
         self._tokenizer.enable_padding()
         self.batch_size = batch_size
         self._lock = threading.Lock()  # the tokenizer's padding state is shared
+        self._recent: OrderedDict[str, np.ndarray] = OrderedDict()  # queries asked again cost nothing
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """One unit vector per text.
@@ -113,6 +116,11 @@ class MiniLM:
         """
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
+        if len(texts) == 1:
+            return self._one(texts[0])[None, :]
+        return self._model(texts)
+
+    def _model(self, texts: Sequence[str]) -> np.ndarray:
         parts = []
         order = sorted(range(len(texts)), key=lambda index: len(texts[index]))  # batches of like length pad less
         with self._lock:
@@ -129,6 +137,25 @@ class MiniLM:
         vectors = np.empty((len(texts), self.dimensions), dtype=np.float32)
         vectors[order] = np.concatenate(parts)
         return _unit(vectors)
+
+    def forget(self) -> None:
+        """Drop the remembered query vectors (benchmarks measure a query's full cost)."""
+        with self._lock:
+            self._recent.clear()
+
+    def _one(self, text: str) -> np.ndarray:
+        """One text's vector, remembered for the last ``_RECENT`` texts (an agent asks the same things again)."""
+        with self._lock:
+            vector = self._recent.get(text)
+            if vector is not None:
+                self._recent.move_to_end(text)
+                return vector
+        vector = self._model([text])[0]
+        with self._lock:
+            self._recent[text] = vector
+            while len(self._recent) > _RECENT:
+                self._recent.popitem(last=False)
+        return vector
 
 
 class SentenceTransformers:

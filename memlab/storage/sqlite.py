@@ -21,7 +21,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import sqlite_utils
@@ -561,14 +561,15 @@ class SqliteStorage:
         with self._write():
             agent_id, indexed = self._agent(agent)
             lexical = self._lexical(agent_id, indexed, taint, match, query, depth) if ranking.lexical > 0 else []
-            dense = [] if vector is None else self._dense(agent_id, taint, vector, query, depth)
-            hits = _fuse(lexical, dense, ranking)[:limit] if fused else (lexical or dense)[:limit]
+            dense = [] if vector is None else self._dense(agent_id, taint, vector, depth)
+            ranked = _fuse(lexical, dense, ranking) if fused else lexical or dense
+            hits = self._hits(ranked[:limit], match, query)
             self._append_audit(audit(hits))
         return hits
 
     def _lexical(
         self, agent_id: int | None, indexed: int, taint: Level, match: str | None, query: str, limit: int
-    ) -> list[Hit]:
+    ) -> list[_Ranked]:
         """FTS5's ranking of the session's view, as the rules say it is searched."""
         used = [level for level in Level if indexed & _bit(level) and self.rules.can_read(level, taint)]
         if not used or match is None:
@@ -581,7 +582,7 @@ class SqliteStorage:
         # Match first, shadow among the matches: each used level's view is searched and, per key,
         # the hit from the highest level wins, even when a higher version did not match.
         ranked = (self._rank(fts_table(agent_id, level), match, query, limit) for level in reversed(used))
-        return sorted(_first_per_key(ranked, lambda hit: hit.memory.key), key=lambda hit: -hit.score)[:limit]
+        return sorted(_first_per_key(ranked, lambda item: item.key), key=lambda item: -item.score)[:limit]
 
     def _query_vector(self, query: str) -> np.ndarray:
         if self.embedder is None:
@@ -613,41 +614,27 @@ class SqliteStorage:
                 )
         self._backfilled.add(agent_id)
 
-    def _dense(self, agent_id: int | None, taint: Level, vector: np.ndarray, query: str, limit: int) -> list[Hit]:
+    def _dense(self, agent_id: int | None, taint: Level, vector: np.ndarray, limit: int) -> list[_Ranked]:
         """The session's effective view ranked by cosine similarity to ``vector`` (ties in save order)."""
         rows = self.conn.execute(
-            "SELECT e.memory_id, v.vector FROM effective e JOIN vectors v ON v.memory_id = e.memory_id AND v.model = ? "
-            "WHERE e.agent_id = ? AND e.taint = ?",
+            "SELECT e.memory_id, e.key, v.vector FROM effective e "
+            "JOIN vectors v ON v.memory_id = e.memory_id AND v.model = ? WHERE e.agent_id = ? AND e.taint = ?",
             (self.embedder.name, agent_id, int(taint)),
         ).fetchall()
         if not rows:
             return []
         ids = np.array([row[0] for row in rows])
-        matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32).reshape(len(rows), -1)
+        matrix = np.frombuffer(b"".join(row[2] for row in rows), dtype=np.float32).reshape(len(rows), -1)
         scores = matrix @ vector
-        best = np.lexsort((ids, -scores))[:limit]
-        chosen = [int(ids[index]) for index in best]
-        marks = ", ".join("?" * len(chosen))
-        found = {
-            row[0]: _memory(row[1:])
-            for row in self.conn.execute(
-                f"SELECT m.id, {_MEMORY_COLUMNS} FROM memories m WHERE m.id IN ({marks})", chosen
-            )
-        }
-        terms = self.analyzer.snippet_terms(query)
-        return [
-            Hit(found[i], float(scores[index]), self.analyzer.snippet(found[i].content, terms, tokens=_SNIPPET_TOKENS))
-            for i, index in zip(chosen, best, strict=True)
-        ]
+        return [_Ranked(int(ids[i]), rows[i][1], float(scores[i]), None) for i in np.lexsort((ids, -scores))[:limit]]
 
     def _rank(
         self, table: str, match: str, query: str, limit: int, *, only_effective_at: tuple[int, Level] | None = None
-    ) -> list[Hit]:
+    ) -> list[_Ranked]:
         # Rank by the store's Ranking: bm25(...) with its column weights, minus the tag boost, ties in rowid (save)
         # order. The boost's subquery runs once: the memories whose tags column matches a query word, kept
-        # when one of their tags equals that word. Only the winners' rows are fetched and their snippets made
-        # (FTS5's snippet() in the ranking query would be computed for every match): in Python, or for trigram,
-        # whose matching Python cannot mirror, by FTS5's snippet() over the winners alone.
+        # when one of their tags equals that word. Only the ids, keys and scores are read here: the rows and
+        # snippets of the hits shown are made by _hits (FTS5's snippet() here would be computed for every match).
         ranking = self.ranking
         weights = ", ".join(str(weight) for weight in ranking.weights())
         score, parameters = f'bm25("{table}", {weights})', []
@@ -660,34 +647,50 @@ class SqliteStorage:
             effective = "AND rowid IN (SELECT memory_id FROM effective WHERE agent_id = ? AND taint = ?)"
         parameters += [match, *(() if only_effective_at is None else (only_effective_at[0], int(only_effective_at[1])))]
         ranked = self.conn.execute(
-            f'SELECT rowid, {score} AS score FROM "{table}" WHERE "{table}" MATCH ? {effective} '
-            "ORDER BY score, rowid LIMIT ?",
+            f'SELECT rowid, score FROM (SELECT rowid, {score} AS score FROM "{table}" WHERE "{table}" MATCH ? '
+            f"{effective} ORDER BY score, rowid LIMIT ?)",
             [*parameters, limit],
         ).fetchall()
+        keys = dict(
+            self.conn.execute(
+                f"SELECT id, key FROM memories WHERE id IN ({', '.join('?' * len(ranked))})", [i for i, _ in ranked]
+            )
+        )
+        return [_Ranked(memory_id, keys[memory_id], -score, table) for memory_id, score in ranked]
+
+    def _hits(self, ranked: list[_Ranked], match: str | None, query: str) -> list[Hit]:
+        """The hits shown: each ranked version's row and a snippet of its content, matched words marked — made
+        in Python, or for trigram (whose matching Python cannot mirror) by FTS5's snippet() over the index the
+        version was found in."""
         if not ranked:
             return []
         marks = ", ".join("?" * len(ranked))
         found = {
             row[0]: _memory(row[1:])
             for row in self.conn.execute(
-                f"SELECT m.id, {_MEMORY_COLUMNS} FROM memories m WHERE m.id IN ({marks})", [row[0] for row in ranked]
+                f"SELECT m.id, {_MEMORY_COLUMNS} FROM memories m WHERE m.id IN ({marks})", [r.memory_id for r in ranked]
             )
         }
-        if not self.analyzer.python_snippets:
-            snippets = dict(
-                self.conn.execute(
-                    f"SELECT rowid, snippet(\"{table}\", 1, '**', '**', '…', {_SNIPPET_TOKENS}) FROM \"{table}\" "
-                    f'WHERE "{table}" MATCH ? AND rowid IN ({marks})',
-                    [match, *found],
+        snippets: dict[int, str] = {}
+        if not self.analyzer.python_snippets and match is not None:
+            for table in {r.table for r in ranked if r.table is not None}:
+                ids = [r.memory_id for r in ranked if r.table == table]
+                snippets |= dict(
+                    self.conn.execute(
+                        f"SELECT rowid, snippet(\"{table}\", 1, '**', '**', '…', {_SNIPPET_TOKENS}) FROM \"{table}\" "
+                        f'WHERE "{table}" MATCH ? AND rowid IN ({", ".join("?" * len(ids))})',
+                        [match, *ids],
+                    )
                 )
-            )
-            return [Hit(found[memory_id], -score, snippets[memory_id]) for memory_id, score in ranked]
         terms = self.analyzer.snippet_terms(query)
         return [
             Hit(
-                found[memory_id], -score, self.analyzer.snippet(found[memory_id].content, terms, tokens=_SNIPPET_TOKENS)
+                found[r.memory_id],
+                r.score,
+                snippets.get(r.memory_id)
+                or self.analyzer.snippet(found[r.memory_id].content, terms, tokens=_SNIPPET_TOKENS),
             )
-            for memory_id, score in ranked
+            for r in ranked
         ]
 
     def _boosted(self, table: str, query: str) -> tuple[str, list[Any]] | None:
@@ -799,18 +802,26 @@ def _check_path(path: Path) -> None:
         raise SchemaError(f"cannot create the store {path}: its folder is read-only")
 
 
-def _fuse(lexical: list[Hit], dense: list[Hit], ranking: Ranking) -> list[Hit]:
-    """Reciprocal rank fusion by memory key: ``lexical / (k + rank) + dense / (k + rank')``; a key's hit shows
-    the lexical version and snippet when FTS5 found it; ties keep FTS5's order, then the dense order."""
+class _Ranked(NamedTuple):
+    """A version in a ranking, before its row is read: its id, key and score, and the FTS5 index that found it."""
+
+    memory_id: int
+    key: str
+    score: float
+    table: str | None
+
+
+def _fuse(lexical: list[_Ranked], dense: list[_Ranked], ranking: Ranking) -> list[_Ranked]:
+    """Reciprocal rank fusion by memory key: ``lexical / (k + rank) + dense / (k + rank')``; a key shows the
+    version FTS5 found when it found one; ties keep FTS5's order, then the dense order."""
     scores: dict[str, float] = {}
-    shown: dict[str, Hit] = {}
-    for weight, hits in ((ranking.lexical, lexical), (ranking.dense, dense)):
-        for rank, hit in enumerate(hits, start=1):
-            key = hit.memory.key
-            scores[key] = scores.get(key, 0.0) + weight / (ranking.fusion_k + rank)
-            shown.setdefault(key, hit)
+    shown: dict[str, _Ranked] = {}
+    for weight, ranked in ((ranking.lexical, lexical), (ranking.dense, dense)):
+        for rank, item in enumerate(ranked, start=1):
+            scores[item.key] = scores.get(item.key, 0.0) + weight / (ranking.fusion_k + rank)
+            shown.setdefault(item.key, item)
     order = sorted(scores, key=lambda key: -scores[key])  # stable: first seen first among equals
-    return [Hit(shown[key].memory, scores[key], shown[key].snippet) for key in order]
+    return [shown[key]._replace(score=scores[key]) for key in order]
 
 
 def _first_per_key(groups: Iterable[list[Any]], key: Callable[[Any], str]) -> list[Any]:
