@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
+
 import sqlite_utils
 
 from memlab.errors import SchemaError
@@ -149,6 +152,8 @@ def _create(db: sqlite_utils.Database, analyzer: str, views: str) -> None:
             "index_source": str,
             # occurred_at written out as words (memlab.search.ranking.when_words; pre-stemmed if the analyzer is).
             "index_when": str,
+            # The tags that are one word each, lower-cased (pre-stemmed if the analyzer is): the tag boost's column.
+            "index_tag_words": str,
             # HMAC-SHA256(salt, content, tags): binds the content to the audit chain (memlab.storage.chain).
             "salt": bytes,
             "commitment": str,
@@ -213,7 +218,7 @@ TRIGGERS = {
     ),
     "memories_content_frozen": (
         "BEFORE UPDATE OF content, tags, source, occurred_at, index_key, index_content, index_tags, index_source, "
-        "index_when, salt ON memories "
+        "index_when, index_tag_words, salt ON memories "
         f"WHEN NEW.purged_at IS NULL {_FROZEN}"
     ),
 }
@@ -242,10 +247,15 @@ def upgrade(db: sqlite_utils.Database, analyzer: Analyzer, views: str) -> None:
         SchemaError: the file is not a schema-2 memlab store for this analyzer and these views.
     """
     check_meta(db, FORMAT, UPGRADABLE, analyzer.name, views)
-    for column in ("source", "occurred_at", "index_source", "index_when"):
+    for column in ("source", "occurred_at", "index_source", "index_when", "index_tag_words"):
         db.execute(f"ALTER TABLE memories ADD COLUMN {column} TEXT")
     _create_vectors(db)
     db.execute("DROP TRIGGER memories_content_frozen")
+    rows = db.execute("SELECT id, tags FROM memories WHERE purged_at IS NULL").fetchall()
+    db.conn.executemany(
+        "UPDATE memories SET index_tag_words = ? WHERE id = ?",
+        [(tag_words(analyzer, json.loads(tags)), memory_id) for memory_id, tags in rows],
+    )
     db.execute(f"CREATE TRIGGER memories_content_frozen {TRIGGERS['memories_content_frozen']}")
     virtual = "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL%'"
     indexes = [row[0] for row in db.execute(virtual)]
@@ -274,11 +284,25 @@ def upgrade(db: sqlite_utils.Database, analyzer: Analyzer, views: str) -> None:
 
 
 def indexed_columns(analyzer: Analyzer) -> tuple[str, ...]:
-    """The ``memories`` columns an analyzer's FTS5 indexes read, in the order of ``ranking.COLUMNS``: key,
-    content, tags, source and when (or their stems)."""
+    """The ``memories`` columns an analyzer's FTS5 indexes read: key, content, tags, source and when (or their
+    stems), in the order of ``ranking.COLUMNS``, then the one-word tags the tag boost looks in."""
     if analyzer.prestemmed:
-        return ("index_key", "index_content", "index_tags", "index_source", "index_when")
-    return ("key", "content", "tags", "source", "index_when")
+        return ("index_key", "index_content", "index_tags", "index_source", "index_when", "index_tag_words")
+    return ("key", "content", "tags", "source", "index_when", "index_tag_words")
+
+
+def tag_words(analyzer: Analyzer, tags: Sequence[str]) -> str | None:
+    """The tags that are one word each (as ``analyzer.words`` splits), lower-cased and space-separated, stemmed
+    if the analyzer pre-stems: what the tag boost matches a query's words against; None when there are none.
+
+    >>> from memlab.search.analyzers import get
+    >>> tag_words(get("porter"), ["Caroline", "session-1", "work"])
+    'caroline work'
+    """
+    words = [tag.lower() for tag in tags if analyzer.words(tag) == [tag.lower()]]
+    if not words:
+        return None
+    return analyzer.index_text(" ".join(words)) if analyzer.prestemmed else " ".join(words)
 
 
 def create_fts_table(db: sqlite_utils.Database, agent_id: int, analyzer: Analyzer, taint: Level | None) -> str:

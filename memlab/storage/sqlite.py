@@ -41,6 +41,7 @@ from memlab.storage.schema import (
     ensure_schema,
     fts_table,
     indexed_columns,
+    tag_words,
     upgrade,
 )
 from memlab.storage.verify import Verification, verify_file
@@ -243,6 +244,7 @@ class SqliteStorage:
                     stems = tuple(None if text is None else self.analyzer.index_text(text) for text in texts)
                 else:
                     stems = (None, None, None, None, when)
+                stems += (tag_words(self.analyzer, new.tags),)
                 tags, salt = json.dumps(new.tags), chain.new_salt()
                 bound = chain.commitment(salt, new.content, tags, new.source, new.occurred_at)
                 digests.append(
@@ -254,9 +256,8 @@ class SqliteStorage:
                 )
             self.conn.executemany(
                 "INSERT INTO memories (id, agent_id, key, content, tags, classification, version, saved_at, saved_by, "
-                "source, occurred_at, index_key, index_content, index_tags, index_source, index_when, salt, "
-                "commitment) "
-                f"VALUES ({', '.join('?' * 18)})",
+                "source, occurred_at, index_key, index_content, index_tags, index_source, index_when, "
+                f"index_tag_words, salt, commitment) VALUES ({', '.join('?' * 19)})",
                 rows,
             )
             if vectors is not None:
@@ -344,7 +345,7 @@ class SqliteStorage:
                 self.conn.executemany(
                     "UPDATE memories SET content = '', tags = '[]', source = NULL, occurred_at = NULL, "
                     "index_key = NULL, index_content = NULL, index_tags = NULL, index_source = NULL, "
-                    "index_when = NULL, salt = NULL, purged_at = ? WHERE id = ?",
+                    "index_when = NULL, index_tag_words = NULL, salt = NULL, purged_at = ? WHERE id = ?",
                     [(purged_at, memory_id) for memory_id in ids],
                 )
                 self.conn.executemany("DELETE FROM vectors WHERE memory_id = ?", [(memory_id,) for memory_id in ids])
@@ -636,7 +637,7 @@ class SqliteStorage:
         # when one of their tags equals that word. Only the ids, keys and scores are read here: the rows and
         # snippets of the hits shown are made by _hits (FTS5's snippet() here would be computed for every match).
         ranking = self.ranking
-        weights = ", ".join(str(weight) for weight in ranking.weights())
+        weights = ", ".join(str(weight) for weight in (*ranking.weights(), 0.0))  # the one-word tags: boost only
         score, parameters = f'bm25("{table}", {weights})', []
         boosted = self._boosted(table, query) if ranking.tag_boost else None
         if boosted is not None:
@@ -694,18 +695,14 @@ class SqliteStorage:
         ]
 
     def _boosted(self, table: str, query: str) -> tuple[str, list[Any]] | None:
-        """SQL selecting the ids of the memories in ``table`` with a tag equal to a word of ``query`` (ASCII
-        letters compared without case), and its parameters; None when the query has no word to look for."""
-        words = list(dict.fromkeys(self.analyzer.words(query)))
-        tag_match = self.analyzer.match_expression(" ".join(words))
+        """SQL selecting the ids of the memories in ``table`` with a one-word tag equal to a word of ``query``
+        (both as the analyzer's terms: case folded, stemmed), and its parameters; None when the query has no
+        word to look for. It reads the index alone (the one-word-tags column), never the memories' rows."""
+        tag_match = self.analyzer.match_expression(query)
         if tag_match is None:
             return None
-        tags_column = indexed_columns(self.analyzer)[2]
-        return (
-            f'SELECT m.id FROM memories m, json_each(m.tags) t WHERE m.id IN (SELECT rowid FROM "{table}" '
-            f'WHERE "{table}" MATCH ?) AND lower(t.value) IN (SELECT value FROM json_each(?))',
-            [f"{tags_column} : ({tag_match})", json.dumps(words)],
-        )
+        column = indexed_columns(self.analyzer)[-1]
+        return f'SELECT rowid FROM "{table}" WHERE "{table}" MATCH ?', [f"{column} : ({tag_match})"]
 
     # -- audit and auditor views --------------------------------------------------------------------
 

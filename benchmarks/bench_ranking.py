@@ -1,0 +1,156 @@
+"""What the second wave's ranking costs: memlab's default ``Ranking`` (five weighted columns and the tag boost)
+against the first wave's (``Ranking.plain()``: three columns, no boost), and dense retrieval's two storage
+options, each beside raw sqlite3 on the same data in the same run.
+
+Part 1, search latency. One agent, N memories of ``bench_store``'s corpus (PUBLIC, one or two tags each from
+``bench_store.TAGS``), loaded with ``memory_save_many``; the same queries asked under both rankings,
+interleaved call by call, plus the raw ``MATCH ... ORDER BY bm25(f)`` over the same rows. Half the queries
+carry a tag word (``travel``, ...), so the boost's subquery has tagged memories to find.
+
+Part 2, dense vectors (384-d float32, unit length, seeded random) for N memories, top 10 by cosine:
+
+* memlab's way: vectors as BLOBs in a table beside the memories, the effective view's rows read and scored
+  with numpy per query (``SqliteStorage._dense``);
+* sqlite-vec: a ``vec0`` virtual table, ``WHERE embedding MATCH ? AND k = 10`` (through apsw: Python's own
+  sqlite3 here cannot load extensions);
+* raw: the same matrix already in memory, one numpy product (the floor).
+
+Usage::
+
+    python benchmarks/bench_ranking.py [--sizes 10000,100000] [--queries 300] [--seed 0]
+
+Needs ``pip install -e '.[bench]'`` for part 2's sqlite-vec and apsw; without them part 2 is skipped, saying so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import random
+import sqlite3
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from bench_store import TAGS, Corpus, RawStore, Row, interleaved, print_table, ratio_row  # noqa: E402
+
+from memlab import MemoryStore, Ranking  # noqa: E402
+
+DIMENSIONS = 384
+
+
+def bench_search(corpus: Corpus, size: int, queries: list[str], workdir: Path) -> list[Row]:
+    notes = list(corpus.notes(0, size))
+    raw = RawStore(workdir / f"raw-{size}.db")
+    raw.load(notes)
+    store = MemoryStore(workdir / f"memlab-{size}")
+    session = store.session()
+    session.memory_save_many({"key": note.key, "content": note.content, "tags": list(note.tags)} for note in notes)
+
+    def under(ranking: Ranking):
+        def search(query: str) -> object:
+            store.ranking = ranking
+            return session.memory_search(query)
+
+        return search
+
+    timings = interleaved({"plain": under(Ranking.plain()), "default": under(Ranking()), "raw": raw.search}, queries)
+    store.close()
+    raw.close()
+    plain, default, baseline = timings["plain"], timings["default"], timings["raw"]
+    return [
+        ratio_row("search p50, first-wave ranking", plain.p50_us, baseline.p50_us, None),
+        ratio_row("search p50, default ranking", default.p50_us, baseline.p50_us, None),
+        Row(
+            "search p50, default ÷ first-wave",
+            default.p50_us,
+            plain.p50_us,
+            "µs",
+            "≤ 1.2x",
+            default.p50_us <= 1.2 * plain.p50_us,
+        ),
+        ratio_row("search p95, default ranking", default.p95_us, baseline.p95_us, None),
+    ]
+
+
+def bench_vectors(size: int, count: int, seed: int, workdir: Path) -> list[Row]:
+    import apsw
+    import sqlite_vec
+
+    rng = np.random.default_rng(seed)
+    matrix = rng.standard_normal((size, DIMENSIONS)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    questions = rng.standard_normal((count, DIMENSIONS)).astype(np.float32)
+    questions /= np.linalg.norm(questions, axis=1, keepdims=True)
+
+    blobs = sqlite3.connect(str(workdir / f"blobs-{size}.db"))
+    blobs.execute("CREATE TABLE vectors (memory_id INTEGER PRIMARY KEY, key TEXT, vector BLOB NOT NULL)")
+    blobs.executemany("INSERT INTO vectors VALUES (?, ?, ?)", ((i, f"k{i}", v.tobytes()) for i, v in enumerate(matrix)))
+    blobs.commit()
+    vec = apsw.Connection(str(workdir / f"vec-{size}.db"))
+    vec.enable_load_extension(True)
+    vec.load_extension(sqlite_vec.loadable_path())
+    vec.execute(f"CREATE VIRTUAL TABLE v USING vec0(embedding float[{DIMENSIONS}] distance_metric=cosine)")
+    with vec:
+        vec.executemany(
+            "INSERT INTO v (rowid, embedding) VALUES (?, ?)", ((i, v.tobytes()) for i, v in enumerate(matrix))
+        )
+
+    def memlab_way(q: np.ndarray) -> list[int]:
+        rows = blobs.execute("SELECT memory_id, key, vector FROM vectors").fetchall()
+        ids = np.array([row[0] for row in rows])
+        scores = np.frombuffer(b"".join(row[2] for row in rows), dtype=np.float32).reshape(len(rows), -1) @ q
+        return [int(ids[i]) for i in np.lexsort((ids, -scores))[:10]]
+
+    def sqlite_vec_way(q: np.ndarray) -> list[int]:
+        return [row[0] for row in vec.execute("SELECT rowid FROM v WHERE embedding MATCH ? AND k = 10", (q.tobytes(),))]
+
+    def in_memory(q: np.ndarray) -> list[int]:
+        return list(np.argsort(-(matrix @ q))[:10])
+
+    for q in questions[:5]:  # the three agree on the top result
+        assert memlab_way(q)[0] == sqlite_vec_way(q)[0] == int(in_memory(q)[0])
+    timings = interleaved({"memlab": memlab_way, "vec": sqlite_vec_way, "raw": in_memory}, list(questions))
+    blobs.close()
+    vec.close()
+    mine, theirs, floor = timings["memlab"], timings["vec"], timings["raw"]
+    return [
+        ratio_row("dense top-10 p50, BLOBs + numpy", mine.p50_us, floor.p50_us, None),
+        ratio_row("dense top-10 p50, sqlite-vec vec0", theirs.p50_us, floor.p50_us, None),
+        Row("dense p50, BLOBs ÷ sqlite-vec", mine.p50_us, theirs.p50_us, "µs"),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    sizes = [int(size) for size in args.sizes.split(",")]
+    corpus = Corpus(args.seed)
+    rng = random.Random(args.seed)
+    queries = [
+        f"{query} {rng.choice(TAGS)}" if n % 2 else query for n, query in enumerate(corpus.queries(args.queries, 9))
+    ]
+    results: dict[int, list[Row]] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for size in sizes:
+            started = time.perf_counter()
+            results[size] = bench_search(corpus, size, queries, Path(folder))
+            if importlib.util.find_spec("sqlite_vec") and importlib.util.find_spec("apsw"):
+                results[size] += bench_vectors(size, args.queries, args.seed, Path(folder))
+            else:
+                print("part 2 skipped: sqlite-vec and apsw are not installed (pip install -e '.[bench]')")
+            print(f"N={size:,}: {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    print_table(results, widths=(7, 36, 8))
+    print("\n(raw: sqlite3 FTS5 bm25 over the same rows; for dense, the same matrix already in memory)")
+
+
+if __name__ == "__main__":
+    main()
