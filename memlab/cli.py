@@ -35,6 +35,10 @@ def main(argv: list[str] | None = None) -> int:
     evaluate.add_argument("--out", help="a folder for per-query CSVs, summaries and a PNG chart")
     evaluate.add_argument("--depth", type=int, default=100, help="results kept per query (default 100)")
     evaluate.add_argument("--workers", type=int, default=None, help="processes (default: one per core)")
+    evaluate.add_argument(
+        "--backend", choices=["sqlite", "postgres"], default="sqlite", help="where to index (default sqlite)"
+    )
+    evaluate.add_argument("--db", help="with --backend postgres: a postgresql:// URL (throwaway schemas there)")
     serve = commands.add_parser("serve", help="serve the five memory tools to an MCP host over stdio")
     serve.add_argument(
         "--db",
@@ -86,7 +90,7 @@ def _eval(args: argparse.Namespace) -> int:
 
     import pandas as pd
 
-    from memlab.errors import MemlabError
+    from memlab.errors import InvalidArgument, MemlabError
     from memlab.eval import report
     from memlab.eval.collections import load_locomo, load_trec
     from memlab.eval.runner import run
@@ -94,7 +98,12 @@ def _eval(args: argparse.Namespace) -> int:
     try:
         collection = load_trec(args.collection) if args.collection else load_locomo(args.locomo or "data/locomo10.json")
         analyzers = args.analyzers.split(",") if args.analyzers else None
-        results = run(collection, analyzers=analyzers, depth=args.depth, workers=args.workers)
+        if args.backend == "postgres" and not (args.db or "").startswith(("postgresql://", "postgres://")):
+            raise InvalidArgument("--backend postgres needs --db postgresql://... (the owner's URL)")
+        if args.backend == "postgres" and analyzers is None:
+            analyzers = ["porter", "none"]  # what PostgreSQL's english and simple configurations serve
+        postgres = args.db if args.backend == "postgres" else None
+        results = run(collection, analyzers=analyzers, depth=args.depth, workers=args.workers, postgres=postgres)
     except MemlabError as error:
         print(f"memlab eval: {error}", file=sys.stderr)
         return 2

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import time
+import uuid
 from collections.abc import Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -65,15 +66,33 @@ class Results:
 
 
 def run_analyzer(
-    collection: Collection, analyzer: str, *, depth: int = 100
+    collection: Collection, analyzer: str, *, depth: int = 100, postgres: str | None = None
 ) -> tuple[dict[str, dict[str, float]], float, float]:
     """Index ``collection`` with one analyzer and run its queries.
 
+    Args:
+        postgres: a PostgreSQL URL: index in a throwaway schema there (dropped afterwards) instead of in an
+            in-memory SQLite store.
     Returns:
         The run (query id -> {document id: score}), seconds spent indexing, seconds spent searching.
     """
     documents = {(document.agent, document.key): document.id for document in collection.documents}
-    with MemoryStore(analyzer=analyzer) as store:
+    storage = None
+    if postgres is not None:
+        from memlab.storage.postgres import PostgresStorage
+
+        storage = PostgresStorage(postgres, analyzer=analyzer, schema=f"memlab_eval_{uuid.uuid4().hex[:12]}")
+    try:
+        return _run_queries(collection, MemoryStore(analyzer=analyzer, storage=storage), documents, depth)
+    finally:
+        if storage is not None:
+            storage.drop()
+
+
+def _run_queries(
+    collection: Collection, store: MemoryStore, documents: dict[tuple[str, str], str], depth: int
+) -> tuple[dict[str, dict[str, float]], float, float]:
+    with store:
         sessions = {}
         started = time.perf_counter()
         by_agent: dict[str, list[dict]] = {}
@@ -103,6 +122,7 @@ def run(
     depth: int = 100,
     progress: bool = True,
     workers: int | None = None,
+    postgres: str | None = None,
 ) -> Results:
     """Compare analyzers on a collection (LoCoMo by default).
 
@@ -113,6 +133,8 @@ def run(
         depth: how many results each query keeps (MAP and MRR look this deep; the cap of memory_search is 100).
         progress: show a progress bar.
         workers: processes running analyzers side by side (default: one per core, at most one per analyzer).
+        postgres: a PostgreSQL URL: every analyzer indexes in a throwaway schema there (``PostgresStorage``:
+            ``porter`` and ``snowball`` are its ``english`` configuration, ``none`` its ``simple``).
     Raises:
         InvalidArgument: an unknown analyzer name.
     """
@@ -126,7 +148,7 @@ def run(
         raise InvalidArgument(f"collection {collection.name!r} has no queries")
     workers = min(workers or os.cpu_count() or 1, len(names))
     with ProcessPoolExecutor(workers) if workers > 1 else _InProcess() as pool:
-        futures = {pool.submit(run_analyzer, collection, name, depth=depth): name for name in names}
+        futures = {pool.submit(run_analyzer, collection, name, depth=depth, postgres=postgres): name for name in names}
         done = {}
         for future in tqdm(as_completed(futures), total=len(futures), desc=collection.name, disable=not progress):
             done[futures[future]] = future.result()

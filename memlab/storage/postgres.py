@@ -16,9 +16,11 @@ winning per key. Search uses a ``tsvector`` (``english`` or ``simple`` configura
 live versions, ranked by ``ts_rank_cd``, which reads only the document and the query: no collection
 statistics, so no score can depend on rows a session cannot see.
 
-Each agent has its own audit hash chain (``memlab.storage.chain``) whose head row is locked ``FOR UPDATE``
-at the start of every call of that agent: an agent's calls are serialised (gap-free versions, an unforked
-chain) while other agents proceed in parallel; serialisation failures and deadlocks are retried here.
+The audit is hash-chained (``memlab.storage.chain``) per agent and taint: a session appends to the chain
+of its agent at its taint, whose head row it locks ``FOR UPDATE`` at the start of every call, so calls at
+one agent and level are serialised (gap-free versions, an unforked chain) while other agents and levels
+proceed in parallel, and nothing a session can read — not even a chain's length — moves with calls made
+above its taint. Serialisation failures and deadlocks are retried here.
 """
 
 from __future__ import annotations
@@ -39,9 +41,9 @@ from memlab.search.query import query_terms
 from memlab.storage import chain
 from memlab.storage.rules import ViewRules
 from memlab.storage.schema import check_meta_values
-from memlab.storage.verify import Verification, check_chain, check_versions, combine
+from memlab.storage.verify import Audited, Verification, check_chain, check_versions, combine
 
-__all__ = ["PostgresStorage", "TEXT_SEARCH_CONFIGS", "is_postgres_url"]
+__all__ = ["PostgresStorage", "TEXT_SEARCH_CONFIGS", "is_postgres_url", "verify_url"]
 
 FORMAT = "memlab-postgres"
 SCHEMA_VERSION = 1
@@ -112,7 +114,8 @@ class PostgresStorage:
         self.analyzer = resolve_analyzer(analyzer)
         if self.analyzer.name not in TEXT_SEARCH_CONFIGS:
             raise InvalidArgument(
-                f"the PostgreSQL backend indexes with {', '.join(TEXT_SEARCH_CONFIGS)}, not {self.analyzer.name!r}"
+                "the PostgreSQL backend indexes with porter or snowball (its english configuration) or none "
+                f"(simple), not {self.analyzer.name!r}"
             )
         self.config = TEXT_SEARCH_CONFIGS[self.analyzer.name]
         for name in (schema, session_role):
@@ -191,7 +194,8 @@ class PostgresStorage:
         self, agent: str, taint: Level, work: Callable[[Any, tuple[int, str] | None], T], *, audited=True
     ) -> T:
         """Run ``work(cursor, chain head)`` as the session role at ``agent`` and ``taint`` in one transaction,
-        holding the agent's chain head (when ``audited``); retried on serialisation failures and deadlocks."""
+        holding the chain head of ``agent`` at ``taint`` (when ``audited``); retried on serialisation failures
+        and deadlocks."""
         retryable = (self._errors.SerializationFailure, self._errors.DeadlockDetected)
         for attempt in range(_RETRIES):
             try:
@@ -200,7 +204,7 @@ class PostgresStorage:
                         "SELECT set_config('memlab.agent', %s, true), set_config('memlab.taint', %s, true)",
                         (agent, str(int(taint))),
                     )
-                    return work(cursor, _lock_head(cursor, agent) if audited else None)
+                    return work(cursor, _lock_head(cursor, agent, taint) if audited else None)
             except retryable:
                 if attempt == _RETRIES - 1:
                     raise
@@ -337,7 +341,9 @@ class PostgresStorage:
         """
 
         def work(cursor):
-            head = _lock_head(cursor, agent)
+            # Every chain of the agent, in level order (sessions lock one each, so no deadlock): the purge
+            # changes every level. Its audit row goes to the top level's chain.
+            head = [_lock_head(cursor, agent, chained) for chained in Level][-1]
             cursor.execute(
                 f"SELECT m.id, {_COLUMNS} FROM memories m WHERE agent = %s AND key = %s "
                 f"{'' if level is None else 'AND classification = %s'} AND purged_at IS NULL "
@@ -469,12 +475,12 @@ class PostgresStorage:
         self,
         cursor,
         agent: str,
-        head: tuple[int, str],
+        head: tuple[Level, int, str],
         events: Sequence[AuditEvent],
         digests: Sequence[str | None] = (),
     ) -> None:
-        """Append audit rows to the agent's chain (``memlab.storage.chain``) and move its head."""
-        seq, previous = head
+        """Append audit rows to the chain ``head`` (``memlab.storage.chain``) and move it."""
+        level, seq, previous = head
         rows = []
         for event, digest in zip(events, digests or [None] * len(events), strict=True):
             seq += 1
@@ -496,11 +502,15 @@ class PostgresStorage:
             previous = chain.audit_hash(previous, fields)
             rows.append((*fields, previous))
         cursor.executemany(f"INSERT INTO audit ({_AUDIT_COLUMNS}) VALUES ({', '.join(['%s'] * 14)})", rows)
-        cursor.execute("UPDATE chain_heads SET seq = %s, hash = %s WHERE agent = %s", (seq, previous, agent))
+        cursor.execute(
+            "UPDATE chain_heads SET seq = %s, hash = %s WHERE agent = %s AND taint = %s",
+            (seq, previous, agent, int(level)),
+        )
 
     # -- audit and auditor views (as the owner) --------------------------------------------------------
 
     def append_audit(self, event: AuditEvent) -> None:
+        """Append ``event`` to the chain of its agent at its taint."""
         self._session(
             event.agent, event.taint, lambda cursor, head: self._append_audits(cursor, event.agent, head, [event])
         )
@@ -512,9 +522,10 @@ class PostgresStorage:
         )
 
     def audit_rows(self, agent: str | None = None) -> Iterator[dict[str, Any]]:
-        """The audit of one agent in order, or of every agent merged by time (then agent, then seq)."""
+        """The audit (of ``agent`` only, when given) in the order it was written; ``seq`` numbers the events of
+        one agent at one taint (each its own chain)."""
         where, parameters = ("", ()) if agent is None else ("WHERE agent = %s", (agent,))
-        rows = self._rows(f"SELECT {_AUDIT_COLUMNS} FROM audit {where} ORDER BY at, agent, seq", parameters)
+        rows = self._rows(f"SELECT {_AUDIT_COLUMNS} FROM audit {where} ORDER BY id", parameters)
         return ({**row, "records": json.loads(row["records"]), "notes": json.loads(row["notes"])} for row in rows)
 
     def history_rows(self, agent: str, key: str | None = None) -> Iterator[dict[str, Any]]:
@@ -549,72 +560,122 @@ class PostgresStorage:
     def verify(self) -> Verification:
         """Recompute every agent's audit chain and check every version against it (``memlab.storage.verify``),
         the ``current`` marks against the versions, and that the database still enforces what it should."""
-        return self._as_owner(self._verify)
+        return self._as_owner(lambda cursor: _verify(cursor, self.schema, self.session_role))
 
-    def _verify(self, cursor) -> Verification:
-        problems = _missing_protections(cursor, self.schema, self.session_role)
-        if problems:
-            return Verification(problems=tuple(problems))
-        results = []
-        heads = cursor.execute("SELECT agent, genesis FROM chain_heads ORDER BY agent").fetchall()
-        for agent, genesis in heads:
-            found: list[str] = []
-            prefix = f"agent {agent!r}: "
-            audited = check_chain(
-                cursor.execute(
-                    f"SELECT {_AUDIT_COLUMNS} FROM audit WHERE agent = %s ORDER BY seq", (agent,)
-                ).fetchall(),
-                genesis,
-                prefix,
-                found,
-            )
-            versions = check_versions(
-                cursor.execute(
-                    "SELECT agent, key, content, tags, classification, version, saved_at, saved_by, deleted_at, "
-                    "deleted_by, salt, commitment, purged_at FROM memories WHERE agent = %s ORDER BY id",
-                    (agent,),
-                ).fetchall(),
-                audited,
-                prefix,
-                found,
-            )
-            results.append(Verification(audited.rows, versions, audited.head, tuple(found)))
-        orphans = cursor.execute(
-            "SELECT DISTINCT agent FROM memories WHERE agent NOT IN (SELECT agent FROM chain_heads) ORDER BY agent"
-        ).fetchall()
-        stray = [f"agent {agent!r}: versions without an audit chain (forged)" for (agent,) in orphans]
-        wrong = cursor.execute(
-            "SELECT agent, key, classification FROM memories m WHERE current <> (version = (SELECT max(version) "
-            "FROM memories n WHERE n.agent = m.agent AND n.key = m.key AND n.classification = m.classification)) "
-            "ORDER BY agent, key, classification"
-        ).fetchall()
-        stray += [
-            f"agent {agent!r}: the current version of key {key!r} at {Level(level).name} is not its newest (edited)"
-            for agent, key, level in wrong
-        ]
-        return combine([*results, Verification(problems=tuple(stray))])
+    def drop(self) -> None:
+        """Drop this store's schema, its memories and audit with it, and close: for throwaway stores
+        (evaluations, benchmarks). Irreversible; works on a closed store too."""
+        self.close()
+        psycopg, _ = _require_psycopg()
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {self.schema} CASCADE")
 
     def close(self) -> None:
         self._pool.close()
         self._owner.close()
 
 
+def verify_url(url: str, *, schema: str = "memlab") -> Verification:
+    """Verify the store in the database at ``url`` (as its owner) without opening it as a store: read-only,
+    whatever analyzer or policy it was built with.
+
+    Raises:
+        SchemaError: the database cannot be reached or holds no memlab store.
+    """
+    psycopg, _ = _require_psycopg()
+    if not _IDENTIFIER.fullmatch(schema):
+        raise InvalidArgument(f"{schema!r} is not a plain lower-case PostgreSQL identifier")
+    try:
+        conn = psycopg.connect(url, autocommit=True, options=f"-c search_path={schema}")
+    except psycopg.Error as error:
+        raise SchemaError(f"cannot connect to {_redact(url)}: {str(error).strip()}") from error
+    with conn, conn.transaction(), conn.cursor() as cursor:
+        found = cursor.execute("SELECT to_regclass(%s)", (f"{schema}.memlab_meta",)).fetchone()[0]
+        if found is None:
+            raise SchemaError(f"{_redact(url)} holds no memlab store (no table {schema}.memlab_meta)")
+        meta = dict(cursor.execute("SELECT name, value FROM memlab_meta").fetchall())
+        return _verify(cursor, schema, meta.get("session_role", ""))
+
+
+def _verify(cursor, schema: str, session_role: str) -> Verification:
+    """``verify`` on an owner's cursor: protections first, then each agent's chain and versions."""
+    problems = _missing_protections(cursor, schema, session_role)
+    if problems:
+        return Verification(problems=tuple(problems))
+    results = []
+    heads: dict[str, list[tuple[int, str]]] = {}
+    for agent, level, genesis in cursor.execute("SELECT agent, taint, genesis FROM chain_heads ORDER BY agent, taint"):
+        heads.setdefault(agent, []).append((level, genesis))
+    for agent, chains in heads.items():
+        found: list[str] = []
+        prefix = f"agent {agent!r}: "
+        audited = Audited()
+        for level, genesis in chains:
+            one = check_chain(
+                cursor.execute(
+                    f"SELECT {_AUDIT_COLUMNS} FROM audit WHERE agent = %s AND taint = %s ORDER BY seq",
+                    (agent, Level(level).name),
+                ).fetchall(),
+                genesis,
+                f"{prefix}{Level(level).name} ",
+                found,
+            )
+            audited.rows += one.rows
+            audited.head = chain.audit_hash(audited.head, (one.head,))
+            audited.saves |= one.saves
+            audited.deletes |= one.deletes
+            audited.purges |= one.purges
+        strays = cursor.execute(
+            "SELECT count(*) FROM audit WHERE agent = %s AND taint <> ALL(%s)",
+            (agent, [Level(level).name for level, _ in chains]),
+        ).fetchone()[0]
+        if strays:
+            found.append(f"{prefix}{strays} audit rows belong to no chain (forged)")
+        versions = check_versions(
+            cursor.execute(
+                "SELECT agent, key, content, tags, classification, version, saved_at, saved_by, deleted_at, "
+                "deleted_by, salt, commitment, purged_at FROM memories WHERE agent = %s ORDER BY id",
+                (agent,),
+            ).fetchall(),
+            audited,
+            prefix,
+            found,
+        )
+        results.append(Verification(audited.rows, versions, audited.head, tuple(found)))
+    orphans = cursor.execute(
+        "SELECT DISTINCT agent FROM memories WHERE agent NOT IN (SELECT agent FROM chain_heads) ORDER BY agent"
+    ).fetchall()
+    stray = [f"agent {agent!r}: versions without an audit chain (forged)" for (agent,) in orphans]
+    wrong = cursor.execute(
+        "SELECT agent, key, classification FROM memories m WHERE current <> (version = (SELECT max(version) "
+        "FROM memories n WHERE n.agent = m.agent AND n.key = m.key AND n.classification = m.classification)) "
+        "ORDER BY agent, key, classification"
+    ).fetchall()
+    stray += [
+        f"agent {agent!r}: the current version of key {key!r} at {Level(level).name} is not its newest (edited)"
+        for agent, key, level in wrong
+    ]
+    return combine([*results, Verification(problems=tuple(stray))])
+
+
 # -- SQL helpers ----------------------------------------------------------------------------------------
 
 
-def _lock_head(cursor, agent: str) -> tuple[int, str]:
-    """Lock the agent's chain head row (creating it, with a random genesis, on the agent's first call)."""
-    cursor.execute("SELECT seq, hash FROM chain_heads WHERE agent = %s FOR UPDATE", (agent,))
+def _lock_head(cursor, agent: str, level: Level) -> tuple[Level, int, str]:
+    """Lock the head row of the chain of ``agent`` at ``level`` (created, with a random genesis, on first use)."""
+    select = "SELECT seq, hash FROM chain_heads WHERE agent = %s AND taint = %s FOR UPDATE"
+    cursor.execute(select, (agent, int(level)))
     row = cursor.fetchone()
     if row is None:
         start = chain.genesis()
         cursor.execute(
-            "INSERT INTO chain_heads (agent, genesis, seq, hash) VALUES (%s, %s, 0, %s) ON CONFLICT (agent) DO NOTHING",
-            (agent, start, start),
+            "INSERT INTO chain_heads (agent, taint, genesis, seq, hash) VALUES (%s, %s, %s, 0, %s) "
+            "ON CONFLICT (agent, taint) DO NOTHING",
+            (agent, int(level), start, start),
         )
-        cursor.execute("SELECT seq, hash FROM chain_heads WHERE agent = %s FOR UPDATE", (agent,))
+        cursor.execute(select, (agent, int(level)))
         row = cursor.fetchone()
-    return row
+    return (level, *row)
 
 
 def _schema_sql(schema: str, role: str, config: str) -> list[str]:
@@ -643,14 +704,14 @@ def _schema_sql(schema: str, role: str, config: str) -> list[str]:
         "UNIQUE (agent, key, classification, version))",
         "CREATE INDEX memories_live ON memories (agent, key, classification) WHERE current AND deleted_at IS NULL",
         "CREATE INDEX memories_search ON memories USING gin (document) WHERE current AND deleted_at IS NULL",
-        'CREATE TABLE chain_heads (agent text COLLATE "C" PRIMARY KEY, genesis text NOT NULL, seq bigint NOT NULL, '
-        "hash text NOT NULL)",
-        'CREATE TABLE audit (agent text COLLATE "C" NOT NULL, seq bigint NOT NULL, at text NOT NULL, '
-        "session_id text NOT NULL, taint text NOT NULL, tool text NOT NULL, key text, query text, "
+        'CREATE TABLE chain_heads (agent text COLLATE "C" NOT NULL, taint smallint NOT NULL, genesis text NOT NULL, '
+        "seq bigint NOT NULL, hash text NOT NULL, PRIMARY KEY (agent, taint))",
+        'CREATE TABLE audit (id bigint GENERATED ALWAYS AS IDENTITY UNIQUE, agent text COLLATE "C" NOT NULL, '
+        "taint text NOT NULL, seq bigint NOT NULL, at text NOT NULL, session_id text NOT NULL, tool text NOT NULL, "
+        "key text, query text, "
         "outcome text NOT NULL, "
         "records text NOT NULL, notes text NOT NULL, message text, digest text, hash text NOT NULL, "
-        "PRIMARY KEY (agent, seq))",
-        "CREATE INDEX audit_at ON audit (at)",
+        "PRIMARY KEY (agent, taint, seq))",
         # The gate: sessions see one agent's rows at or below their taint and write at exactly their taint.
         "ALTER TABLE memories ENABLE ROW LEVEL SECURITY",
         f"CREATE POLICY memories_read ON memories FOR SELECT TO {role} "
@@ -660,9 +721,11 @@ def _schema_sql(schema: str, role: str, config: str) -> list[str]:
         f"CREATE POLICY memories_mark ON memories FOR UPDATE TO {role} USING ({agent_is} AND classification = {taint}) "
         f"WITH CHECK ({agent_is} AND classification = {taint})",
         "ALTER TABLE chain_heads ENABLE ROW LEVEL SECURITY",
-        f"CREATE POLICY chain_heads_own ON chain_heads TO {role} USING ({agent_is}) WITH CHECK ({agent_is})",
+        f"CREATE POLICY chain_heads_own ON chain_heads TO {role} USING ({agent_is} AND taint = {taint}) "
+        f"WITH CHECK ({agent_is} AND taint = {taint})",
         "ALTER TABLE audit ENABLE ROW LEVEL SECURITY",
-        f"CREATE POLICY audit_append ON audit FOR INSERT TO {role} WITH CHECK ({agent_is})",
+        f"CREATE POLICY audit_append ON audit FOR INSERT TO {role} "
+        f"WITH CHECK ({agent_is} AND taint = (ARRAY{[level.name for level in Level]})[{taint} + 1])",
         "ALTER TABLE sessions ENABLE ROW LEVEL SECURITY",
         f"CREATE POLICY sessions_add ON sessions FOR INSERT TO {role} WITH CHECK ({agent_is})",
         "ALTER TABLE taint_events ENABLE ROW LEVEL SECURITY",

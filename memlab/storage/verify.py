@@ -204,8 +204,8 @@ def combine(results: list[Verification]) -> Verification:
 
 
 def verify_path(path, rules: ViewRules | None = None) -> Verification:
-    """Verify the store at ``path`` (a file or a folder) without opening it as a store: read-only, and it
-    works on a store too damaged to open.
+    """Verify the store at ``path`` (a file, a folder or a ``postgresql://`` URL) without opening it as a
+    store: read-only, and it works on a store too damaged to open.
 
     Raises:
         SchemaError: ``path`` holds no memlab store.
@@ -216,7 +216,10 @@ def verify_path(path, rules: ViewRules | None = None) -> Verification:
 
     from memlab.errors import SchemaError
     from memlab.storage.folder import CATALOGUE
+    from memlab.storage.postgres import is_postgres_url, verify_url
 
+    if is_postgres_url(path):
+        return verify_url(path)
     path, rules = Path(path), rules or ViewRules.lattice()
     if path.is_dir():
         catalogue = path / CATALOGUE
