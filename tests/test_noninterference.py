@@ -131,7 +131,7 @@ def test_low_sessions_cannot_observe_high_operations_on_disk(backend, case):
 @settings(max_examples=60)
 @given(case=scenario())
 def test_low_sessions_cannot_observe_high_operations_in_postgres(case):
-    """The same property with the database's row-level security as the gate and ts_rank_cd as the ranking."""
+    """The same property with the database's row-level security as the gate and ts_rank as the ranking."""
     assert not interferes(case, backend="postgres")
 
 

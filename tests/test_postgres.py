@@ -50,7 +50,7 @@ HAND_WRITTEN = {
     "the higher levels by name": "SELECT key, classification, agent FROM memories WHERE classification > 0",
     "the search SQL without its filters": (
         "SELECT m.key, m.classification, m.agent FROM memories m, to_tsquery('english', 'coffee | plan') q "
-        "WHERE m.document @@ q ORDER BY ts_rank_cd(m.document, q) DESC"
+        "WHERE m.document @@ q ORDER BY ts_rank(m.document, q) DESC"
     ),
     "deleted and superseded rows too": "SELECT key, classification, agent FROM memories WHERE NOT current OR true",
     "a count by level": "SELECT 'n', classification, agent FROM memories GROUP BY classification, agent",

@@ -13,7 +13,7 @@ There are no materialised views to maintain (a session at a low level could not 
 levels above it without seeing them): each version carries ``current`` (newest at its agent, key and
 level), and the effective view is computed in SQL from the live versions RLS admits, the highest level
 winning per key. Search uses a ``tsvector`` (``english`` or ``simple`` configuration) with a GIN index over
-live versions, ranked by ``ts_rank_cd``, which reads only the document and the query: no collection
+live versions, ranked by ``ts_rank``, which reads only the document and the query: no collection
 statistics, so no score can depend on rows a session cannot see.
 
 The audit is hash-chained (``memlab.storage.chain``) per agent and taint: a session appends to the chain
@@ -49,9 +49,15 @@ FORMAT = "memlab-postgres"
 SCHEMA_VERSION = 1
 # The analyzers PostgreSQL can serve, and the text search configuration each becomes.
 TEXT_SEARCH_CONFIGS = {"porter": "english", "snowball": "english", "none": "simple"}
-# ts_rank_cd weights {D, C, B, A}: the key (A) says twice what content and tags (B) say, as bm25's (2, 1, 1).
+# Rank weights {D, C, B, A}: the key (A) says twice what content and tags (B) say, as bm25's (2, 1, 1).
 RANK_WEIGHTS = "{0.1, 0.2, 0.5, 1.0}"
-RANKINGS = ("ts_rank_cd", "ts_rank")
+# How a match is scored; each reads only the document and the query. ts_rank_cd (cover density) costs
+# 100-500x ts_rank on common words (benchmarks/README.md); "-length" divides by 1 + log(document length).
+RANKINGS = {
+    "ts_rank": f"ts_rank('{RANK_WEIGHTS}', m.document, q)",
+    "ts_rank-length": f"ts_rank('{RANK_WEIGHTS}', m.document, q, 1)",
+    "ts_rank_cd": f"ts_rank_cd('{RANK_WEIGHTS}', m.document, q)",
+}
 _SNIPPET_TOKENS = 16
 _RETRIES = 8
 _IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
@@ -88,7 +94,8 @@ class PostgresStorage:
         session_role: the role sessions run as (created, without privileges of its own, if missing).
         session_url: how to log in as ``session_role`` (default: ``url`` with that user name).
         pool_size: connections kept for sessions.
-        ranking: ``ts_rank_cd`` (cover density, the default) or ``ts_rank``.
+        ranking: ``ts_rank`` (the default), ``ts_rank-length`` (normalised by document length) or
+            ``ts_rank_cd`` (cover density: slow on common words); see ``RANKINGS``.
     """
 
     def __init__(
@@ -101,7 +108,7 @@ class PostgresStorage:
         session_role: str = "memlab_session",
         session_url: str | None = None,
         pool_size: int = 4,
-        ranking: str = "ts_rank_cd",
+        ranking: str = "ts_rank",
     ) -> None:
         psycopg, psycopg_pool = _require_psycopg()
         self._errors = psycopg.errors
@@ -433,8 +440,8 @@ class PostgresStorage:
     def search(
         self, agent: str, taint: Level, query: str, limit: int, *, audit: Callable[[list[Hit]], AuditEvent]
     ) -> list[Hit]:
-        """Rank the effective view at ``taint`` by ``ts_rank_cd`` (or ``ts_rank``) against the query's words,
-        OR-combined; ties in save order."""
+        """Rank the effective view at ``taint`` by ``ts_rank`` (or another of ``RANKINGS``) against the
+        query's words, OR-combined; ties in save order."""
         # Words are letters and digits only, so joined with | they are a valid tsquery whatever the input.
         terms = " | ".join(query_terms(query))
 
@@ -463,7 +470,7 @@ class PostgresStorage:
         # Shadowing after the match (a policy variant): only a higher version that matches too hides it.
         also_matching = "" if self.rules.shadow_before_match else "AND h.document @@ q"
         return (
-            f"SELECT {_COLUMNS}, {self.ranking}('{RANK_WEIGHTS}', m.document, q) AS score "
+            f"SELECT {_COLUMNS}, {RANKINGS[self.ranking]} AS score "
             f"FROM memories m, to_tsquery('{self.config}', %s) q WHERE m.agent = %s AND m.classification <= %s "
             "AND m.current AND m.deleted_at IS NULL AND m.document @@ q AND NOT EXISTS (SELECT 1 FROM memories h "
             "WHERE h.agent = m.agent AND h.key = m.key AND h.classification > m.classification "
