@@ -286,3 +286,26 @@ def test_eval_runs_against_postgres(pg_url):
     assert 0 < results.summary.loc["porter", "S@10"] <= 1
     with psycopg.connect(pg_url) as conn:  # the throwaway schema is gone
         assert conn.execute("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'memlab_eval_%'").fetchone()[0] == 0
+
+
+def test_two_serve_processes_on_one_database_keep_their_levels_apart(pg_url, tmp_path):
+    from tests.mcp_client import call, connect_all, default_command
+    from tests.mcp_client import run as run_scenario
+
+    log = tmp_path / "server.log"
+    servers = [default_command(pg_url, "CONFIDENTIAL"), default_command(pg_url, "PUBLIC")]
+
+    async def scenario():
+        async with connect_all(servers, log=log) as (secret, public):
+            assert not (await call(secret, "memory_save", {"key": "salary", "content": "Sam earns 90k"}))[0]
+            assert not (await call(public, "memory_save", {"key": "user-name", "content": "Sam"}))[0]
+            assert (await call(public, "memory_get", {"key": "salary"}))[1] == {"found": False, "key": "salary"}
+            found = (await call(public, "memory_search", {"query": "Sam salary"}))[1]
+            assert [hit["key"] for hit in found["results"]] == ["user-name"]
+            found = (await call(secret, "memory_search", {"query": "Sam salary"}))[1]
+            assert sorted(hit["key"] for hit in found["results"]) == ["salary", "user-name"]
+
+    run_scenario(scenario, log)
+    with MemoryStore(pg_url) as store:
+        assert sorted(store.sessions()["initial_taint"]) == ["CONFIDENTIAL", "PUBLIC"]
+        assert store.verify().ok
