@@ -43,7 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument(
         "--db",
         required=True,
-        help="the store: a folder (created if missing) or an existing store file; shared between processes",
+        help="the store: a folder (created if missing), an existing store file, or a postgresql:// URL; "
+        "shared between processes",
     )
     serve.add_argument("--taint", default="PUBLIC", help="the session's starting taint (default PUBLIC)")
     serve.add_argument("--agent", default="main", help="the memory namespace (default main)")
@@ -51,7 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--analyzer", default=None, help="the search analyzer (default porter)")
     load = commands.add_parser("import", help="bulk-load memories from a JSON Lines file into one agent at one taint")
     load.add_argument("file", help='a .jsonl file: one {"key": ..., "content": ..., "tags": [...]} per line')
-    load.add_argument("--db", required=True, help="the store (a folder, created if missing; or an existing file)")
+    load.add_argument(
+        "--db", required=True, help="the store (a folder, created if missing; an existing file; a postgresql:// URL)"
+    )
     load.add_argument("--agent", default="main", help="the memory namespace (default main)")
     load.add_argument("--taint", default="PUBLIC", help="the importing session's taint: every memory's level")
     load.add_argument("--batch-size", type=_positive, default=1_000, help="records per transaction (default 1000)")
@@ -62,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     move.add_argument("target", help="the new store folder (must not exist)")
     move.add_argument("--policy", default=None, help="the policy the store was built under (default strict)")
     check_chain = commands.add_parser("verify", help="recompute a store's audit chain; exit status 1 if broken")
-    check_chain.add_argument("path", help="the store (folder or file); it is only read")
+    check_chain.add_argument("path", help="the store (folder, file or postgresql:// URL of its owner); it is only read")
     check_chain.add_argument("--policy", default=None, help="the policy the store was built under (default strict)")
     args = parser.parse_args(argv)
     if args.command == "verify":

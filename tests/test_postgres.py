@@ -309,3 +309,48 @@ def test_two_serve_processes_on_one_database_keep_their_levels_apart(pg_url, tmp
     with MemoryStore(pg_url) as store:
         assert sorted(store.sessions()["initial_taint"]) == ["CONFIDENTIAL", "PUBLIC"]
         assert store.verify().ok
+
+
+def test_serialization_failures_are_retried_inside_memlab(pg_url, monkeypatch):
+    import memlab.storage.postgres as backend
+
+    real, failures = backend._lock_head, []
+
+    def flaky(cursor, agent, level):
+        if len(failures) < 2:
+            failures.append(agent)
+            raise psycopg.errors.SerializationFailure("could not serialize access")
+        return real(cursor, agent, level)
+
+    with MemoryStore(pg_url) as store:
+        session = store.session()
+        monkeypatch.setattr(backend, "_lock_head", flaky)
+        assert session.memory_save("k", "v").version == 1
+        monkeypatch.undo()
+        assert failures == ["main", "main"]
+        assert store.history("k")["version"].tolist() == [1] and len(store.audit()) == 1
+        assert store.verify().ok
+
+
+def test_memlab_eval_backend_postgres(pg_url):
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "memlab.cli",
+            "eval",
+            "--collection",
+            "tests/fixtures/trec-tiny",
+            "--backend",
+            "postgres",
+        ]
+        + ["--db", pg_url, "--analyzers", "porter,none", "--workers", "1"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "porter" in done.stdout and "none" in done.stdout
+    done = subprocess.run(
+        [sys.executable, "-m", "memlab.cli", "eval", "--backend", "postgres"], capture_output=True, text=True
+    )
+    assert done.returncode == 2 and "needs --db postgresql://" in done.stderr

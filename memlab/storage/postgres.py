@@ -180,7 +180,11 @@ class PostgresStorage:
     def _create(self) -> None:
         exists = self._owner.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (self.session_role,)).fetchone()
         if not exists:
-            self._owner.execute(f"CREATE ROLE {self.session_role} LOGIN NOINHERIT")
+            try:
+                with self._owner.transaction():  # a savepoint: roles are cluster-wide, another store may race
+                    self._owner.execute(f"CREATE ROLE {self.session_role} LOGIN NOINHERIT")
+            except (self._errors.DuplicateObject, self._errors.UniqueViolation):
+                pass
         for statement in _schema_sql(self.schema, self.session_role, self.config):
             self._owner.execute(statement)
         self._owner.cursor().executemany(
@@ -710,7 +714,8 @@ def _schema_sql(schema: str, role: str, config: str) -> list[str]:
         f"document tsvector GENERATED ALWAYS AS ({document}) STORED, "
         "UNIQUE (agent, key, classification, version))",
         "CREATE INDEX memories_live ON memories (agent, key, classification) WHERE current AND deleted_at IS NULL",
-        "CREATE INDEX memories_search ON memories USING gin (document) WHERE current AND deleted_at IS NULL",
+        "CREATE INDEX memories_search ON memories USING gin (document) WITH (fastupdate = off) "
+        "WHERE current AND deleted_at IS NULL",
         'CREATE TABLE chain_heads (agent text COLLATE "C" NOT NULL, taint smallint NOT NULL, genesis text NOT NULL, '
         "seq bigint NOT NULL, hash text NOT NULL, PRIMARY KEY (agent, taint))",
         'CREATE TABLE audit (id bigint GENERATED ALWAYS AS IDENTITY UNIQUE, agent text COLLATE "C" NOT NULL, '
