@@ -150,6 +150,8 @@ HOSTILE_QUERIES = [
     "名前 は",
     "a:*B & !c",
     "\\ \\\\ %s %(x)s",
+    "\x00",
+    "nul\x00inside",
 ]
 
 
@@ -354,3 +356,18 @@ def test_memlab_eval_backend_postgres(pg_url):
         [sys.executable, "-m", "memlab.cli", "eval", "--backend", "postgres"], capture_output=True, text=True
     )
     assert done.returncode == 2 and "needs --db postgresql://" in done.stderr
+
+
+def test_nul_characters_never_reach_postgresql_as_an_error(pg_url):
+    """PostgreSQL text cannot hold NUL: in what the audit records it becomes U+FFFD; content with one is refused
+    before anything is written (SQLite stores it)."""
+    with MemoryStore(pg_url) as store:
+        session = store.session()
+        session.memory_save("k", "fine")
+        assert tools.call(session, "memory_search", {"query": "fine\x00"})["results"][0]["key"] == "k"
+        result = tools.call(session, "memory_save", {"key": "j", "content": "a\x00b"})
+        assert result["error"]["code"] == "invalid_argument" and "NUL" in result["error"]["message"]
+        session.escalate(Level.INTERNAL, reason="why\x00not")
+        assert store.audit()["query"].tolist()[1] == "fine\ufffd"
+        assert store.taint_events()["reason"].tolist() == ["why\ufffdnot"]
+        assert store.history("j").empty and store.verify().ok

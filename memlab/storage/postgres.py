@@ -248,7 +248,7 @@ class PostgresStorage:
             event.to_level,
             lambda cursor, _head: cursor.execute(
                 "INSERT INTO taint_events (session_id, at, from_level, to_level, reason) VALUES (%s, %s, %s, %s, %s)",
-                (event.session_id, event.at, event.from_level.name, event.to_level.name, event.reason),
+                (event.session_id, event.at, event.from_level.name, event.to_level.name, _storable(event.reason)),
             ),
             audited=False,
         )
@@ -268,6 +268,9 @@ class PostgresStorage:
         of each key is current."""
         if not versions:
             return []
+        for number, new in enumerate(versions, start=1):
+            if "\x00" in new.content:
+                raise InvalidArgument(f"record {number}: content holds a NUL character, which PostgreSQL cannot store")
         level = int(classification)
         keys = list(dict.fromkeys(version.key for version in versions))
         last = {version.key: n for n, version in enumerate(versions)}
@@ -502,12 +505,12 @@ class PostgresStorage:
                 event.agent,
                 event.taint.name,
                 event.tool,
-                event.key,
-                event.query,
+                _storable(event.key),
+                _storable(event.query),
                 event.outcome,
                 json.dumps(event.records) if event.records else "[]",
                 json.dumps(event.notes) if event.notes else "[]",
-                event.message,
+                _storable(event.message),
                 digest,
             )
             previous = chain.audit_hash(previous, fields)
@@ -767,6 +770,12 @@ def _missing_protections(cursor, schema: str, role: str) -> list[str]:
         if cursor.execute("SELECT has_table_privilege(%s, %s, %s)", (role, f"{schema}.audit", privilege)).fetchone()[0]:
             problems.append(f"the session role {role} may {privilege} the audit")
     return problems
+
+
+def _storable(text: str | None) -> str | None:
+    """``text`` as PostgreSQL can store it: NUL, which its text type cannot hold, becomes U+FFFD (for what the
+    audit records of a call's input: the row is hashed as stored)."""
+    return None if text is None else text.replace("\x00", "\ufffd")
 
 
 def _memory(row: Sequence[Any]) -> Memory:
