@@ -66,6 +66,17 @@ def test_hand_written_sql_as_the_session_role_sees_nothing_above_its_taint_or_of
     assert rows or "by name" in query, "the query sees the PUBLIC rows of its agent"
 
 
+def test_the_index_function_returns_only_what_the_policy_admits(pg_url):
+    """``matches`` runs as the owner (so sessions' searches can use the GIN index) under the policy's condition."""
+    _filled(pg_url)
+    found = "SELECT count(*) FROM matches(to_tsquery('english', 'coffee | plan'))"
+    for agent, taint, expected in (("main", Level.PUBLIC, 2), ("main", Level.RESTRICTED, 8), ("bob", Level.PUBLIC, 1)):
+        with _session_sql(pg_url, agent, taint) as conn:
+            assert conn.execute(found).fetchone()[0] == expected
+    with _session_sql(pg_url, None, None) as conn:
+        assert conn.execute(found).fetchone()[0] == 0
+
+
 def test_without_the_settings_the_session_role_sees_nothing(pg_url):
     _filled(pg_url)
     for agent, taint in ((None, None), ("main", None), (None, Level.RESTRICTED)):

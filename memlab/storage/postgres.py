@@ -473,12 +473,13 @@ class PostgresStorage:
 
     @property
     def _search_sql(self) -> str:
-        # Shadowing first: a match counts only if no live version of its key is visible at a higher level.
-        # Shadowing after the match (a policy variant): only a higher version that matches too hides it.
+        # The GIN index finds the candidates through ``matches`` (see _schema_sql); row-level security still
+        # gates every row read here. Shadowing first: a match counts only if no live version of its key is
+        # visible at a higher level; after the match (a policy variant): only if that version matches too.
         also_matching = "" if self.rules.shadow_before_match else "AND h.document @@ q"
         return (
-            f"SELECT {_COLUMNS}, {RANKINGS[self.ranking]} AS score "
-            f"FROM memories m, to_tsquery('{self.config}', %s) q WHERE m.agent = %s AND m.classification <= %s "
+            f"SELECT {_COLUMNS}, {RANKINGS[self.ranking]} AS score FROM to_tsquery('{self.config}', %s) q, "
+            "memories m WHERE m.id = ANY(ARRAY(SELECT matches(q))) AND m.agent = %s AND m.classification <= %s "
             "AND m.current AND m.deleted_at IS NULL AND m.document @@ q AND NOT EXISTS (SELECT 1 FROM memories h "
             "WHERE h.agent = m.agent AND h.key = m.key AND h.classification > m.classification "
             f"AND h.classification <= %s AND h.current AND h.deleted_at IS NULL {also_matching}) "
@@ -752,6 +753,15 @@ def _schema_sql(schema: str, role: str, config: str) -> list[str]:
         f"GRANT UPDATE (current, deleted_at, deleted_by) ON memories TO {role}",
         f"GRANT SELECT, INSERT, UPDATE ON chain_heads TO {role}",
         f"GRANT INSERT ON audit, sessions, taint_events TO {role}",
+        # Under row-level security PostgreSQL applies a query's own conditions only after the policy's unless
+        # they are LEAKPROOF, and @@ is not: a session's search could not use the GIN index and would match
+        # every row of its agent. This function, run as the owner, uses the index under the policy's very
+        # condition and returns only ids; the rows themselves are still read, and gated, as the session.
+        f"CREATE FUNCTION matches(q tsquery) RETURNS SETOF bigint LANGUAGE sql STABLE SECURITY DEFINER "
+        f"SET search_path = pg_catalog, pg_temp AS $$ SELECT id FROM {schema}.memories WHERE document @@ q "
+        f"AND current AND deleted_at IS NULL AND {agent_is} AND classification <= {taint} $$",
+        "REVOKE ALL ON FUNCTION matches(tsquery) FROM PUBLIC",
+        f"GRANT EXECUTE ON FUNCTION matches(tsquery) TO {role}",
     ]
 
 
