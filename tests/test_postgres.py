@@ -382,3 +382,9 @@ def test_nul_characters_never_reach_postgresql_as_an_error(pg_url):
         assert store.audit()["query"].tolist()[1] == "fine\ufffd"
         assert store.taint_events()["reason"].tolist() == ["why\ufffdnot"]
         assert store.history("j").empty and store.verify().ok
+
+
+def test_a_session_role_that_cannot_log_in_is_a_clear_error(pg_url, monkeypatch):
+    monkeypatch.setattr("memlab.storage.postgres._LOGIN_SECONDS", 1.0)
+    with pytest.raises(SchemaError, match="cannot log in as the session role"):
+        PostgresStorage(pg_url, session_url=pg_url.replace("postgres@", "no_such_role@"))

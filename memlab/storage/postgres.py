@@ -60,6 +60,7 @@ RANKINGS = {
 }
 _SNIPPET_TOKENS = 16
 _RETRIES = 8
+_LOGIN_SECONDS = 15.0  # how long a new store waits for its first session connection
 _IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _COLUMNS = "m.key, m.content, m.tags, m.classification, m.version, m.saved_at, m.saved_by"
 _AUDIT_COLUMNS = "seq, at, session_id, agent, taint, tool, key, query, outcome, records, notes, message, digest, hash"
@@ -137,7 +138,10 @@ class PostgresStorage:
         except psycopg.Error as error:
             raise SchemaError(f"cannot connect to {_redact(url)}: {str(error).strip()}") from error
         try:
-            self.meta = self._ensure_schema()
+            try:
+                self.meta = self._ensure_schema()
+            except psycopg.Error as error:
+                raise SchemaError(f"cannot open a memlab store in {_redact(url)}: {str(error).strip()}") from error
             self._pool = psycopg_pool.ConnectionPool(
                 session_url or url,
                 kwargs={
@@ -149,6 +153,14 @@ class PostgresStorage:
                 max_size=pool_size,
                 open=True,
             )
+            try:
+                self._pool.wait(timeout=_LOGIN_SECONDS)
+            except psycopg_pool.PoolTimeout as error:
+                self._pool.close()
+                raise SchemaError(
+                    f"cannot log in as the session role {session_role!r}: give it a password in ~/.pgpass "
+                    "(or pass session_url) and allow it in pg_hba.conf"
+                ) from error
         except BaseException:
             self._owner.close()
             raise
