@@ -66,6 +66,16 @@ def test_hand_written_sql_as_the_session_role_sees_nothing_above_its_taint_or_of
     assert rows or "by name" in query, "the query sees the PUBLIC rows of its agent"
 
 
+def test_select_star_as_the_session_role_at_public(pg_url):
+    _filled(pg_url)
+    with _session_sql(pg_url, "main", Level.PUBLIC) as conn:
+        cursor = conn.execute("SELECT * FROM memories")
+        names = [column.name for column in cursor.description]
+        rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    assert sorted(row["key"] for row in rows) == ["only-public", "plan"]
+    assert {(row["classification"], row["agent"]) for row in rows} == {(0, "main")}
+
+
 def test_the_index_function_returns_only_what_the_policy_admits(pg_url):
     """``matches`` runs as the owner (so sessions' searches can use the GIN index) under the policy's condition."""
     _filled(pg_url)
