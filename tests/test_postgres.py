@@ -392,6 +392,8 @@ def test_nul_characters_never_reach_postgresql_as_an_error(pg_url):
         assert store.audit()["query"].tolist()[1] == "fine\ufffd"
         assert store.taint_events()["reason"].tolist() == ["why\ufffdnot"]
         assert store.history("j").empty and store.verify().ok
+        assert store.purge("main", "k", reason="request\x00 7", by="dpo\x00") == ["k@PUBLIC/v1"]
+        assert store.history("k")["deleted_by"].tolist() == ["dpo\ufffd"] and store.verify().ok
 
 
 def test_a_session_role_that_cannot_log_in_is_a_clear_error(pg_url, monkeypatch):

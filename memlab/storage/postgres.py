@@ -381,7 +381,7 @@ class PostgresStorage:
             if ids:
                 cursor.execute(
                     "UPDATE memories SET deleted_at = %s, deleted_by = %s WHERE id = ANY(%s) AND deleted_at IS NULL",
-                    (purged_at, purged_by, ids),
+                    (purged_at, _storable(purged_by), ids),
                 )
                 cursor.execute(
                     "UPDATE memories SET content = '', tags = '[]', salt = NULL, purged_at = %s WHERE id = ANY(%s)",
@@ -514,7 +514,7 @@ class PostgresStorage:
             fields = (
                 seq,
                 event.at,
-                event.session_id,
+                _storable(event.session_id),
                 event.agent,
                 event.taint.name,
                 event.tool,
