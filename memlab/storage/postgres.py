@@ -17,14 +17,17 @@ live versions, ranked by ``ts_rank``, which reads only the document and the quer
 statistics, so no score can depend on rows a session cannot see.
 
 The audit is hash-chained (``memlab.storage.chain``) per agent and taint: a session appends to the chain
-of its agent at its taint, whose head row it locks ``FOR UPDATE`` at the start of every call, so calls at
-one agent and level are serialised (gap-free versions, an unforked chain) while other agents and levels
-proceed in parallel, and nothing a session can read — not even a chain's length — moves with calls made
-above its taint. Serialisation failures and deadlocks are retried here.
+of its agent at its taint, locking its head row ``FOR UPDATE`` (an unforked chain), and nothing a session
+can read — not even a chain's length — moves with calls made above its taint. Reads lock the head first,
+so the audit's order is the order of what they saw; saves and deletes first take a transaction advisory
+lock per key and level (gap-free versions, no duplicates, no retries) and lock the head last, only for
+their audit rows and the commit. Other agents and levels proceed in parallel; serialisation failures and
+deadlocks are retried here.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -287,8 +290,11 @@ class PostgresStorage:
         keys = list(dict.fromkeys(version.key for version in versions))
         last = {version.key: n for n, version in enumerate(versions)}
 
-        def work(cursor, head):
-            # The previous current versions step down; their numbers continue (the head lock serialises).
+        def work(cursor, _head):
+            # Saves of one key at one level queue on its advisory lock (so numbers have no gaps and no
+            # duplicates); the chain head is locked last, for the audit rows and the commit only.
+            _lock_keys(cursor, agent, [(key, level) for key in keys])
+            # The previous current versions step down; their numbers continue.
             cursor.execute(
                 "UPDATE memories SET current = false WHERE agent = %s AND classification = %s AND key = ANY(%s) "
                 "AND current RETURNING key, version",
@@ -314,10 +320,11 @@ class PostgresStorage:
                 "commitment, current) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 rows,
             )
+            head = _lock_head(cursor, agent, classification)
             self._append_audits(cursor, agent, head, [audit(memory) for memory in saved], digests)
             return saved
 
-        return self._session(agent, classification, work)
+        return self._session(agent, classification, work, audited=False)
 
     def delete(
         self,
@@ -329,13 +336,15 @@ class PostgresStorage:
         deleted_by: str,
         audit: Callable[[Memory | None], AuditEvent],
     ) -> Memory | None:
-        def work(cursor, head):
+        def work(cursor, _head):
+            _lock_keys(cursor, agent, [(key, int(classification))])
             cursor.execute(
                 f"UPDATE memories m SET deleted_at = %s, deleted_by = %s WHERE agent = %s AND key = %s "
                 f"AND classification = %s AND current AND deleted_at IS NULL RETURNING {_COLUMNS}, commitment",
                 (deleted_at, deleted_by, agent, key, int(classification)),
             )
             row = cursor.fetchone()
+            head = _lock_head(cursor, agent, classification)
             if row is None:
                 self._append_audits(cursor, agent, head, [audit(None)])
                 return None
@@ -348,7 +357,7 @@ class PostgresStorage:
             )
             return memory
 
-        return self._session(agent, classification, work)
+        return self._session(agent, classification, work, audited=False)
 
     def purge(
         self,
@@ -367,8 +376,9 @@ class PostgresStorage:
         """
 
         def work(cursor):
-            # Every chain of the agent, in level order (sessions lock one each, so no deadlock): the purge
-            # changes every level. Its audit row goes to the top level's chain.
+            # The key at every level, then every chain of the agent in level order: locks are always taken keys
+            # first, heads after, so a purge and saves cannot deadlock. Its audit row goes to the top chain.
+            _lock_keys(cursor, agent, [(key, int(chained)) for chained in Level])
             head = [_lock_head(cursor, agent, chained) for chained in Level][-1]
             cursor.execute(
                 f"SELECT m.id, {_COLUMNS} FROM memories m WHERE agent = %s AND key = %s "
@@ -686,6 +696,17 @@ def _verify(cursor, schema: str, session_role: str) -> Verification:
 
 
 # -- SQL helpers ----------------------------------------------------------------------------------------
+
+
+def _lock_keys(cursor, agent: str, places: list[tuple[str, int]]) -> None:
+    """Take the transaction's advisory locks of ``places`` (key, level) of ``agent``, in one global order."""
+    locks = sorted(
+        {
+            int.from_bytes(hashlib.sha256(f"{agent}\x1f{key}\x1f{level}".encode()).digest()[:8], "big", signed=True)
+            for key, level in places
+        }
+    )
+    cursor.execute("SELECT pg_advisory_xact_lock(k) FROM unnest(%s::bigint[]) AS k", (locks,))
 
 
 def _lock_head(cursor, agent: str, level: Level) -> tuple[Level, int, str]:
