@@ -49,11 +49,16 @@ def main(argv: list[str] | None = None) -> int:
     evaluate.add_argument("--out", help="a folder for per-query CSVs, summaries and a PNG chart")
     evaluate.add_argument("--depth", type=int, default=100, help="results kept per query (default 100)")
     evaluate.add_argument("--workers", type=int, default=None, help="processes (default: one per core)")
+    evaluate.add_argument(
+        "--backend", choices=["sqlite", "postgres"], default="sqlite", help="where to index (default sqlite)"
+    )
+    evaluate.add_argument("--db", help="with --backend postgres: a postgresql:// URL (throwaway schemas there)")
     serve = commands.add_parser("serve", help="serve the five memory tools to an MCP host over stdio")
     serve.add_argument(
         "--db",
         required=True,
-        help="the store: a folder (created if missing) or an existing store file; shared between processes",
+        help="the store: a folder (created if missing), an existing store file, or a postgresql:// URL; "
+        "shared between processes",
     )
     serve.add_argument("--taint", default="PUBLIC", help="the session's starting taint (default PUBLIC)")
     serve.add_argument("--agent", default="main", help="the memory namespace (default main)")
@@ -61,7 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--analyzer", default=None, help="the search analyzer (default porter)")
     load = commands.add_parser("import", help="bulk-load memories from a JSON Lines file into one agent at one taint")
     load.add_argument("file", help='a .jsonl file: one {"key": ..., "content": ..., "tags": [...]} per line')
-    load.add_argument("--db", required=True, help="the store (a folder, created if missing; or an existing file)")
+    load.add_argument(
+        "--db", required=True, help="the store (a folder, created if missing; an existing file; a postgresql:// URL)"
+    )
     load.add_argument("--agent", default="main", help="the memory namespace (default main)")
     load.add_argument("--taint", default="PUBLIC", help="the importing session's taint: every memory's level")
     load.add_argument("--batch-size", type=_positive, default=1_000, help="records per transaction (default 1000)")
@@ -72,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     move.add_argument("target", help="the new store folder (must not exist)")
     move.add_argument("--policy", default=None, help="the policy the store was built under (default strict)")
     check_chain = commands.add_parser("verify", help="recompute a store's audit chain; exit status 1 if broken")
-    check_chain.add_argument("path", help="the store (folder or file); it is only read")
+    check_chain.add_argument("path", help="the store (folder, file or postgresql:// URL of its owner); it is only read")
     check_chain.add_argument("--policy", default=None, help="the policy the store was built under (default strict)")
     lesson = commands.add_parser("classroom", help="serve the classroom notebook with Voila and print its URL")
     lesson.add_argument("--port", type=int, default=8866, help="the port on 127.0.0.1 (default 8866; 0: any free one)")
@@ -108,7 +115,7 @@ def _eval(args: argparse.Namespace) -> int:
 
     import pandas as pd
 
-    from memlab.errors import MemlabError
+    from memlab.errors import InvalidArgument, MemlabError
     from memlab.eval import report
     from memlab.eval.collections import load_locomo, load_trec
     from memlab.eval.runner import ALL_ROWS, run
@@ -123,6 +130,12 @@ def _eval(args: argparse.Namespace) -> int:
             tuned = tune(collection, rows=[n for n in ("memlab", "hybrid") if n not in skipped], workers=args.workers)
             results = tuned.held_out
             results.skipped = skipped
+        elif args.backend == "postgres":
+            if not (args.db or "").startswith(("postgresql://", "postgres://")):
+                raise InvalidArgument("--backend postgres needs --db postgresql://... (the owner's URL)")
+            # PostgreSQL ranks with ts_rank: its rows are the analyzers its english and simple configurations serve.
+            analyzers = args.analyzers.split(",") if args.analyzers else ["porter", "none"]
+            results = run(collection, rows=analyzers, depth=args.depth, workers=args.workers, postgres=args.db)
         else:
             rows = ALL_ROWS if args.all else args.rows.split(",") if args.rows else None
             analyzers = args.analyzers.split(",") if args.analyzers else None

@@ -47,7 +47,8 @@ class MemoryStore:
     Args:
         path: where the store lives, shared safely between processes: an existing store folder or file
             opens as it is; a new path becomes a folder with one SQLite file per agent (``layout="file"``
-            makes one SQLite file instead). None keeps the store in memory.
+            makes one SQLite file instead). None keeps the store in memory. A ``postgresql://`` URL keeps
+            it in a PostgreSQL database shared by many hosts, gated by row-level security (``memlab[postgres]``).
         policy: a ``Policy`` or the name of a registered one (default ``strict``, exactly DESIGN.md).
         analyzer: how text becomes index terms, by name (``memlab.search.analyzers``: ``porter`` — FTS5's
             built-in — by default, ``none``, ``trigram``, ``snowball``, ``nltk-porter``, ...).

@@ -8,9 +8,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from memlab import MemoryStore
+from tests.pgserver import running_server
 
-# memory: one in-memory SQLite database; file: one SQLite file; folder: one SQLite file per agent.
-BACKENDS = ("memory", "file", "folder")
+# memory: one in-memory SQLite database; file: one SQLite file; folder: one SQLite file per agent;
+# postgres: a fresh database on the test session's PostgreSQL server (tests/pgserver.py).
+BACKENDS = ("memory", "file", "folder", "postgres")
 
 # Agent names that are hostile as file names, or differ only by case or LIKE wildcards: each must be its
 # own exact namespace, and none may reach outside the store's folder.
@@ -23,6 +25,15 @@ def open_store(backend: str, **options) -> Iterator[MemoryStore]:
     if backend == "memory":
         with MemoryStore(**options) as store:
             yield store
+        return
+    if backend == "postgres":
+        server = running_server()
+        url = server.fresh_database()
+        try:
+            with MemoryStore(url, **options) as store:
+                yield store
+        finally:
+            server.drop_database(url)
         return
     with tempfile.TemporaryDirectory() as folder:
         with MemoryStore(Path(folder) / "store", layout=backend, **options) as store:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from hypothesis import settings
 
 from memlab import MemoryStore
+from tests.pgserver import running_server, stop_server
 
 # The suite is reproducible: the same examples every run. CI (CI=true) runs the same examples and prints the
 # blob to reproduce a failure; `pytest --hypothesis-profile=explore` searches anew with many more examples.
@@ -35,3 +37,17 @@ def store():
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
     return tmp_path / "memories"
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    """A fresh, empty database on the test session's PostgreSQL server."""
+    server = running_server()
+    url = server.fresh_database()
+    yield url
+    server.drop_database(url)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The PostgreSQL server, if a test started one, stops with the test session."""
+    stop_server()

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from memlab import InvalidArgument, Level, MemoryStore, SchemaError
-from memlab.storage import FolderStorage, SqliteStorage, StorageProvider
+from memlab.storage import FolderStorage, PostgresStorage, SqliteStorage, StorageProvider
 from memlab.storage.schema import SCHEMA_VERSION
 from tests.backends import BACKENDS, HOSTILE_AGENTS, open_store
 from tests.conftest import fixed_clock
@@ -38,7 +38,7 @@ def _open(path: Path, layout: str, **options) -> MemoryStore:
     return MemoryStore(path, layout=layout, **options)
 
 
-@pytest.mark.parametrize("implementation", [SqliteStorage, FolderStorage])
+@pytest.mark.parametrize("implementation", [SqliteStorage, FolderStorage, PostgresStorage])
 def test_every_implementation_takes_the_protocols_parameters(implementation):
     """Same methods, same parameter names and kinds, as the protocol declares them."""
     for name in [n for n in dir(StorageProvider) if not n.startswith("_") and n != "rules"]:

@@ -123,8 +123,8 @@ class StoreMatchesModel(RuleBasedStateMachine):
         assert [as_tuple(memory) for memory in saved] == [model_tuple(version) for version in expected]
 
 
-# Files cost more per example than memory: the on-disk layouts get fewer, as long, runs.
-EXAMPLES = {"memory": 300, "file": 60, "folder": 100}
+# Files cost more per example than memory, and a database more: the others get fewer, as long, runs.
+EXAMPLES = {"memory": 300, "file": 60, "folder": 100, "postgres": 40}
 
 
 def _test_case(backend: str):
@@ -137,3 +137,4 @@ def _test_case(backend: str):
 TestStoreMatchesModelInMemory = _test_case("memory")
 TestStoreMatchesModelInOneFile = _test_case("file")
 TestStoreMatchesModelInAgentFolder = _test_case("folder")
+TestStoreMatchesModelInPostgres = _test_case("postgres")

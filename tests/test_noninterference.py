@@ -152,6 +152,13 @@ def test_dense_and_hybrid_search_cannot_observe_high_operations(ranking, case):
     assert not interferes(case, embedder=WordsEmbedder(), ranking=ranking)
 
 
+@settings(max_examples=60)
+@given(case=scenario())
+def test_low_sessions_cannot_observe_high_operations_in_postgres(case):
+    """The same property with the database's row-level security as the gate and ts_rank as the ranking."""
+    assert not interferes(case, backend="postgres")
+
+
 @pytest.mark.parametrize("policy", ["frozen-taint", "existence-oracle"])
 def test_the_property_catches_every_leaking_variant(policy):
     """The same generator, under a leaking policy, finds a counterexample: the property is not vacuous."""

@@ -23,10 +23,12 @@ Analyzers alone, on the tiny TREC fixture (the baseline comes first):
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 import time
+import uuid
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -166,14 +168,19 @@ class Results:
 
 
 def run_configuration(
-    collection: Collection, configuration: Configuration, *, depth: int = 100, queries: Iterable[str] | None = None
+    collection: Collection,
+    configuration: Configuration,
+    *,
+    depth: int = 100,
+    queries: Iterable[str] | None = None,
+    postgres: str | None = None,
 ) -> tuple[dict[str, dict[str, float]], float, float]:
     """Index ``collection`` as ``configuration`` says and run its queries (only ``queries``, by id, if given).
 
     Returns:
         The run (query id -> {document id: score}), seconds spent indexing, seconds spent searching.
     """
-    return run_group(collection, [configuration], depth=depth, queries=queries)[configuration.name]
+    return run_group(collection, [configuration], depth=depth, queries=queries, postgres=postgres)[configuration.name]
 
 
 def run_group(
@@ -182,8 +189,12 @@ def run_group(
     *,
     depth: int = 100,
     queries: Iterable[str] | None = None,
+    postgres: str | None = None,
 ) -> dict[str, tuple[dict[str, dict[str, float]], float, float]]:
     """Rows that share a store (``Configuration.store``): load it once, then run the queries under each ranking.
+
+    With ``postgres`` (a PostgreSQL URL) the store is a throwaway schema there, dropped afterwards, ranked by
+    PostgreSQL's own ``ts_rank`` (``memlab.storage.postgres``): the rows' rankings do not apply there.
 
     Returns:
         Per row: the run (query id -> {document id: score}), seconds spent indexing (the shared load), seconds
@@ -193,12 +204,27 @@ def run_group(
     if any(row.store != configurations[0].store for row in configurations):
         raise InvalidArgument("a group's rows must share analyzer, context and embedder")
     done = {}
-    with MemoryStore(analyzer=analyzer, embedder=embedder) as store:
+    storage = None
+    if postgres is not None:
+        from memlab.storage.postgres import PostgresStorage
+
+        storage = PostgresStorage(postgres, analyzer=analyzer, schema=f"memlab_eval_{uuid.uuid4().hex[:12]}")
+    try:
+        store = MemoryStore(analyzer=analyzer, embedder=embedder, storage=storage)
+    except BaseException:
+        if storage is not None:
+            storage.drop()
+        raise
+    with contextlib.ExitStack() as cleanup:
+        if storage is not None:
+            cleanup.callback(storage.drop)
+        cleanup.enter_context(store)
         started = time.perf_counter()
         sessions = load(store, collection, context=context)
         indexed = time.perf_counter() - started
         for row in configurations:
-            store.ranking = row.ranking
+            if storage is None:
+                store.ranking = row.ranking
             forget = getattr(store.storage.embedder, "forget", None)
             if forget is not None:
                 forget()  # each row pays for embedding its queries: ms per query is the whole cost
@@ -271,6 +297,7 @@ def run(
     depth: int = 100,
     progress: bool = True,
     workers: int | None = None,
+    postgres: str | None = None,
 ) -> Results:
     """Compare configurations on a collection (LoCoMo by default).
 
@@ -283,6 +310,8 @@ def run(
         depth: how many results each query keeps (MAP and MRR look this deep; the cap of memory_search is 100).
         progress: show a progress bar.
         workers: processes running rows side by side (default: one per core, at most one per row).
+        postgres: a PostgreSQL URL: every row indexes in a throwaway schema there, ranked by PostgreSQL's
+            ``ts_rank`` (``porter`` and ``snowball`` are its ``english`` configuration, ``none`` its ``simple``).
     Raises:
         InvalidArgument: an unknown row or analyzer, or a collection without queries.
     """
@@ -303,7 +332,7 @@ def run(
     with ProcessPoolExecutor(workers) if workers > 1 else _InProcess() as pool:
         # The slowest groups (a dense model to run) first, so that no worker is left with one at the end.
         order = sorted(groups.values(), key=lambda group: group[0].embedder is None)
-        futures = [pool.submit(run_group, collection, group, depth=depth) for group in order]
+        futures = [pool.submit(run_group, collection, group, depth=depth, postgres=postgres) for group in order]
         done = {}
         for future in tqdm(as_completed(futures), total=len(futures), desc=collection.name, disable=not progress):
             done |= future.result()

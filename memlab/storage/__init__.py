@@ -1,9 +1,11 @@
-"""The storage seam: a small protocol, its two SQLite implementations, and ``open_storage``.
+"""The storage seam: a small protocol, its SQLite and PostgreSQL implementations, and ``open_storage``.
 
 ``SqliteStorage`` keeps every agent in one file (or in memory): small stores, notebooks, experiments.
 ``FolderStorage`` keeps one such file per agent under a folder, with a small catalogue, so the cost of
 opening a store or of any call does not grow with the number of agents. Both implement ``StorageProvider``;
-one contract suite (``tests/test_contract.py``) runs against each.
+``PostgresStorage`` (``memlab.storage.postgres``, ``pip install 'memlab[postgres]'``) keeps a store in a
+PostgreSQL database shared by many hosts, where row-level security is the gate. One contract suite
+(``tests/test_contract.py``) runs against each.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from memlab.search.analyzers import Analyzer
 from memlab.search.dense import Embedder
 from memlab.search.ranking import Ranking
 from memlab.storage.folder import FolderStorage
+from memlab.storage.postgres import PostgresStorage, is_postgres_url
 from memlab.storage.rules import ViewRules
 from memlab.storage.sqlite import SqliteStorage
 from memlab.storage.verify import Verification, verify_path
@@ -27,6 +30,7 @@ __all__ = [
     "StorageProvider",
     "SqliteStorage",
     "FolderStorage",
+    "PostgresStorage",
     "ViewRules",
     "Verification",
     "open_storage",
@@ -133,11 +137,12 @@ def open_storage(
     layout: Literal["folder", "file"] | None = None,
     ranking: Ranking | None = None,
     embedder: Embedder | None = None,
-) -> SqliteStorage | FolderStorage:
+) -> SqliteStorage | FolderStorage | PostgresStorage:
     """Open the store at ``path`` with the layout it has, or create one (a folder unless ``layout="file"``).
 
     ``path=None`` is a private in-memory single-file store. An existing file is a single-file store and an
-    existing folder a folder store; asking for the other layout is an error.
+    existing folder a folder store; asking for the other layout is an error. A ``postgresql://`` (or
+    ``postgres://``) URL opens, or creates, a store in that PostgreSQL database (``PostgresStorage``).
 
     Raises:
         InvalidArgument: an unknown layout, or one that does not match what ``path`` holds.
@@ -149,6 +154,15 @@ def open_storage(
         if layout == "folder":
             raise InvalidArgument("a folder store needs a path; an in-memory store is a single file")
         return SqliteStorage(rules=rules, analyzer=analyzer, ranking=ranking, embedder=embedder)
+    if is_postgres_url(path):
+        if layout is not None:
+            raise InvalidArgument("a PostgreSQL store has no layout: it is one database")
+        if embedder is not None:
+            raise InvalidArgument("the PostgreSQL backend keeps no dense vectors: open it without an embedder")
+        storage = PostgresStorage(str(path), rules=rules, analyzer=analyzer)
+        if ranking is not None:
+            storage.ranking = ranking
+        return storage
     path = Path(path)
     found = "folder" if path.is_dir() else "file" if path.exists() else None
     if found is not None and layout is not None and found != layout:

@@ -20,6 +20,7 @@ __all__ = [
     "missing_objects",
     "check_meta",
     "upgrade",
+    "check_meta_values",
     "ensure_schema",
     "fts_table",
     "create_fts_table",
@@ -72,7 +73,19 @@ def check_meta(db: sqlite_utils.Database, form: str, schema_version: int, analyz
     Raises:
         SchemaError: naming what differs and what to do about it.
     """
-    meta = {row["name"]: row["value"] for row in db["memlab_meta"].rows}
+    return check_meta_values(
+        {row["name"]: row["value"] for row in db["memlab_meta"].rows}, form, schema_version, analyzer, views
+    )
+
+
+def check_meta_values(
+    meta: dict[str, str], form: str, schema_version: int, analyzer: str, views: str
+) -> dict[str, str]:
+    """``check_meta`` on a store's meta values however they were read (any backend); returns them.
+
+    Raises:
+        SchemaError: naming what differs and what to do about it.
+    """
     if meta.get("format") != form:
         raise SchemaError(f"not a memlab store: format is {meta.get('format')!r}, expected {form!r}")
     version_text = meta.get("schema_version", "")

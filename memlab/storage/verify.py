@@ -19,14 +19,16 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from memlab.levels import Level
 from memlab.storage import chain
 from memlab.storage.rules import ViewRules
 from memlab.storage.schema import missing_objects
 
-__all__ = ["Verification", "verify_file", "verify_path", "combine"]
+__all__ = ["Verification", "Audited", "verify_file", "verify_path", "combine", "check_chain", "check_versions"]
 
 
 @dataclass(frozen=True)
@@ -59,15 +61,47 @@ def verify_file(db, genesis: str, rules: ViewRules, *, label: str = "") -> Verif
         return Verification(problems=tuple(f"{prefix}{name} is missing" for name in missing))
     conn: sqlite3.Connection = db.conn
     problems: list[str] = []
-    saves: dict[tuple[str, str], str | None] = {}
-    deletes: dict[tuple[str, str], str | None] = {}
-    purges: set[tuple[str, str]] = set()
-    previous, expected_seq, rows = genesis, 1, 0
-    for row in conn.execute(
-        "SELECT seq, at, session_id, agent, taint, tool, key, query, outcome, records, notes, message, digest, hash "
-        "FROM audit ORDER BY seq"
-    ):
-        rows += 1
+    audited = check_chain(
+        conn.execute(
+            "SELECT seq, at, session_id, agent, taint, tool, key, query, outcome, records, notes, message, digest, "
+            "hash FROM audit ORDER BY seq"
+        ),
+        genesis,
+        prefix,
+        problems,
+    )
+    versions = check_versions(
+        conn.execute(
+            "SELECT a.name, m.key, m.content, m.tags, m.source, m.occurred_at, m.classification, m.version, "
+            "m.saved_at, m.saved_by, m.deleted_at, m.deleted_by, m.salt, m.commitment, m.purged_at FROM memories m "
+            "JOIN agents a ON a.id = m.agent_id ORDER BY m.id"
+        ),
+        audited,
+        prefix,
+        problems,
+    )
+    problems.extend(prefix + problem for problem in _check_views(conn, rules))
+    return Verification(audit_rows=audited.rows, versions=versions, head=audited.head, problems=tuple(problems))
+
+
+@dataclass
+class Audited:
+    """What one audit chain says was done: its length, its head, and the digests of saves and deletes."""
+
+    rows: int = 0
+    head: str = ""
+    saves: dict[tuple[str, str], str | None] = field(default_factory=dict)
+    deletes: dict[tuple[str, str], str | None] = field(default_factory=dict)
+    purges: set[tuple[str, str]] = field(default_factory=set)
+
+
+def check_chain(rows: Iterable[Sequence[Any]], genesis: str, prefix: str, problems: list[str]) -> Audited:
+    """Recompute one chain from ``genesis`` over audit ``rows`` (seq, ..., digest, hash, in seq order); note
+    every broken link in ``problems`` and return what the chain records. Any backend's rows, same rules."""
+    audited = Audited()
+    previous, expected_seq = genesis, 1
+    for row in rows:
+        audited.rows += 1
         *fields, stored = row
         seq = fields[0]
         if seq != expected_seq:
@@ -83,14 +117,13 @@ def verify_file(db, genesis: str, rules: ViewRules, *, label: str = "") -> Verif
             continue
         refs = _refs(records)
         if tool == "memory_save" and len(refs) == 1:
-            saves[agent, refs[0]] = digest
+            audited.saves[agent, refs[0]] = digest
         elif tool == "memory_delete" and len(refs) == 1:
-            deletes[agent, refs[0]] = digest
+            audited.deletes[agent, refs[0]] = digest
         elif tool == "purge":
-            purges.update((agent, ref) for ref in refs)
-    versions = _check_versions(conn, saves, deletes, purges, prefix, problems)
-    problems.extend(prefix + problem for problem in _check_views(conn, rules))
-    return Verification(audit_rows=rows, versions=versions, head=previous if rows else "", problems=tuple(problems))
+            audited.purges.update((agent, ref) for ref in refs)
+    audited.head = previous if audited.rows else ""
+    return audited
 
 
 def _refs(records: str) -> list[str]:
@@ -101,21 +134,14 @@ def _refs(records: str) -> list[str]:
     return [ref for ref in refs if isinstance(ref, str)] if isinstance(refs, list) else []
 
 
-def _check_versions(
-    conn: sqlite3.Connection,
-    saves: dict[tuple[str, str], str | None],
-    deletes: dict[tuple[str, str], str | None],
-    purges: set[tuple[str, str]],
-    prefix: str,
-    problems: list[str],
-) -> int:
+def check_versions(rows: Iterable[Sequence[Any]], audited: Audited, prefix: str, problems: list[str]) -> int:
+    """Check memory version ``rows`` (agent, key, content, tags, source, occurred_at, classification, version,
+    saved_at, saved_by, deleted_at, deleted_by, salt, commitment, purged_at) against what the chain ``audited``
+    records; return how many there were. Any backend's rows, same rules."""
+    saves, deletes, purges = audited.saves, audited.deletes, audited.purges
     count = 0
     seen: set[tuple[str, str]] = set()
-    for row in conn.execute(
-        "SELECT a.name, m.key, m.content, m.tags, m.source, m.occurred_at, m.classification, m.version, m.saved_at, "
-        "m.saved_by, m.deleted_at, m.deleted_by, m.salt, m.commitment, m.purged_at FROM memories m "
-        "JOIN agents a ON a.id = m.agent_id ORDER BY m.id"
-    ):
+    for row in rows:
         count += 1
         agent, key, content, tags, source, occurred_at, level, version, saved_at, saved_by, *rest = row
         deleted_at, deleted_by, salt, bound, purged = rest
@@ -179,8 +205,8 @@ def combine(results: list[Verification]) -> Verification:
 
 
 def verify_path(path, rules: ViewRules | None = None) -> Verification:
-    """Verify the store at ``path`` (a file or a folder) without opening it as a store: read-only, and it
-    works on a store too damaged to open.
+    """Verify the store at ``path`` (a file, a folder or a ``postgresql://`` URL) without opening it as a
+    store: read-only, and it works on a store too damaged to open.
 
     Raises:
         SchemaError: ``path`` holds no memlab store.
@@ -191,7 +217,10 @@ def verify_path(path, rules: ViewRules | None = None) -> Verification:
 
     from memlab.errors import SchemaError
     from memlab.storage.folder import CATALOGUE
+    from memlab.storage.postgres import is_postgres_url, verify_url
 
+    if is_postgres_url(path):
+        return verify_url(path)
     path, rules = Path(path), rules or ViewRules.lattice()
     if path.is_dir():
         catalogue = path / CATALOGUE

@@ -1,0 +1,847 @@
+"""The PostgreSQL storage provider: the database itself refuses to show a row above the session's taint.
+
+Two roles share the work. The **owner** (the role in the URL) creates the schema and does what only an
+auditor does: read the audit, history and sessions, purge, verify. Every session call runs as a separate
+role that owns nothing (``memlab_session`` by default) in a short transaction that first sets
+``memlab.agent`` and ``memlab.taint`` (``set_config(..., true)``, i.e. ``SET LOCAL``). Row-level security
+policies on every table it can read admit only rows of that agent at a classification <= that taint
+(``current_setting(..., true)``: a missing setting admits nothing), and it may write only at exactly its
+taint; it may INSERT audit rows but never read, update, delete or truncate them. The SQL below also
+filters by agent and level, so the policies are a second gate that a buggy query cannot pass.
+
+There are no materialised views to maintain (a session at a low level could not update the views of the
+levels above it without seeing them): each version carries ``current`` (newest at its agent, key and
+level), and the effective view is computed in SQL from the live versions RLS admits, the highest level
+winning per key. Search uses a ``tsvector`` (``english`` or ``simple`` configuration) with a GIN index over
+live versions, ranked by ``ts_rank``, which reads only the document and the query: no collection
+statistics, so no score can depend on rows a session cannot see.
+
+The audit is hash-chained (``memlab.storage.chain``) per agent and taint: a session appends to the chain
+of its agent at its taint, locking its head row ``FOR UPDATE`` (an unforked chain), and nothing a session
+can read — not even a chain's length — moves with calls made above its taint. Reads lock the head first,
+so the audit's order is the order of what they saw; saves and deletes first take a transaction advisory
+lock per key and level (gap-free versions, no duplicates, no retries) and lock the head last, only for
+their audit rows and the commit. Other agents and levels proceed in parallel; serialisation failures and
+deadlocks are retried here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
+
+from memlab.errors import Denied, InvalidArgument, SchemaError
+from memlab.levels import Level
+from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
+from memlab.search.analyzers import Analyzer
+from memlab.search.analyzers import resolve as resolve_analyzer
+from memlab.search.query import query_terms
+from memlab.search.ranking import Ranking
+from memlab.storage import chain
+from memlab.storage.rules import ViewRules
+from memlab.storage.schema import check_meta_values
+from memlab.storage.verify import Audited, Verification, check_chain, check_versions, combine
+
+__all__ = ["PostgresStorage", "TEXT_SEARCH_CONFIGS", "is_postgres_url", "verify_url"]
+
+FORMAT = "memlab-postgres"
+SCHEMA_VERSION = 1
+# The analyzers PostgreSQL can serve, and the text search configuration each becomes.
+TEXT_SEARCH_CONFIGS = {"porter": "english", "snowball": "english", "none": "simple"}
+# Rank weights {D, C, B, A}: the key (A) says twice what content and tags (B) say, as bm25's (2, 1, 1).
+RANK_WEIGHTS = "{0.1, 0.2, 0.5, 1.0}"
+# How a match is scored; each reads only the document and the query. ts_rank_cd (cover density) costs
+# 100-500x ts_rank on common words (benchmarks/README.md); "-length" divides by 1 + log(document length).
+RANKINGS = {
+    "ts_rank": f"ts_rank('{RANK_WEIGHTS}', m.document, q)",
+    "ts_rank-length": f"ts_rank('{RANK_WEIGHTS}', m.document, q, 1)",
+    "ts_rank_cd": f"ts_rank_cd('{RANK_WEIGHTS}', m.document, q)",
+}
+_SNIPPET_TOKENS = 16
+_RETRIES = 8
+_LOGIN_SECONDS = 15.0  # how long a new store waits for its first session connection
+_IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+_COLUMNS = "m.key, m.content, m.tags, m.classification, m.version, m.saved_at, m.saved_by"
+_AUDIT_COLUMNS = "seq, at, session_id, agent, taint, tool, key, query, outcome, records, notes, message, digest, hash"
+
+T = TypeVar("T")
+
+
+def is_postgres_url(path: object) -> bool:
+    """Whether ``path`` names a PostgreSQL database (``postgresql://`` or ``postgres://``)."""
+    return isinstance(path, str) and path.startswith(("postgresql://", "postgres://"))
+
+
+def _require_psycopg():
+    try:
+        import psycopg
+        import psycopg_pool
+    except ImportError as error:
+        raise SchemaError(
+            "the PostgreSQL backend needs psycopg 3 and psycopg-pool: pip install 'memlab[postgres]'"
+        ) from error
+    return psycopg, psycopg_pool
+
+
+class PostgresStorage:
+    """Memories in a PostgreSQL database, gated by row-level security.
+
+    Args:
+        url: a libpq URL (``postgresql://owner@host/db``) of the role that owns (or will create) the schema.
+        rules: what the views follow; the database enforces the lattice, so only lattice visibility is served.
+        analyzer: ``porter`` or ``snowball`` (the ``english`` configuration) or ``none`` (``simple``).
+        schema: the PostgreSQL schema holding memlab's tables.
+        session_role: the role sessions run as (created, without privileges of its own, if missing).
+        session_url: how to log in as ``session_role`` (default: ``url`` with that user name).
+        pool_size: connections kept for sessions.
+        rank_function: ``ts_rank`` (the default), ``ts_rank-length`` (normalised by document length) or
+            ``ts_rank_cd`` (cover density: slow on common words); see ``RANKINGS``. A ``memlab.Ranking``'s
+            column weights and tag boost are FTS5's and do not apply here; a dense ranking is refused.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        rules: ViewRules | None = None,
+        analyzer: Analyzer | str | None = None,
+        schema: str = "memlab",
+        session_role: str = "memlab_session",
+        session_url: str | None = None,
+        pool_size: int = 4,
+        rank_function: str = "ts_rank",
+    ) -> None:
+        psycopg, psycopg_pool = _require_psycopg()
+        self._errors = psycopg.errors
+        self.rules = rules if rules is not None else ViewRules.lattice()
+        if not self.rules.lattice_visibility or self.rules.global_statistics:
+            raise InvalidArgument(
+                "the PostgreSQL backend serves lattice visibility with per-document ranking only "
+                f"(views {self.rules.signature!r} need SQLite)"
+            )
+        self.analyzer = resolve_analyzer(analyzer)
+        if self.analyzer.name not in TEXT_SEARCH_CONFIGS:
+            raise InvalidArgument(
+                "the PostgreSQL backend indexes with porter or snowball (its english configuration) or none "
+                f"(simple), not {self.analyzer.name!r}"
+            )
+        self.config = TEXT_SEARCH_CONFIGS[self.analyzer.name]
+        for name in (schema, session_role):
+            if not _IDENTIFIER.fullmatch(name):
+                raise InvalidArgument(f"{name!r} is not a plain lower-case PostgreSQL identifier")
+        if rank_function not in RANKINGS:
+            raise InvalidArgument(f"rank_function must be one of {', '.join(RANKINGS)}, not {rank_function!r}")
+        self.url, self.schema, self.session_role, self.rank_function = url, schema, session_role, rank_function
+        self._ranking = Ranking()
+        self.embedder = None  # no dense vectors in PostgreSQL
+        self._lock = threading.RLock()
+        try:
+            self._owner = psycopg.connect(url, autocommit=True, options=f"-c search_path={schema}")
+        except psycopg.Error as error:
+            raise SchemaError(f"cannot connect to {_redact(url)}: {str(error).strip()}") from error
+        try:
+            try:
+                self.meta = self._ensure_schema()
+            except psycopg.Error as error:
+                raise SchemaError(f"cannot open a memlab store in {_redact(url)}: {str(error).strip()}") from error
+            self._pool = psycopg_pool.ConnectionPool(
+                session_url or url,
+                kwargs={
+                    **({} if session_url else {"user": session_role}),
+                    "autocommit": True,
+                    "options": f"-c search_path={schema}",
+                },
+                min_size=1,
+                max_size=pool_size,
+                open=True,
+            )
+            try:
+                self._pool.wait(timeout=_LOGIN_SECONDS)
+            except psycopg_pool.PoolTimeout as error:
+                self._pool.close()
+                raise SchemaError(
+                    f"cannot log in as the session role {session_role!r}: give it a password in ~/.pgpass "
+                    "(or pass session_url) and allow it in pg_hba.conf"
+                ) from error
+        except BaseException:
+            self._owner.close()
+            raise
+
+    # -- schema ---------------------------------------------------------------------------------------
+
+    def _ensure_schema(self) -> dict[str, str]:
+        """Check the schema; create it (roles, tables, policies, grants) in a database that has none."""
+        with self._lock, self._owner.transaction():
+            self._owner.execute("SELECT pg_advisory_xact_lock(hashtext('memlab schema ' || %s))", (self.schema,))
+            tables = [
+                row[0]
+                for row in self._owner.execute(
+                    "SELECT tablename FROM pg_tables WHERE schemaname = %s ORDER BY tablename", (self.schema,)
+                )
+            ]
+            if "memlab_meta" not in tables:
+                if tables:
+                    raise SchemaError(
+                        f"not a memlab store: schema {self.schema} already holds other tables ({', '.join(tables[:5])})"
+                    )
+                self._create()
+            meta = dict(self._owner.execute("SELECT name, value FROM memlab_meta").fetchall())
+        meta = check_meta_values(meta, FORMAT, SCHEMA_VERSION, self.analyzer.name, self.rules.signature)
+        if meta.get("session_role") != self.session_role:
+            raise SchemaError(f"this store's sessions run as {meta.get('session_role')!r}, not {self.session_role!r}")
+        return meta
+
+    def _create(self) -> None:
+        exists = self._owner.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (self.session_role,)).fetchone()
+        if not exists:
+            try:
+                with self._owner.transaction():  # a savepoint: roles are cluster-wide, another store may race
+                    self._owner.execute(f"CREATE ROLE {self.session_role} LOGIN NOINHERIT")
+            except (self._errors.DuplicateObject, self._errors.UniqueViolation):
+                pass
+        for statement in _schema_sql(self.schema, self.session_role, self.config):
+            self._owner.execute(statement)
+        self._owner.cursor().executemany(
+            "INSERT INTO memlab_meta (name, value) VALUES (%s, %s)",
+            [
+                ("format", FORMAT),
+                ("schema_version", str(SCHEMA_VERSION)),
+                ("analyzer", self.analyzer.name),
+                ("views", self.rules.signature),
+                ("session_role", self.session_role),
+                ("text_search_config", self.config),
+            ],
+        )
+
+    # -- transactions ---------------------------------------------------------------------------------
+
+    def _session(
+        self, agent: str, taint: Level, work: Callable[[Any, tuple[int, str] | None], T], *, audited=True
+    ) -> T:
+        """Run ``work(cursor, chain head)`` as the session role at ``agent`` and ``taint`` in one transaction,
+        holding the chain head of ``agent`` at ``taint`` (when ``audited``); retried on serialisation failures
+        and deadlocks."""
+        retryable = (self._errors.SerializationFailure, self._errors.DeadlockDetected)
+        for attempt in range(_RETRIES):
+            try:
+                with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cursor:
+                    cursor.execute(
+                        "SELECT set_config('memlab.agent', %s, true), set_config('memlab.taint', %s, true)",
+                        (agent, str(int(taint))),
+                    )
+                    return work(cursor, _lock_head(cursor, agent, taint) if audited else None)
+            except retryable:
+                if attempt == _RETRIES - 1:
+                    raise
+                time.sleep(0.01 * 2**attempt)
+            except self._errors.InsufficientPrivilege as error:
+                raise Denied(f"the database refused the call: {str(error).strip()}") from error
+        raise AssertionError("unreachable")
+
+    def _as_owner(self, work: Callable[[Any], T]) -> T:
+        with self._lock, self._owner.transaction(), self._owner.cursor() as cursor:
+            return work(cursor)
+
+    # -- sessions -------------------------------------------------------------------------------------
+
+    def add_session(self, session_id: str, agent: str, taint: Level, created_at: str) -> None:
+        def work(cursor, _head):
+            cursor.execute(
+                "INSERT INTO sessions (id, agent, taint, created_at) VALUES (%s, %s, %s, %s)",
+                (session_id, agent, taint.name, created_at),
+            )
+
+        try:
+            self._session(agent, taint, work, audited=False)
+        except self._errors.UniqueViolation as error:
+            raise InvalidArgument(f"session id {session_id!r} is already taken in this store") from error
+
+    def add_taint_event(self, agent: str, event: TaintEvent) -> None:
+        self._session(
+            agent,
+            event.to_level,
+            lambda cursor, _head: cursor.execute(
+                "INSERT INTO taint_events (session_id, at, from_level, to_level, reason) VALUES (%s, %s, %s, %s, %s)",
+                (event.session_id, event.at, event.from_level.name, event.to_level.name, _storable(event.reason)),
+            ),
+            audited=False,
+        )
+
+    # -- writes ---------------------------------------------------------------------------------------
+
+    def save_many(
+        self,
+        agent: str,
+        classification: Level,
+        versions: Sequence[NewVersion],
+        *,
+        saved_by: str,
+        audit: Callable[[Memory], AuditEvent],
+    ) -> list[Memory]:
+        """Save new versions at ``classification`` in one transaction, one audit row each; the last version
+        of each key is current."""
+        if not versions:
+            return []
+        for number, new in enumerate(versions, start=1):
+            if "\x00" in new.content:
+                raise InvalidArgument(f"record {number}: content holds a NUL character, which PostgreSQL cannot store")
+        level = int(classification)
+        keys = list(dict.fromkeys(version.key for version in versions))
+        last = {version.key: n for n, version in enumerate(versions)}
+
+        def work(cursor, _head):
+            # Saves of one key at one level queue on its advisory lock (so numbers have no gaps and no
+            # duplicates); the chain head is locked last, for the audit rows and the commit only.
+            _lock_keys(cursor, agent, [(key, level) for key in keys])
+            # The previous current versions step down; their numbers continue.
+            cursor.execute(
+                "UPDATE memories SET current = false WHERE agent = %s AND classification = %s AND key = ANY(%s) "
+                "AND current RETURNING key, version",
+                (agent, level, keys),
+            )
+            newest = dict(cursor.fetchall())
+            saved, rows, digests = [], [], []
+            for n, new in enumerate(versions):
+                newest[new.key] = newest.get(new.key, 0) + 1
+                memory = Memory(new.key, new.content, new.tags, classification, newest[new.key], new.saved_at, saved_by)
+                tags, salt = json.dumps(new.tags), chain.new_salt()
+                bound = chain.commitment(salt, new.content, tags)
+                digests.append(
+                    chain.version_digest(agent, new.key, level, memory.version, new.saved_at, saved_by, bound)
+                )
+                rows.append(
+                    (agent, new.key, new.content, tags, level, memory.version, new.saved_at, saved_by, salt, bound)
+                    + (last[new.key] == n,)
+                )
+                saved.append(memory)
+            cursor.executemany(
+                "INSERT INTO memories (agent, key, content, tags, classification, version, saved_at, saved_by, salt, "
+                "commitment, current) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                rows,
+            )
+            head = _lock_head(cursor, agent, classification)
+            self._append_audits(cursor, agent, head, [audit(memory) for memory in saved], digests)
+            return saved
+
+        return self._session(agent, classification, work, audited=False)
+
+    def delete(
+        self,
+        agent: str,
+        key: str,
+        classification: Level,
+        *,
+        deleted_at: str,
+        deleted_by: str,
+        audit: Callable[[Memory | None], AuditEvent],
+    ) -> Memory | None:
+        def work(cursor, _head):
+            _lock_keys(cursor, agent, [(key, int(classification))])
+            cursor.execute(
+                f"UPDATE memories m SET deleted_at = %s, deleted_by = %s WHERE agent = %s AND key = %s "
+                f"AND classification = %s AND current AND deleted_at IS NULL RETURNING {_COLUMNS}, commitment",
+                (deleted_at, deleted_by, agent, key, int(classification)),
+            )
+            row = cursor.fetchone()
+            head = _lock_head(cursor, agent, classification)
+            if row is None:
+                self._append_audits(cursor, agent, head, [audit(None)])
+                return None
+            memory = _memory(row[:-1])
+            version = chain.version_digest(
+                agent, key, int(classification), memory.version, memory.saved_at, memory.saved_by, row[-1]
+            )
+            self._append_audits(
+                cursor, agent, head, [audit(memory)], [chain.deletion_digest(version, deleted_at, deleted_by)]
+            )
+            return memory
+
+        return self._session(agent, classification, work, audited=False)
+
+    def purge(
+        self,
+        agent: str,
+        key: str,
+        level: Level | None,
+        *,
+        purged_at: str,
+        purged_by: str,
+        audit: Callable[[list[Memory]], AuditEvent],
+    ) -> list[Memory]:
+        """Erase the content and tags of ``key``'s versions (at ``level``, or every level), as the owner.
+
+        The versions stay, content-free and no longer live (so out of the search index); ``VACUUM`` then
+        frees the old row versions. Copies in the write-ahead log and in backups age out with them.
+        """
+
+        def work(cursor):
+            # The key at every level, then every chain of the agent in level order: locks are always taken keys
+            # first, heads after, so a purge and saves cannot deadlock. Its audit row goes to the top chain.
+            _lock_keys(cursor, agent, [(key, int(chained)) for chained in Level])
+            head = [_lock_head(cursor, agent, chained) for chained in Level][-1]
+            cursor.execute(
+                f"SELECT m.id, {_COLUMNS} FROM memories m WHERE agent = %s AND key = %s "
+                f"{'' if level is None else 'AND classification = %s'} AND purged_at IS NULL "
+                "ORDER BY classification, version",
+                (agent, key, *(() if level is None else (int(level),))),
+            )
+            rows = cursor.fetchall()
+            ids = [row[0] for row in rows]
+            if ids:
+                cursor.execute(
+                    "UPDATE memories SET deleted_at = %s, deleted_by = %s WHERE id = ANY(%s) AND deleted_at IS NULL",
+                    (purged_at, _storable(purged_by), ids),
+                )
+                cursor.execute(
+                    "UPDATE memories SET content = '', tags = '[]', salt = NULL, purged_at = %s WHERE id = ANY(%s)",
+                    (purged_at, ids),
+                )
+            purged = [_memory(row[1:]) for row in rows]
+            self._append_audits(cursor, agent, head, [audit(purged)])
+            return purged
+
+        purged = self._as_owner(work)
+        if purged:
+            with self._lock:
+                self._owner.execute("VACUUM memories")
+        return purged
+
+    # -- reads (each with its audit event, in one transaction) -----------------------------------------
+
+    def effective(
+        self, agent: str, taint: Level, key: str, *, audit: Callable[[Memory | None], AuditEvent] | None = None
+    ) -> Memory | None:
+        """The key's version in the effective view at ``taint``; ``audit=None`` only for policy rules."""
+
+        def work(cursor, head):
+            cursor.execute(
+                f"SELECT {_COLUMNS} FROM memories m WHERE agent = %s AND key = %s AND classification <= %s "
+                "AND current AND deleted_at IS NULL ORDER BY classification DESC LIMIT 1",
+                (agent, key, int(taint)),
+            )
+            row = cursor.fetchone()
+            memory = None if row is None else _memory(row)
+            if audit is not None:
+                self._append_audits(cursor, agent, head, [audit(memory)])
+            return memory
+
+        return self._session(agent, taint, work, audited=audit is not None)
+
+    def exists(self, agent: str, key: str) -> bool:
+        """Whether ``key`` has a live version at any level (only the ``existence-oracle`` variant asks)."""
+
+        def work(cursor, _head):
+            cursor.execute(
+                "SELECT 1 FROM memories WHERE agent = %s AND key = %s AND current AND deleted_at IS NULL LIMIT 1",
+                (agent, key),
+            )
+            return cursor.fetchone() is not None
+
+        return self._session(agent, max(Level), work, audited=False)
+
+    def effective_view(
+        self,
+        agent: str,
+        taint: Level,
+        *,
+        tag: str | None = None,
+        audit: Callable[[list[Memory]], AuditEvent] | None = None,
+    ) -> list[Memory]:
+        """The effective view at ``taint``, by key; ``audit=None`` only for the auditor's views."""
+        tagged = "" if tag is None else "AND m.tags::jsonb ? %s"
+        before, after = (tagged, "") if not self.rules.shadow_before_match else ("", tagged.replace("m.", "v."))
+
+        def work(cursor, head):
+            cursor.execute(
+                f"SELECT * FROM (SELECT DISTINCT ON (m.key) {_COLUMNS} FROM memories m WHERE agent = %s "
+                f"AND classification <= %s AND current AND deleted_at IS NULL {before} "
+                f"ORDER BY m.key, m.classification DESC) v WHERE true {after} ORDER BY v.key",
+                (agent, int(taint), *(() if tag is None else (tag,))),
+            )
+            view = [_memory(row) for row in cursor.fetchall()]
+            if audit is not None:
+                self._append_audits(cursor, agent, head, [audit(view)])
+            return view
+
+        return self._session(agent, taint, work, audited=audit is not None)
+
+    def search(
+        self, agent: str, taint: Level, query: str, limit: int, *, audit: Callable[[list[Hit]], AuditEvent]
+    ) -> list[Hit]:
+        """Rank the effective view at ``taint`` by ``ts_rank`` (or another of ``RANKINGS``) against the
+        query's words, OR-combined; ties in save order."""
+        # Words are letters and digits only, so joined with | they are a valid tsquery whatever the input.
+        terms = " | ".join(query_terms(query))
+
+        def work(cursor, head):
+            hits = []
+            if terms:
+                cursor.execute(self._search_sql, (terms, agent, int(taint), int(taint), limit))
+                rows = cursor.fetchall()
+                snippet_terms = self.analyzer.snippet_terms(query)
+                hits = [
+                    Hit(
+                        _memory(row[:-1]),
+                        row[-1],
+                        self.analyzer.snippet(row[1], snippet_terms, tokens=_SNIPPET_TOKENS),
+                    )
+                    for row in rows
+                ]
+            self._append_audits(cursor, agent, head, [audit(hits)])
+            return hits
+
+        return self._session(agent, taint, work)
+
+    @property
+    def _search_sql(self) -> str:
+        # The GIN index finds the candidates through ``matches`` (see _schema_sql); row-level security still
+        # gates every row read here. Shadowing first: a match counts only if no live version of its key is
+        # visible at a higher level; after the match (a policy variant): only if that version matches too.
+        also_matching = "" if self.rules.shadow_before_match else "AND h.document @@ q"
+        return (
+            f"SELECT {_COLUMNS}, {RANKINGS[self.rank_function]} AS score FROM to_tsquery('{self.config}', %s) q, "
+            "memories m WHERE m.id = ANY(ARRAY(SELECT matches(q))) AND m.agent = %s AND m.classification <= %s "
+            "AND m.current AND m.deleted_at IS NULL AND m.document @@ q AND NOT EXISTS (SELECT 1 FROM memories h "
+            "WHERE h.agent = m.agent AND h.key = m.key AND h.classification > m.classification "
+            f"AND h.classification <= %s AND h.current AND h.deleted_at IS NULL {also_matching}) "
+            "ORDER BY score DESC, m.id LIMIT %s"
+        )
+
+    def _append_audits(
+        self,
+        cursor,
+        agent: str,
+        head: tuple[Level, int, str],
+        events: Sequence[AuditEvent],
+        digests: Sequence[str | None] = (),
+    ) -> None:
+        """Append audit rows to the chain ``head`` (``memlab.storage.chain``) and move it."""
+        level, seq, previous = head
+        rows = []
+        for event, digest in zip(events, digests or [None] * len(events), strict=True):
+            seq += 1
+            fields = (
+                seq,
+                event.at,
+                _storable(event.session_id),
+                event.agent,
+                event.taint.name,
+                event.tool,
+                _storable(event.key),
+                _storable(event.query),
+                event.outcome,
+                json.dumps(event.records) if event.records else "[]",
+                json.dumps(event.notes) if event.notes else "[]",
+                _storable(event.message),
+                digest,
+            )
+            previous = chain.audit_hash(previous, fields)
+            rows.append((*fields, previous))
+        cursor.executemany(f"INSERT INTO audit ({_AUDIT_COLUMNS}) VALUES ({', '.join(['%s'] * 14)})", rows)
+        cursor.execute(
+            "UPDATE chain_heads SET seq = %s, hash = %s WHERE agent = %s AND taint = %s",
+            (seq, previous, agent, int(level)),
+        )
+
+    # -- audit and auditor views (as the owner) --------------------------------------------------------
+
+    def append_audit(self, event: AuditEvent) -> None:
+        """Append ``event`` to the chain of its agent at its taint."""
+        self._session(
+            event.agent, event.taint, lambda cursor, head: self._append_audits(cursor, event.agent, head, [event])
+        )
+
+    def agents(self) -> list[str]:
+        """Every agent that has saved in this store, by name."""
+        return self._as_owner(
+            lambda cursor: [row[0] for row in cursor.execute("SELECT DISTINCT agent FROM memories ORDER BY agent")]
+        )
+
+    def audit_rows(self, agent: str | None = None) -> Iterator[dict[str, Any]]:
+        """The audit (of ``agent`` only, when given) in the order it was written; ``seq`` numbers the events of
+        one agent at one taint (each its own chain)."""
+        where, parameters = ("", ()) if agent is None else ("WHERE agent = %s", (agent,))
+        rows = self._rows(f"SELECT {_AUDIT_COLUMNS} FROM audit {where} ORDER BY id", parameters)
+        return ({**row, "records": json.loads(row["records"]), "notes": json.loads(row["notes"])} for row in rows)
+
+    def history_rows(self, agent: str, key: str | None = None) -> Iterator[dict[str, Any]]:
+        """Every version of ``key`` (of every key when None), by key, level, then version."""
+        rows = self._rows(
+            "SELECT key, classification, version, content, tags, saved_at, saved_by, deleted_at, deleted_by "
+            f"FROM memories WHERE agent = %s {'' if key is None else 'AND key = %s'} "
+            "ORDER BY key, classification, version",
+            (agent,) if key is None else (agent, key),
+        )
+        return (
+            {**row, "classification": Level(row["classification"]).name, "tags": json.loads(row["tags"])}
+            for row in rows
+        )
+
+    def session_rows(self) -> Iterator[dict[str, Any]]:
+        return iter(
+            self._rows("SELECT id, agent, taint AS initial_taint, created_at FROM sessions ORDER BY created_at, id")
+        )
+
+    def taint_event_rows(self) -> Iterator[dict[str, Any]]:
+        return iter(self._rows("SELECT session_id, at, from_level, to_level, reason FROM taint_events ORDER BY id"))
+
+    def _rows(self, sql: str, parameters: tuple = ()) -> list[dict[str, Any]]:
+        def work(cursor):
+            cursor.execute(sql, parameters)
+            names = [column.name for column in cursor.description]
+            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+        return self._as_owner(work)
+
+    def verify(self) -> Verification:
+        """Recompute every agent's audit chain and check every version against it (``memlab.storage.verify``),
+        the ``current`` marks against the versions, and that the database still enforces what it should."""
+        return self._as_owner(lambda cursor: _verify(cursor, self.schema, self.session_role))
+
+    def drop(self) -> None:
+        """Drop this store's schema, its memories and audit with it, and close: for throwaway stores
+        (evaluations, benchmarks). Irreversible; works on a closed store too."""
+        self.close()
+        psycopg, _ = _require_psycopg()
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {self.schema} CASCADE")
+
+    @property
+    def ranking(self) -> Ranking:
+        """A ``memlab.Ranking``, kept for the protocol: PostgreSQL ranks by ``rank_function`` (its column
+        weights and tag boost are FTS5's), and refuses a dense one (no vectors here)."""
+        return self._ranking
+
+    @ranking.setter
+    def ranking(self, ranking: Ranking) -> None:
+        if ranking.uses_dense:
+            raise InvalidArgument("the PostgreSQL backend keeps no dense vectors: its rankings are lexical")
+        self._ranking = ranking
+
+    def close(self) -> None:
+        self._pool.close()
+        self._owner.close()
+
+
+def verify_url(url: str, *, schema: str = "memlab") -> Verification:
+    """Verify the store in the database at ``url`` (as its owner) without opening it as a store: read-only,
+    whatever analyzer or policy it was built with.
+
+    Raises:
+        SchemaError: the database cannot be reached or holds no memlab store.
+    """
+    psycopg, _ = _require_psycopg()
+    if not _IDENTIFIER.fullmatch(schema):
+        raise InvalidArgument(f"{schema!r} is not a plain lower-case PostgreSQL identifier")
+    try:
+        conn = psycopg.connect(url, autocommit=True, options=f"-c search_path={schema}")
+    except psycopg.Error as error:
+        raise SchemaError(f"cannot connect to {_redact(url)}: {str(error).strip()}") from error
+    with conn, conn.transaction(), conn.cursor() as cursor:
+        found = cursor.execute("SELECT to_regclass(%s)", (f"{schema}.memlab_meta",)).fetchone()[0]
+        if found is None:
+            raise SchemaError(f"{_redact(url)} holds no memlab store (no table {schema}.memlab_meta)")
+        meta = dict(cursor.execute("SELECT name, value FROM memlab_meta").fetchall())
+        return _verify(cursor, schema, meta.get("session_role", ""))
+
+
+def _verify(cursor, schema: str, session_role: str) -> Verification:
+    """``verify`` on an owner's cursor: protections first, then each agent's chain and versions."""
+    problems = _missing_protections(cursor, schema, session_role)
+    if problems:
+        return Verification(problems=tuple(problems))
+    results = []
+    heads: dict[str, list[tuple[int, str]]] = {}
+    for agent, level, genesis in cursor.execute("SELECT agent, taint, genesis FROM chain_heads ORDER BY agent, taint"):
+        heads.setdefault(agent, []).append((level, genesis))
+    for agent, chains in heads.items():
+        found: list[str] = []
+        prefix = f"agent {agent!r}: "
+        audited = Audited()
+        for level, genesis in chains:
+            one = check_chain(
+                cursor.execute(
+                    f"SELECT {_AUDIT_COLUMNS} FROM audit WHERE agent = %s AND taint = %s ORDER BY seq",
+                    (agent, Level(level).name),
+                ).fetchall(),
+                genesis,
+                f"{prefix}{Level(level).name} ",
+                found,
+            )
+            audited.rows += one.rows
+            audited.head = chain.audit_hash(audited.head, (one.head,))
+            audited.saves |= one.saves
+            audited.deletes |= one.deletes
+            audited.purges |= one.purges
+        strays = cursor.execute(
+            "SELECT count(*) FROM audit WHERE agent = %s AND taint <> ALL(%s)",
+            (agent, [Level(level).name for level, _ in chains]),
+        ).fetchone()[0]
+        if strays:
+            found.append(f"{prefix}{strays} audit rows belong to no chain (forged)")
+        versions = check_versions(
+            cursor.execute(
+                "SELECT agent, key, content, tags, NULL, NULL, classification, version, saved_at, saved_by, "
+                "deleted_at, deleted_by, salt, commitment, purged_at FROM memories WHERE agent = %s ORDER BY id",
+                (agent,),
+            ).fetchall(),
+            audited,
+            prefix,
+            found,
+        )
+        results.append(Verification(audited.rows, versions, audited.head, tuple(found)))
+    orphans = cursor.execute(
+        "SELECT DISTINCT agent FROM memories WHERE agent NOT IN (SELECT agent FROM chain_heads) ORDER BY agent"
+    ).fetchall()
+    stray = [f"agent {agent!r}: versions without an audit chain (forged)" for (agent,) in orphans]
+    wrong = cursor.execute(
+        "SELECT agent, key, classification FROM memories m WHERE current <> (version = (SELECT max(version) "
+        "FROM memories n WHERE n.agent = m.agent AND n.key = m.key AND n.classification = m.classification)) "
+        "ORDER BY agent, key, classification"
+    ).fetchall()
+    stray += [
+        f"agent {agent!r}: the current version of key {key!r} at {Level(level).name} is not its newest (edited)"
+        for agent, key, level in wrong
+    ]
+    return combine([*results, Verification(problems=tuple(stray))])
+
+
+# -- SQL helpers ----------------------------------------------------------------------------------------
+
+
+def _lock_keys(cursor, agent: str, places: list[tuple[str, int]]) -> None:
+    """Take the transaction's advisory locks of ``places`` (key, level) of ``agent``, in one global order."""
+    locks = sorted(
+        {
+            int.from_bytes(hashlib.sha256(f"{agent}\x1f{key}\x1f{level}".encode()).digest()[:8], "big", signed=True)
+            for key, level in places
+        }
+    )
+    cursor.execute("SELECT pg_advisory_xact_lock(k) FROM unnest(%s::bigint[]) AS k", (locks,))
+
+
+def _lock_head(cursor, agent: str, level: Level) -> tuple[Level, int, str]:
+    """Lock the head row of the chain of ``agent`` at ``level`` (created, with a random genesis, on first use)."""
+    select = "SELECT seq, hash FROM chain_heads WHERE agent = %s AND taint = %s FOR UPDATE"
+    cursor.execute(select, (agent, int(level)))
+    row = cursor.fetchone()
+    if row is None:
+        start = chain.genesis()
+        cursor.execute(
+            "INSERT INTO chain_heads (agent, taint, genesis, seq, hash) VALUES (%s, %s, %s, 0, %s) "
+            "ON CONFLICT (agent, taint) DO NOTHING",
+            (agent, int(level), start, start),
+        )
+        cursor.execute(select, (agent, int(level)))
+        row = cursor.fetchone()
+    return (level, *row)
+
+
+def _schema_sql(schema: str, role: str, config: str) -> list[str]:
+    """The tables, indexes, row-level security policies and grants of a new store."""
+    agent_is = "agent = current_setting('memlab.agent', true)"
+    taint = "NULLIF(current_setting('memlab.taint', true), '')::smallint"
+    document = " || ".join(
+        f"setweight(to_tsvector('{config}', {column}), '{weight}')"
+        for column, weight in (("key", "A"), ("content", "B"), ("tags", "B"))
+    )
+    return [
+        f"CREATE SCHEMA IF NOT EXISTS {schema}",
+        f"SET LOCAL search_path = {schema}",
+        "CREATE TABLE memlab_meta (name text PRIMARY KEY, value text NOT NULL)",
+        'CREATE TABLE sessions (id text COLLATE "C" PRIMARY KEY, agent text NOT NULL, taint text NOT NULL, '
+        "created_at text NOT NULL)",
+        "CREATE TABLE taint_events (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, session_id text NOT NULL "
+        "REFERENCES sessions (id), at text NOT NULL, from_level text NOT NULL, to_level text NOT NULL, reason text)",
+        # Text sorts as SQLite sorts it (by code point), whatever the database's collation.
+        'CREATE TABLE memories (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, agent text COLLATE "C" NOT NULL, '
+        'key text COLLATE "C" NOT NULL, content text NOT NULL, tags text NOT NULL, '
+        "classification smallint NOT NULL CHECK (classification BETWEEN 0 AND 3), version integer NOT NULL, "
+        "saved_at text NOT NULL, saved_by text NOT NULL, deleted_at text, deleted_by text, salt bytea, "
+        "commitment text NOT NULL, purged_at text, current boolean NOT NULL, "
+        f"document tsvector GENERATED ALWAYS AS ({document}) STORED, "
+        "UNIQUE (agent, key, classification, version))",
+        "CREATE INDEX memories_live ON memories (agent, key, classification) WHERE current AND deleted_at IS NULL",
+        "CREATE INDEX memories_search ON memories USING gin (document) WITH (fastupdate = off) "
+        "WHERE current AND deleted_at IS NULL",
+        'CREATE TABLE chain_heads (agent text COLLATE "C" NOT NULL, taint smallint NOT NULL, genesis text NOT NULL, '
+        "seq bigint NOT NULL, hash text NOT NULL, PRIMARY KEY (agent, taint))",
+        'CREATE TABLE audit (id bigint GENERATED ALWAYS AS IDENTITY UNIQUE, agent text COLLATE "C" NOT NULL, '
+        "taint text NOT NULL, seq bigint NOT NULL, at text NOT NULL, session_id text NOT NULL, tool text NOT NULL, "
+        "key text, query text, "
+        "outcome text NOT NULL, "
+        "records text NOT NULL, notes text NOT NULL, message text, digest text, hash text NOT NULL, "
+        "PRIMARY KEY (agent, taint, seq))",
+        # The gate: sessions see one agent's rows at or below their taint and write at exactly their taint.
+        "ALTER TABLE memories ENABLE ROW LEVEL SECURITY",
+        f"CREATE POLICY memories_read ON memories FOR SELECT TO {role} "
+        f"USING ({agent_is} AND classification <= {taint})",
+        f"CREATE POLICY memories_write ON memories FOR INSERT TO {role} "
+        f"WITH CHECK ({agent_is} AND classification = {taint})",
+        f"CREATE POLICY memories_mark ON memories FOR UPDATE TO {role} USING ({agent_is} AND classification = {taint}) "
+        f"WITH CHECK ({agent_is} AND classification = {taint})",
+        "ALTER TABLE chain_heads ENABLE ROW LEVEL SECURITY",
+        f"CREATE POLICY chain_heads_own ON chain_heads TO {role} USING ({agent_is} AND taint = {taint}) "
+        f"WITH CHECK ({agent_is} AND taint = {taint})",
+        "ALTER TABLE audit ENABLE ROW LEVEL SECURITY",
+        f"CREATE POLICY audit_append ON audit FOR INSERT TO {role} "
+        f"WITH CHECK ({agent_is} AND taint = (ARRAY{[level.name for level in Level]})[{taint} + 1])",
+        "ALTER TABLE sessions ENABLE ROW LEVEL SECURITY",
+        f"CREATE POLICY sessions_add ON sessions FOR INSERT TO {role} WITH CHECK ({agent_is})",
+        "ALTER TABLE taint_events ENABLE ROW LEVEL SECURITY",
+        f"CREATE POLICY taint_events_add ON taint_events FOR INSERT TO {role} WITH CHECK (true)",
+        f"REVOKE ALL ON ALL TABLES IN SCHEMA {schema} FROM PUBLIC",
+        f"GRANT USAGE ON SCHEMA {schema} TO {role}",
+        f"GRANT SELECT ON memlab_meta TO {role}",
+        f"GRANT SELECT, INSERT ON memories TO {role}",
+        f"GRANT UPDATE (current, deleted_at, deleted_by) ON memories TO {role}",
+        f"GRANT SELECT, INSERT, UPDATE ON chain_heads TO {role}",
+        f"GRANT INSERT ON audit, sessions, taint_events TO {role}",
+        # Under row-level security PostgreSQL applies a query's own conditions only after the policy's unless
+        # they are LEAKPROOF, and @@ is not: a session's search could not use the GIN index and would match
+        # every row of its agent. This function, run as the owner, uses the index under the policy's very
+        # condition and returns only ids; the rows themselves are still read, and gated, as the session.
+        f"CREATE FUNCTION matches(q tsquery) RETURNS SETOF bigint LANGUAGE sql STABLE SECURITY DEFINER "
+        f"SET search_path = pg_catalog, pg_temp AS $$ SELECT id FROM {schema}.memories WHERE document @@ q "
+        f"AND current AND deleted_at IS NULL AND {agent_is} AND classification <= {taint} $$",
+        "REVOKE ALL ON FUNCTION matches(tsquery) FROM PUBLIC",
+        f"GRANT EXECUTE ON FUNCTION matches(tsquery) TO {role}",
+    ]
+
+
+def _missing_protections(cursor, schema: str, role: str) -> list[str]:
+    """What the database no longer enforces: RLS off on a table, or the session role able to change the audit."""
+    problems = []
+    for table in ("memories", "chain_heads", "audit", "sessions", "taint_events"):
+        row = cursor.execute(
+            "SELECT relrowsecurity FROM pg_class WHERE oid = to_regclass(%s)", (f"{schema}.{table}",)
+        ).fetchone()
+        if row is None:
+            problems.append(f"table {table} is missing")
+        elif not row[0]:
+            problems.append(f"row-level security is off on table {table}")
+    for privilege in ("SELECT", "UPDATE", "DELETE", "TRUNCATE"):
+        if cursor.execute("SELECT has_table_privilege(%s, %s, %s)", (role, f"{schema}.audit", privilege)).fetchone()[0]:
+            problems.append(f"the session role {role} may {privilege} the audit")
+    return problems
+
+
+def _storable(text: str | None) -> str | None:
+    """``text`` as PostgreSQL can store it: NUL, which its text type cannot hold, becomes U+FFFD (for what the
+    audit records of a call's input: the row is hashed as stored)."""
+    return None if text is None else text.replace("\x00", "\ufffd")
+
+
+def _memory(row: Sequence[Any]) -> Memory:
+    key, content, tags, classification, version, saved_at, saved_by = row
+    return Memory(key, content, tuple(json.loads(tags)), Level(classification), version, saved_at, saved_by)
+
+
+def _redact(url: str) -> str:
+    """``url`` without its password, for error messages."""
+    return re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", url)

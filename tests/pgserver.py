@@ -1,0 +1,128 @@
+"""A throwaway PostgreSQL server for the tests, started from the machine's own binaries.
+
+The server lives in a temporary folder, listens only on a Unix socket in that folder (no TCP port), trusts
+local connections, and is stopped and removed when the test session ends. Debian's binaries live in
+``/usr/lib/postgresql/<major>/bin`` (``.ci/run`` installs the ``postgresql`` package when they are absent);
+``initdb`` refuses to run as root, so as root the server runs as the ``postgres`` user. Missing binaries are
+an error, never a skip: the PostgreSQL backend must be tested wherever the suite runs.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+__all__ = ["PostgresServer", "find_bindir", "running_server"]
+
+TEMPLATE = "memlab_template"
+
+
+def find_bindir() -> Path:
+    """The folder holding ``initdb`` and ``pg_ctl``: ``$PG_BINDIR``, Debian's newest, or ``pg_config --bindir``.
+
+    Raises:
+        RuntimeError: no PostgreSQL server binaries on this machine (and how to get them).
+    """
+    candidates = [os.environ.get("PG_BINDIR", "")]
+    candidates += sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(Path(p).parent.name), reverse=True)
+    if shutil.which("pg_config"):
+        found = subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True, check=False)
+        candidates.append(found.stdout.strip())
+    for candidate in candidates:
+        if candidate and (Path(candidate) / "initdb").is_file() and (Path(candidate) / "pg_ctl").is_file():
+            return Path(candidate)
+    raise RuntimeError(
+        "the PostgreSQL tests need a PostgreSQL server's binaries (initdb, pg_ctl) and found none: "
+        "install them (Debian: apt-get install postgresql; .ci/run does it) or set PG_BINDIR"
+    )
+
+
+class PostgresServer:
+    """A running server: ``url(database)`` for connections, ``fresh_database()`` for an empty database."""
+
+    def __init__(self, folder: Path, bindir: Path) -> None:
+        self.folder, self.bindir = folder, bindir
+        self.data, self.socket = folder / "data", folder / "socket"
+        self._as_owner = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+
+    def _run(self, *command: str) -> None:
+        done = subprocess.run([*self._as_owner, *command], capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(command[:2])} failed: {done.stderr.strip() or done.stdout.strip()}")
+
+    def start(self) -> None:
+        self.socket.mkdir(parents=True)
+        if self._as_owner:
+            shutil.chown(self.folder, "postgres")
+            shutil.chown(self.socket, "postgres")
+        self._run(str(self.bindir / "initdb"), "-D", str(self.data), "-U", "postgres", "-A", "trust", "-E", "UTF8")
+        options = f"-c listen_addresses='' -k {self.socket} -c fsync=off -c max_connections=200"
+        log = self.folder / "server.log"
+        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-o", options, "-l", str(log), "-w", "start")
+        self._sql("postgres", f"CREATE DATABASE {TEMPLATE}")
+
+    def stop(self) -> None:
+        if (self.data / "postmaster.pid").exists():
+            self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop")
+
+    def url(self, database: str = "postgres", user: str = "postgres") -> str:
+        """A libpq URL to ``database`` as ``user`` over the server's socket."""
+        return f"postgresql://{user}@/{database}?host={self.socket}"
+
+    def _sql(self, database: str, statement: str) -> None:
+        import psycopg
+
+        with psycopg.connect(self.url(database), autocommit=True) as conn:
+            conn.execute(statement)
+
+    def fresh_database(self) -> str:
+        """A new, empty database (copied from an empty template, which is fast); returns its URL."""
+        name = f"t_{uuid.uuid4().hex[:16]}"
+        self._sql("postgres", f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}")
+        return self.url(name)
+
+    def drop_database(self, url: str) -> None:
+        name = url.split("/")[-1].split("?")[0]
+        self._sql("postgres", f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+_server: PostgresServer | None = None
+
+
+def running_server() -> PostgresServer:
+    """The test session's server, started on first use (``stop_server`` ends it)."""
+    global _server
+    if _server is None:
+        folder = Path(tempfile.mkdtemp(prefix="memlab-pg-"))
+        server = PostgresServer(folder, find_bindir())
+        try:
+            server.start()
+        except BaseException:
+            server.stop()
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        _server = server
+    return _server
+
+
+def stop_server() -> None:
+    """Stop the session's server, if one was started, and remove its folder."""
+    global _server
+    if _server is not None:
+        try:
+            _server.stop()
+        finally:
+            shutil.rmtree(_server.folder, ignore_errors=True)
+            _server = None
+
+
+def server_iter() -> Iterator[PostgresServer]:
+    """For a session-scoped fixture: the server, stopped afterwards."""
+    yield running_server()
+    stop_server()

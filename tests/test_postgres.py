@@ -1,0 +1,402 @@
+"""What only the PostgreSQL backend has: the database as the gate (row-level security, an append-only audit
+for the session role), many processes on one database, tamper detection, and its commands.
+
+The storage contract, the model and the noninterference property run against it in their own files
+(``tests/backends.py`` lists it).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import psycopg
+import pytest
+
+from memlab import InvalidArgument, Level, MemoryStore, SchemaError, tools
+from memlab.errors import Denied
+from memlab.storage import PostgresStorage, verify_path
+from tests.conftest import fixed_clock
+
+REFUSED = psycopg.errors.InsufficientPrivilege
+
+
+def _session_sql(url: str, agent: str | None, taint: Level | None) -> psycopg.Connection:
+    """A connection as memlab's session role, in a transaction that set (or not) the agent and taint."""
+    conn = psycopg.connect(url.replace("postgres@", "memlab_session@"), options="-c search_path=memlab")
+    if agent is not None:
+        conn.execute("SELECT set_config('memlab.agent', %s, true)", (agent,))
+    if taint is not None:
+        conn.execute("SELECT set_config('memlab.taint', %s, true)", (str(int(taint)),))
+    return conn
+
+
+def _filled(url: str) -> None:
+    with MemoryStore(url, clock=fixed_clock) as store:
+        for level in Level:
+            session = store.session(level)
+            session.memory_save("plan", f"the {level.name.lower()} plan about coffee", tags=["work"])
+            session.memory_save(f"only-{level.name.lower()}", "coffee secrets", tags=["work"])
+        store.session(Level.PUBLIC, "bob").memory_save("plan", "bob's public coffee plan")
+
+
+HAND_WRITTEN = {
+    "every row": "SELECT key, classification, agent FROM memories",
+    "a self-join": "SELECT h.key, h.classification, h.agent FROM memories l JOIN memories h ON h.key = l.key",
+    "another agent's by name": "SELECT key, classification, agent FROM memories WHERE agent = 'bob' "
+    "UNION ALL SELECT key, classification, agent FROM memories WHERE agent <> current_setting('memlab.agent')",
+    "the higher levels by name": "SELECT key, classification, agent FROM memories WHERE classification > 0",
+    "the search SQL without its filters": (
+        "SELECT m.key, m.classification, m.agent FROM memories m, to_tsquery('english', 'coffee | plan') q "
+        "WHERE m.document @@ q ORDER BY ts_rank(m.document, q) DESC"
+    ),
+    "deleted and superseded rows too": "SELECT key, classification, agent FROM memories WHERE NOT current OR true",
+    "a count by level": "SELECT 'n', classification, agent FROM memories GROUP BY classification, agent",
+}
+
+
+@pytest.mark.parametrize("query", list(HAND_WRITTEN))
+def test_hand_written_sql_as_the_session_role_sees_nothing_above_its_taint_or_of_another_agent(pg_url, query):
+    _filled(pg_url)
+    with _session_sql(pg_url, "main", Level.PUBLIC) as conn:
+        rows = conn.execute(HAND_WRITTEN[query]).fetchall()
+    assert {(level, agent) for _, level, agent in rows} <= {(int(Level.PUBLIC), "main")}
+    assert rows or "by name" in query, "the query sees the PUBLIC rows of its agent"
+
+
+def test_select_star_as_the_session_role_at_public(pg_url):
+    _filled(pg_url)
+    with _session_sql(pg_url, "main", Level.PUBLIC) as conn:
+        cursor = conn.execute("SELECT * FROM memories")
+        names = [column.name for column in cursor.description]
+        rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    assert sorted(row["key"] for row in rows) == ["only-public", "plan"]
+    assert {(row["classification"], row["agent"]) for row in rows} == {(0, "main")}
+
+
+def test_the_index_function_returns_only_what_the_policy_admits(pg_url):
+    """``matches`` runs as the owner (so sessions' searches can use the GIN index) under the policy's condition."""
+    _filled(pg_url)
+    found = "SELECT count(*) FROM matches(to_tsquery('english', 'coffee | plan'))"
+    for agent, taint, expected in (("main", Level.PUBLIC, 2), ("main", Level.RESTRICTED, 8), ("bob", Level.PUBLIC, 1)):
+        with _session_sql(pg_url, agent, taint) as conn:
+            assert conn.execute(found).fetchone()[0] == expected
+    with _session_sql(pg_url, None, None) as conn:
+        assert conn.execute(found).fetchone()[0] == 0
+
+
+def test_without_the_settings_the_session_role_sees_nothing(pg_url):
+    _filled(pg_url)
+    for agent, taint in ((None, None), ("main", None), (None, Level.RESTRICTED)):
+        with _session_sql(pg_url, agent, taint) as conn:
+            assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
+            assert conn.execute("SELECT count(*) FROM chain_heads").fetchone()[0] == 0
+
+
+def test_the_session_role_cannot_read_change_or_empty_the_audit(pg_url):
+    _filled(pg_url)
+    for statement in (
+        "SELECT * FROM audit",
+        "UPDATE audit SET outcome = 'ok'",
+        "DELETE FROM audit",
+        "TRUNCATE audit",
+        "SELECT * FROM sessions",
+        "UPDATE memories SET content = 'forged'",
+        "DELETE FROM memories",
+        "SET ROLE postgres",
+    ):
+        with (
+            _session_sql(pg_url, "main", Level.RESTRICTED) as conn,
+            pytest.raises(psycopg.errors.InsufficientPrivilege),
+        ):
+            conn.execute(statement)
+    with MemoryStore(pg_url) as store:
+        assert store.verify().ok
+
+
+def test_the_session_role_cannot_write_down_or_for_another_agent(pg_url):
+    _filled(pg_url)
+    insert = (
+        "INSERT INTO memories (agent, key, content, tags, classification, version, saved_at, saved_by, commitment, "
+        "current) VALUES (%s, 'leak', 'x', '[]', %s, 1, 'now', 's', 'c', true)"
+    )
+    for agent, level in (("main", Level.PUBLIC), ("bob", Level.CONFIDENTIAL)):
+        with (
+            _session_sql(pg_url, "main", Level.CONFIDENTIAL) as conn,
+            pytest.raises(psycopg.errors.InsufficientPrivilege),
+        ):
+            conn.execute(insert, (agent, int(level)))
+    with _session_sql(pg_url, "main", Level.CONFIDENTIAL) as conn:
+        # Marking rows below its taint matches nothing: an update sees only its own level.
+        assert conn.execute("UPDATE memories SET deleted_at = 'x' WHERE classification < 2").rowcount == 0
+
+
+def test_a_write_down_is_refused_by_the_database(pg_url):
+    with MemoryStore(pg_url) as store, pytest.raises(Denied, match="row-level security"):
+        _save_at(store, Level.PUBLIC, taint=Level.CONFIDENTIAL)
+
+
+def _save_at(store: MemoryStore, level: Level, *, taint: Level) -> None:
+    """A buggy caller: storage asked to write at ``level`` while the transaction says ``taint``."""
+    storage: PostgresStorage = store.storage
+
+    def work(cursor, head):
+        cursor.execute("SELECT set_config('memlab.taint', %s, true)", (str(int(taint)),))
+        cursor.execute(
+            "INSERT INTO memories (agent, key, content, tags, classification, version, saved_at, saved_by, "
+            "commitment, current) VALUES ('main', 'k', 'x', '[]', %s, 1, 'now', 's', 'c', true)",
+            (int(level),),
+        )
+
+    storage._session("main", level, work)
+
+
+# -- search input and options --------------------------------------------------------------------------
+
+HOSTILE_QUERIES = [
+    "",
+    "   ",
+    '"unbalanced',
+    "a AND b OR NOT c",
+    "NEAR(a b)",
+    "col:value",
+    "C++ & | ! ( ) :* <-> '",
+    "it's O'Brien's",
+    "emoji 🎉 only",
+    "🎉",
+    "x" * 3000,
+    "naïve café ÅNGSTRÖM",
+    "名前 は",
+    "a:*B & !c",
+    "\\ \\\\ %s %(x)s",
+    "\x00",
+    "nul\x00inside",
+]
+
+
+@pytest.mark.parametrize("query", HOSTILE_QUERIES)
+def test_no_query_raises_an_sql_error(pg_url, query):
+    with MemoryStore(pg_url) as store:
+        session = store.session()
+        session.memory_save("user-name", "Alice O'Brien likes C++ and café crème")
+        result = tools.call(session, "memory_search", {"query": query})
+        assert "error" not in result or result["error"]["code"] == "invalid_argument"
+
+
+def test_stemming_follows_the_analyzer(pg_url):
+    with MemoryStore(pg_url) as store:
+        session = store.session()
+        session.memory_save("hobby", "She was running marathons")
+        assert [hit.memory.key for hit in session.memory_search("runs")] == ["hobby"]
+        assert session.memory_search("runs")[0].snippet == "She was **running** marathons"
+
+
+def test_analyzers_postgres_cannot_serve_are_refused(pg_url):
+    with pytest.raises(InvalidArgument, match="english"):
+        MemoryStore(pg_url, analyzer="trigram")
+    with pytest.raises(InvalidArgument, match="lattice"):
+        MemoryStore(pg_url, policy="global-stats")
+
+
+def test_a_store_reopens_and_refuses_another_analyzer_or_a_foreign_schema(pg_url):
+    with MemoryStore(pg_url, analyzer="none") as store:
+        store.session(Level.INTERNAL, session_id="a").memory_save("k", "running")
+    with pytest.raises(SchemaError, match="analyzer"):
+        MemoryStore(pg_url)
+    with MemoryStore(pg_url, analyzer="none") as store:
+        session = store.session(Level.INTERNAL)
+        assert session.memory_get("k").content == "running"
+        assert session.memory_search("runs") == []  # simple: no stemming
+        assert store.sessions()["id"].tolist()[0] == "a"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE SCHEMA app; CREATE TABLE app.customers (id int)")
+    with pytest.raises(SchemaError, match="customers"):
+        PostgresStorage(pg_url, schema="app")
+
+
+def test_an_unreachable_server_is_a_clear_error():
+    with pytest.raises(SchemaError, match="cannot connect"):
+        MemoryStore("postgresql://nobody:secret@/nowhere?host=/nonexistent-socket-dir")
+
+
+# -- tampering ---------------------------------------------------------------------------------------------
+
+TAMPERING = {
+    "content edited": "UPDATE memories SET content = 'forged' WHERE key = 'plan' AND classification = 3",
+    "classification edited": "UPDATE memories SET classification = 0 WHERE key = 'only-restricted'",
+    "an audit row removed": "DELETE FROM audit WHERE agent = 'main' AND taint = 'PUBLIC' AND seq = 1",
+    "an audit row edited": "UPDATE audit SET outcome = 'not_found' WHERE agent = 'main' AND taint = 'INTERNAL' "
+    "AND seq = 1",
+    "a version removed": "DELETE FROM memories WHERE key = 'only-internal'",
+    "row-level security switched off": "ALTER TABLE memories DISABLE ROW LEVEL SECURITY",
+    "the audit opened to sessions": "GRANT UPDATE ON audit TO memlab_session",
+}
+
+
+@pytest.mark.parametrize("tampering", list(TAMPERING))
+def test_verify_finds_tampering_by_the_owner(pg_url, tampering):
+    _filled(pg_url)
+    assert verify_path(pg_url).ok
+    with psycopg.connect(pg_url, autocommit=True, options="-c search_path=memlab") as conn:
+        conn.execute(TAMPERING[tampering])
+    result = verify_path(pg_url)
+    assert not result.ok, tampering
+    with MemoryStore(pg_url) as store:
+        assert not store.verify().ok
+
+
+# -- many processes ------------------------------------------------------------------------------------------
+
+WORKER = """
+import sys
+from memlab import MemoryStore, Level
+url, name, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with MemoryStore(url) as store:
+    shared = store.session(Level.INTERNAL, session_id=f"{name}-shared")
+    own = store.session(Level.CONFIDENTIAL, agent=name, session_id=f"{name}-own")
+    for n in range(rounds):
+        shared.memory_save("counter", f"{name} {n}")
+        shared.memory_save(f"{name}-{n}", f"note {n} from {name}")
+        own.memory_save("own", f"note {n}")
+        assert shared.memory_get(f"{name}-{n}").content == f"note {n} from {name}"
+        assert own.memory_search("own note")  # searchable
+"""
+
+
+def test_concurrent_processes_lose_nothing_and_number_versions_without_gaps(pg_url):
+    """8 processes at once on one database (the full 8 x 500 runs in benchmarks/bench_postgres.py)."""
+    MemoryStore(pg_url).close()
+    processes, rounds = 8, 40
+    children = [
+        subprocess.Popen([sys.executable, "-c", textwrap.dedent(WORKER), pg_url, f"w{n}", str(rounds)])
+        for n in range(processes)
+    ]
+    assert [child.wait(timeout=300) for child in children] == [0] * processes
+    with MemoryStore(pg_url) as store:
+        assert store.history("counter")["version"].tolist() == list(range(1, processes * rounds + 1))
+        assert len(store.session(Level.INTERNAL).memory_list()) == processes * rounds + 1
+        for n in range(processes):
+            assert store.history("own", agent=f"w{n}")["version"].tolist() == list(range(1, rounds + 1))
+        assert len(store.audit("main")) == processes * rounds * 3 + 1  # saves, gets and the list above
+        assert store.verify().ok
+
+
+# -- commands -----------------------------------------------------------------------------------------------
+
+
+def test_import_and_verify_commands_work_against_postgres(pg_url, tmp_path):
+    records = tmp_path / "notes.jsonl"
+    records.write_text("\n".join(json.dumps({"key": f"k{n}", "content": f"note {n} about tea"}) for n in range(30)))
+    run = [sys.executable, "-m", "memlab.cli"]
+    done = subprocess.run([*run, "import", str(records), "--db", pg_url, "--taint", "internal"], capture_output=True)
+    assert done.returncode == 0, done.stderr
+    done = subprocess.run([*run, "verify", pg_url], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.startswith("ok: 30 audit rows and 30 versions"), done.stdout
+    with MemoryStore(pg_url) as store:
+        assert len(store.session(Level.INTERNAL).memory_search("tea", max_results=100)) == 30
+        assert store.session(Level.PUBLIC).memory_search("tea") == []
+
+
+def test_eval_runs_against_postgres(pg_url):
+    from memlab.eval.collections import load_trec
+    from memlab.eval.runner import run
+
+    results = run(
+        load_trec("tests/fixtures/trec-tiny"), analyzers=["porter"], progress=False, workers=1, postgres=pg_url
+    )
+    assert 0 < results.summary.loc["porter", "S@10"] <= 1
+    with psycopg.connect(pg_url) as conn:  # the throwaway schema is gone
+        assert conn.execute("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'memlab_eval_%'").fetchone()[0] == 0
+
+
+def test_two_serve_processes_on_one_database_keep_their_levels_apart(pg_url, tmp_path):
+    from tests.mcp_client import call, connect_all, default_command
+    from tests.mcp_client import run as run_scenario
+
+    log = tmp_path / "server.log"
+    servers = [default_command(pg_url, "CONFIDENTIAL"), default_command(pg_url, "PUBLIC")]
+
+    async def scenario():
+        async with connect_all(servers, log=log) as (secret, public):
+            assert not (await call(secret, "memory_save", {"key": "salary", "content": "Sam earns 90k"}))[0]
+            assert not (await call(public, "memory_save", {"key": "user-name", "content": "Sam"}))[0]
+            assert (await call(public, "memory_get", {"key": "salary"}))[1] == {"found": False, "key": "salary"}
+            found = (await call(public, "memory_search", {"query": "Sam salary"}))[1]
+            assert [hit["key"] for hit in found["results"]] == ["user-name"]
+            found = (await call(secret, "memory_search", {"query": "Sam salary"}))[1]
+            assert sorted(hit["key"] for hit in found["results"]) == ["salary", "user-name"]
+
+    run_scenario(scenario, log)
+    with MemoryStore(pg_url) as store:
+        assert sorted(store.sessions()["initial_taint"]) == ["CONFIDENTIAL", "PUBLIC"]
+        assert store.verify().ok
+
+
+def test_serialization_failures_are_retried_inside_memlab(pg_url, monkeypatch):
+    import memlab.storage.postgres as backend
+
+    real, failures = backend._lock_head, []
+
+    def flaky(cursor, agent, level):
+        if len(failures) < 2:
+            failures.append(agent)
+            raise psycopg.errors.SerializationFailure("could not serialize access")
+        return real(cursor, agent, level)
+
+    with MemoryStore(pg_url) as store:
+        session = store.session()
+        monkeypatch.setattr(backend, "_lock_head", flaky)
+        assert session.memory_save("k", "v").version == 1
+        monkeypatch.undo()
+        assert failures == ["main", "main"]
+        assert store.history("k")["version"].tolist() == [1] and len(store.audit()) == 1
+        assert store.verify().ok
+
+
+def test_memlab_eval_backend_postgres(pg_url):
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "memlab.cli",
+            "eval",
+            "--collection",
+            "tests/fixtures/trec-tiny",
+            "--backend",
+            "postgres",
+        ]
+        + ["--db", pg_url, "--analyzers", "porter,none", "--workers", "1"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "porter" in done.stdout and "none" in done.stdout
+    done = subprocess.run(
+        [sys.executable, "-m", "memlab.cli", "eval", "--backend", "postgres"], capture_output=True, text=True
+    )
+    assert done.returncode == 2 and "needs --db postgresql://" in done.stderr
+
+
+def test_nul_characters_never_reach_postgresql_as_an_error(pg_url):
+    """PostgreSQL text cannot hold NUL: in what the audit records it becomes U+FFFD; content with one is refused
+    before anything is written (SQLite stores it)."""
+    with MemoryStore(pg_url) as store:
+        session = store.session()
+        session.memory_save("k", "fine")
+        assert tools.call(session, "memory_search", {"query": "fine\x00"})["results"][0]["key"] == "k"
+        result = tools.call(session, "memory_save", {"key": "j", "content": "a\x00b"})
+        assert result["error"]["code"] == "invalid_argument" and "NUL" in result["error"]["message"]
+        session.escalate(Level.INTERNAL, reason="why\x00not")
+        assert store.audit()["query"].tolist()[1] == "fine\ufffd"
+        assert store.taint_events()["reason"].tolist() == ["why\ufffdnot"]
+        assert store.history("j").empty and store.verify().ok
+        assert store.purge("main", "k", reason="request\x00 7", by="dpo\x00") == ["k@PUBLIC/v1"]
+        assert store.history("k")["deleted_by"].tolist() == ["dpo\ufffd"] and store.verify().ok
+
+
+def test_a_session_role_that_cannot_log_in_is_a_clear_error(pg_url, monkeypatch):
+    monkeypatch.setattr("memlab.storage.postgres._LOGIN_SECONDS", 1.0)
+    with pytest.raises(SchemaError, match="cannot log in as the session role"):
+        PostgresStorage(pg_url, session_url=pg_url.replace("postgres@", "no_such_role@"))
