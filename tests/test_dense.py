@@ -11,10 +11,20 @@ from memlab import InvalidArgument, Level, MemoryStore, Ranking
 from memlab.search import dense
 from tests.backends import BACKENDS, WordsEmbedder, open_store
 
+# PostgreSQL keeps no vectors (its rankings are ts_rank's); it refuses an embedder, tested below.
+SQLITE_BACKENDS = [backend for backend in BACKENDS if backend != "postgres"]
 
-@pytest.fixture(params=BACKENDS)
+
+@pytest.fixture(params=SQLITE_BACKENDS)
 def backend(request):
     return request.param
+
+
+def test_postgres_refuses_dense_retrieval_clearly(pg_url):
+    with pytest.raises(InvalidArgument, match="no dense vectors"):
+        MemoryStore(pg_url, embedder=WordsEmbedder())
+    with MemoryStore(pg_url) as store, pytest.raises(InvalidArgument, match="dense"):
+        store.ranking = Ranking.hybrid()
 
 
 def _keys(hits):
