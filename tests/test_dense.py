@@ -103,3 +103,18 @@ def test_the_packaged_minilm_embeds_offline():
     assert vectors.shape == (3, 384) and np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.2
     assert np.allclose(model.embed(texts[2:]), vectors[2:], atol=1e-5)
+
+
+@pytest.mark.parametrize("layout", ["file", "folder"])
+def test_a_cached_vector_view_follows_another_process_writes(tmp_path, layout):
+    """Each connection keeps its views' vectors as a matrix; a write by another connection invalidates it."""
+    options = {"layout": layout, "embedder": WordsEmbedder(), "ranking": Ranking.dense_only()}
+    with MemoryStore(tmp_path / "s", **options) as reader, MemoryStore(tmp_path / "s", **options) as writer:
+        writer.session().memory_save("a", "apples and pears")
+        assert _keys(reader.session().memory_search("apples")) == ["a"]  # the view is cached now
+        writer.session().memory_save("b", "apples only")
+        assert sorted(_keys(reader.session().memory_search("apples"))) == ["a", "b"]
+        writer.session().memory_delete("a")
+        assert _keys(reader.session().memory_search("apples")) == ["b"]
+        reader.session().memory_save("c", "apple pie")  # its own write, too
+        assert "c" in _keys(reader.session().memory_search("apple pie"))

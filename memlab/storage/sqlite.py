@@ -19,6 +19,7 @@ import json
 import os
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -54,6 +55,7 @@ _MEMORY_COLUMNS = (
 _SNIPPET_TOKENS = 16
 _WAL_AUTOCHECKPOINT_PAGES = 10_000
 _BATCHED_INDEX_ROWS = 16
+_VECTOR_VIEWS = 4  # effective views' matrices kept per connection (100k vectors of 384 floats: 154 MB)
 FUSION_DEPTH = 50  # how deep each ranking is read when two are fused (RRF's weight at rank 50 is ~1/50)
 
 
@@ -86,6 +88,11 @@ class SqliteStorage:
         self.ranking = ranking if ranking is not None else Ranking()
         self.embedder = embedder
         self._backfilled: set[int] = set()  # agents whose live versions all have vectors of this embedder
+        # The vectors of recently searched views, as matrices: (agent id, taint, model) -> (token, view). A view
+        # is valid while the token holds: this connection's count of view changes, and SQLite's data_version
+        # (which moves when another connection commits).
+        self._views_changed = 0
+        self._vector_views: OrderedDict[tuple[int, int, str], tuple[tuple[int, int], _VectorView]] = OrderedDict()
         self.rules = rules if rules is not None else ViewRules.lattice()
         self.analyzer = resolve_analyzer(analyzer)
         columns = indexed_columns(self.analyzer)
@@ -442,6 +449,7 @@ class SqliteStorage:
         ``before`` and ``after`` map each key to its live version id per level; the effective view is a
         function of that, so only the differences are written.
         """
+        self._views_changed += 1  # cached vector views are stale from here on
         upserts, removals = [], []
         reindex: dict[str, tuple[list[int], list[int]]] = {}
         taints = [taint for taint in Level if taint >= changed or not self.rules.lattice_visibility]
@@ -613,21 +621,45 @@ class SqliteStorage:
                     "WHERE EXISTS (SELECT 1 FROM memories WHERE id = ? AND purged_at IS NULL)",
                     [(i, model, v.tobytes(), i) for (i, _), v in zip(missing, vectors, strict=True)],
                 )
+                self._views_changed += 1
         self._backfilled.add(agent_id)
 
     def _dense(self, agent_id: int | None, taint: Level, vector: np.ndarray, limit: int) -> list[_Ranked]:
         """The session's effective view ranked by cosine similarity to ``vector`` (ties in save order)."""
+        view = self._vector_view(agent_id, taint)
+        if not view.ids.size:
+            return []
+        scores = view.matrix @ vector
+        if scores.size > limit:  # only the candidates for the top ``limit`` (ties at the edge included) are sorted
+            edge = np.partition(scores, scores.size - limit)[scores.size - limit]
+            chosen = np.flatnonzero(scores >= edge)
+        else:
+            chosen = np.arange(scores.size)
+        order = chosen[np.lexsort((view.ids[chosen], -scores[chosen]))][:limit]
+        return [_Ranked(int(view.ids[i]), view.keys[i], float(scores[i]), None) for i in order]
+
+    def _vector_view(self, agent_id: int | None, taint: Level) -> _VectorView:
+        """The vectors of the effective view at ``taint`` as one matrix, kept while nothing changes it."""
+        token = (self._views_changed, self.conn.execute("PRAGMA data_version").fetchone()[0])
+        place = (agent_id or 0, int(taint), self.embedder.name)
+        cached = self._vector_views.get(place)
+        if cached is not None and cached[0] == token:
+            self._vector_views.move_to_end(place)
+            return cached[1]
         rows = self.conn.execute(
             "SELECT e.memory_id, e.key, v.vector FROM effective e "
             "JOIN vectors v ON v.memory_id = e.memory_id AND v.model = ? WHERE e.agent_id = ? AND e.taint = ?",
             (self.embedder.name, agent_id, int(taint)),
         ).fetchall()
-        if not rows:
-            return []
-        ids = np.array([row[0] for row in rows])
-        matrix = np.frombuffer(b"".join(row[2] for row in rows), dtype=np.float32).reshape(len(rows), -1)
-        scores = matrix @ vector
-        return [_Ranked(int(ids[i]), rows[i][1], float(scores[i]), None) for i in np.lexsort((ids, -scores))[:limit]]
+        view = _VectorView(
+            np.array([row[0] for row in rows], dtype=np.int64),
+            [row[1] for row in rows],
+            np.frombuffer(b"".join(row[2] for row in rows), dtype=np.float32).reshape(len(rows), -1),
+        )
+        self._vector_views[place] = (token, view)
+        while len(self._vector_views) > _VECTOR_VIEWS:
+            self._vector_views.popitem(last=False)
+        return view
 
     def _rank(
         self, table: str, match: str, query: str, limit: int, *, only_effective_at: tuple[int, Level] | None = None
@@ -797,6 +829,14 @@ def _check_path(path: Path) -> None:
         raise SchemaError(f"{path} is read-only: memlab writes an audit row for every call, so it needs write access")
     if not path.exists() and not os.access(path.parent, os.W_OK):
         raise SchemaError(f"cannot create the store {path}: its folder is read-only")
+
+
+class _VectorView(NamedTuple):
+    """An effective view's vectors: memory ids, keys, and one row of the matrix each."""
+
+    ids: np.ndarray
+    keys: list[str]
+    matrix: np.ndarray
 
 
 class _Ranked(NamedTuple):
