@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import random
-import sqlite3
 import sys
 import tempfile
 import time
