@@ -37,7 +37,13 @@ def _filled(url: str) -> None:
     with MemoryStore(url, clock=fixed_clock) as store:
         for level in Level:
             session = store.session(level)
-            session.memory_save("plan", f"the {level.name.lower()} plan about coffee", tags=["work"])
+            session.memory_save(
+                "plan",
+                f"the {level.name.lower()} plan about coffee",
+                tags=["work"],
+                source=f"Ann: the {level.name.lower()} coffee plan",
+                occurred_at="2026-11-30",
+            )
             session.memory_save(f"only-{level.name.lower()}", "coffee secrets", tags=["work"])
         store.session(Level.PUBLIC, "bob").memory_save("plan", "bob's public coffee plan")
 
@@ -225,6 +231,9 @@ def test_an_unreachable_server_is_a_clear_error():
 
 TAMPERING = {
     "content edited": "UPDATE memories SET content = 'forged' WHERE key = 'plan' AND classification = 3",
+    "source edited": "UPDATE memories SET source = 'forged' WHERE key = 'plan' AND classification = 2",
+    "occurred_at edited": "UPDATE memories SET occurred_at = '2020-01-01' WHERE key = 'plan' AND classification = 1",
+    "context added": "UPDATE memories SET source = 'forged' WHERE key = 'only-public'",
     "classification edited": "UPDATE memories SET classification = 0 WHERE key = 'only-restricted'",
     "an audit row removed": "DELETE FROM audit WHERE agent = 'main' AND taint = 'PUBLIC' AND seq = 1",
     "an audit row edited": "UPDATE audit SET outcome = 'not_found' WHERE agent = 'main' AND taint = 'INTERNAL' "
