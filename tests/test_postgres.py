@@ -227,6 +227,32 @@ def test_an_unreachable_server_is_a_clear_error():
         MemoryStore("postgresql://nobody:secret@/nowhere?host=/nonexistent-socket-dir")
 
 
+def test_a_schema_1_store_gains_the_context_columns_in_place(pg_url):
+    """A store made before context (schema 1: no source, occurred_at, nor their words in the document)."""
+    with MemoryStore(pg_url, clock=fixed_clock) as store:
+        store.session(Level.INTERNAL).memory_save("plan", "the coffee plan", tags=["work"])
+    with psycopg.connect(pg_url, autocommit=True, options="-c search_path=memlab") as conn, conn.transaction():
+        for statement in (
+            "ALTER TABLE memories DROP COLUMN document",
+            "ALTER TABLE memories DROP COLUMN source, DROP COLUMN occurred_at, DROP COLUMN occurred_words",
+            "ALTER TABLE memories ADD COLUMN document tsvector GENERATED ALWAYS AS (setweight(to_tsvector('english', "
+            "key), 'A') || setweight(to_tsvector('english', content), 'B') || setweight(to_tsvector('english', "
+            "tags), 'B')) STORED",
+            "CREATE INDEX memories_search ON memories USING gin (document) WHERE current AND deleted_at IS NULL",
+            "UPDATE memlab_meta SET value = '1' WHERE name = 'schema_version'",
+        ):
+            conn.execute(statement)
+    with MemoryStore(pg_url) as store:
+        assert store.verify().ok
+        s = store.session(Level.INTERNAL)
+        assert [h.memory.key for h in s.memory_search("coffee")] == ["plan"]
+        s.memory_save("note", "new", source="from a chat about tea", occurred_at="2026-11-30")
+        assert [h.memory.key for h in s.memory_search("tea November")] == ["note"]
+        assert s.memory_get("plan").source is None and store.verify().ok
+    with psycopg.connect(pg_url, autocommit=True, options="-c search_path=memlab") as conn:
+        assert conn.execute("SELECT value FROM memlab_meta WHERE name = 'schema_version'").fetchone() == ("2",)
+
+
 # -- tampering ---------------------------------------------------------------------------------------------
 
 TAMPERING = {

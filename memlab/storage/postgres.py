@@ -12,7 +12,8 @@ filters by agent and level, so the policies are a second gate that a buggy query
 There are no materialised views to maintain (a session at a low level could not update the views of the
 levels above it without seeing them): each version carries ``current`` (newest at its agent, key and
 level), and the effective view is computed in SQL from the live versions RLS admits, the highest level
-winning per key. Search uses a ``tsvector`` (``english`` or ``simple`` configuration) with a GIN index over
+winning per key. Search uses a ``tsvector`` (``english`` or ``simple`` configuration: the key at weight A,
+content and tags B, the host's ``source`` C and ``occurred_at`` in words D) with a GIN index over
 live versions, ranked by ``ts_rank``, which reads only the document and the query: no collection
 statistics, so no score can depend on rows a session cannot see.
 
@@ -192,11 +193,11 @@ class PostgresStorage:
                     )
                 self._create()
             meta = dict(self._owner.execute("SELECT name, value FROM memlab_meta").fetchall())
-        if meta.get("format") == FORMAT and meta.get("schema_version") == "1":
-            raise SchemaError(
-                f"schema {self.schema} holds a memlab store of schema version 1 (before context, never released): "
-                "drop it (memlab's PostgresStorage.drop) or use another schema"
-            )
+            config = meta.get("text_search_config")
+            if meta.get("format") == FORMAT and meta.get("schema_version") == "1" and config in {"english", "simple"}:
+                for statement in _upgrade_1_sql(config):
+                    self._owner.execute(statement)
+                meta["schema_version"] = "2"
         meta = check_meta_values(meta, FORMAT, SCHEMA_VERSION, self.analyzer.name, self.rules.signature)
         if meta.get("session_role") != self.session_role:
             raise SchemaError(f"this store's sessions run as {meta.get('session_role')!r}, not {self.session_role!r}")
@@ -763,12 +764,11 @@ def _lock_head(cursor, agent: str, level: Level) -> tuple[Level, int, str]:
     return (level, *row)
 
 
-def _schema_sql(schema: str, role: str, config: str) -> list[str]:
-    """The tables, indexes, row-level security policies and grants of a new store."""
-    agent_is = "agent = current_setting('memlab.agent', true)"
-    taint = "NULLIF(current_setting('memlab.taint', true), '')::smallint"
-    document = " || ".join(
-        f"setweight(to_tsvector('{config}', {column}), '{weight}')"
+# What search reads: key (A), content and tags (B), source (C) and the date in words (D); to_tsvector(NULL) is NULL,
+# and so would the whole document be.
+_DOCUMENT = "tsvector GENERATED ALWAYS AS ({}) STORED".format(
+    " || ".join(
+        f"setweight(to_tsvector('{{config}}', {column}), '{weight}')"
         for column, weight in (
             ("key", "A"),
             ("content", "B"),
@@ -777,6 +777,30 @@ def _schema_sql(schema: str, role: str, config: str) -> list[str]:
             ("coalesce(occurred_words, '')", "D"),
         )
     )
+)
+_SEARCH_INDEX = (
+    "CREATE INDEX memories_search ON memories USING gin (document) WITH (fastupdate = off) "
+    "WHERE current AND deleted_at IS NULL"
+)
+
+
+def _upgrade_1_sql(config: str) -> list[str]:
+    """Schema 1 to 2 (in the schema's search path): the context columns, and a document that reads them. Versions
+    without context commit to content and tags alone, in both, so the chain still verifies."""
+    return [
+        "ALTER TABLE memories ADD COLUMN IF NOT EXISTS source text, ADD COLUMN IF NOT EXISTS occurred_at text, "
+        "ADD COLUMN IF NOT EXISTS occurred_words text",
+        "ALTER TABLE memories DROP COLUMN document",  # and its index with it
+        f"ALTER TABLE memories ADD COLUMN document {_DOCUMENT.format(config=config)}",
+        _SEARCH_INDEX,
+        "UPDATE memlab_meta SET value = '2' WHERE name = 'schema_version'",
+    ]
+
+
+def _schema_sql(schema: str, role: str, config: str) -> list[str]:
+    """The tables, indexes, row-level security policies and grants of a new store."""
+    agent_is = "agent = current_setting('memlab.agent', true)"
+    taint = "NULLIF(current_setting('memlab.taint', true), '')::smallint"
     return [
         f"CREATE SCHEMA IF NOT EXISTS {schema}",
         f"SET LOCAL search_path = {schema}",
@@ -794,11 +818,10 @@ def _schema_sql(schema: str, role: str, config: str) -> list[str]:
         "classification smallint NOT NULL CHECK (classification BETWEEN 0 AND 3), version integer NOT NULL, "
         "saved_at text NOT NULL, saved_by text NOT NULL, deleted_at text, deleted_by text, salt bytea, "
         "commitment text NOT NULL, purged_at text, current boolean NOT NULL, "
-        f"document tsvector GENERATED ALWAYS AS ({document}) STORED, "
+        f"document {_DOCUMENT.format(config=config)}, "
         "UNIQUE (agent, key, classification, version))",
         "CREATE INDEX memories_live ON memories (agent, key, classification) WHERE current AND deleted_at IS NULL",
-        "CREATE INDEX memories_search ON memories USING gin (document) WITH (fastupdate = off) "
-        "WHERE current AND deleted_at IS NULL",
+        _SEARCH_INDEX,
         'CREATE TABLE chain_heads (agent text COLLATE "C" NOT NULL, taint smallint NOT NULL, genesis text NOT NULL, '
         "seq bigint NOT NULL, hash text NOT NULL, PRIMARY KEY (agent, taint))",
         'CREATE TABLE audit (id bigint GENERATED ALWAYS AS IDENTITY UNIQUE, agent text COLLATE "C" NOT NULL, '
