@@ -423,6 +423,8 @@ def test_nul_characters_never_reach_postgresql_as_an_error(pg_url):
         assert tools.call(session, "memory_search", {"query": "fine\x00"})["results"][0]["key"] == "k"
         result = tools.call(session, "memory_save", {"key": "j", "content": "a\x00b"})
         assert result["error"]["code"] == "invalid_argument" and "NUL" in result["error"]["message"]
+        with pytest.raises(InvalidArgument, match="source holds a NUL"):
+            session.memory_save("j", "fine", source="a\x00b")
         session.escalate(Level.INTERNAL, reason="why\x00not")
         assert store.audit()["query"].tolist()[1] == "fine\ufffd"
         assert store.taint_events()["reason"].tolist() == ["why\ufffdnot"]
