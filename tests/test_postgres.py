@@ -37,7 +37,13 @@ def _filled(url: str) -> None:
     with MemoryStore(url, clock=fixed_clock) as store:
         for level in Level:
             session = store.session(level)
-            session.memory_save("plan", f"the {level.name.lower()} plan about coffee", tags=["work"])
+            session.memory_save(
+                "plan",
+                f"the {level.name.lower()} plan about coffee",
+                tags=["work"],
+                source=f"Ann: the {level.name.lower()} coffee plan",
+                occurred_at="2026-11-30",
+            )
             session.memory_save(f"only-{level.name.lower()}", "coffee secrets", tags=["work"])
         store.session(Level.PUBLIC, "bob").memory_save("plan", "bob's public coffee plan")
 
@@ -221,10 +227,39 @@ def test_an_unreachable_server_is_a_clear_error():
         MemoryStore("postgresql://nobody:secret@/nowhere?host=/nonexistent-socket-dir")
 
 
+def test_a_schema_1_store_gains_the_context_columns_in_place(pg_url):
+    """A store made before context (schema 1: no source, occurred_at, nor their words in the document)."""
+    with MemoryStore(pg_url, clock=fixed_clock) as store:
+        store.session(Level.INTERNAL).memory_save("plan", "the coffee plan", tags=["work"])
+    with psycopg.connect(pg_url, autocommit=True, options="-c search_path=memlab") as conn, conn.transaction():
+        for statement in (
+            "ALTER TABLE memories DROP COLUMN document",
+            "ALTER TABLE memories DROP COLUMN source, DROP COLUMN occurred_at, DROP COLUMN occurred_words",
+            "ALTER TABLE memories ADD COLUMN document tsvector GENERATED ALWAYS AS (setweight(to_tsvector('english', "
+            "key), 'A') || setweight(to_tsvector('english', content), 'B') || setweight(to_tsvector('english', "
+            "tags), 'B')) STORED",
+            "CREATE INDEX memories_search ON memories USING gin (document) WHERE current AND deleted_at IS NULL",
+            "UPDATE memlab_meta SET value = '1' WHERE name = 'schema_version'",
+        ):
+            conn.execute(statement)
+    with MemoryStore(pg_url) as store:
+        assert store.verify().ok
+        s = store.session(Level.INTERNAL)
+        assert [h.memory.key for h in s.memory_search("coffee")] == ["plan"]
+        s.memory_save("note", "new", source="from a chat about tea", occurred_at="2026-11-30")
+        assert [h.memory.key for h in s.memory_search("tea November")] == ["note"]
+        assert s.memory_get("plan").source is None and store.verify().ok
+    with psycopg.connect(pg_url, autocommit=True, options="-c search_path=memlab") as conn:
+        assert conn.execute("SELECT value FROM memlab_meta WHERE name = 'schema_version'").fetchone() == ("2",)
+
+
 # -- tampering ---------------------------------------------------------------------------------------------
 
 TAMPERING = {
     "content edited": "UPDATE memories SET content = 'forged' WHERE key = 'plan' AND classification = 3",
+    "source edited": "UPDATE memories SET source = 'forged' WHERE key = 'plan' AND classification = 2",
+    "occurred_at edited": "UPDATE memories SET occurred_at = '2020-01-01' WHERE key = 'plan' AND classification = 1",
+    "context added": "UPDATE memories SET source = 'forged' WHERE key = 'only-public'",
     "classification edited": "UPDATE memories SET classification = 0 WHERE key = 'only-restricted'",
     "an audit row removed": "DELETE FROM audit WHERE agent = 'main' AND taint = 'PUBLIC' AND seq = 1",
     "an audit row edited": "UPDATE audit SET outcome = 'not_found' WHERE agent = 'main' AND taint = 'INTERNAL' "
@@ -388,6 +423,8 @@ def test_nul_characters_never_reach_postgresql_as_an_error(pg_url):
         assert tools.call(session, "memory_search", {"query": "fine\x00"})["results"][0]["key"] == "k"
         result = tools.call(session, "memory_save", {"key": "j", "content": "a\x00b"})
         assert result["error"]["code"] == "invalid_argument" and "NUL" in result["error"]["message"]
+        with pytest.raises(InvalidArgument, match="source holds a NUL"):
+            session.memory_save("j", "fine", source="a\x00b")
         session.escalate(Level.INTERNAL, reason="why\x00not")
         assert store.audit()["query"].tolist()[1] == "fine\ufffd"
         assert store.taint_events()["reason"].tolist() == ["why\ufffdnot"]

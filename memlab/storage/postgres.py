@@ -12,7 +12,8 @@ filters by agent and level, so the policies are a second gate that a buggy query
 There are no materialised views to maintain (a session at a low level could not update the views of the
 levels above it without seeing them): each version carries ``current`` (newest at its agent, key and
 level), and the effective view is computed in SQL from the live versions RLS admits, the highest level
-winning per key. Search uses a ``tsvector`` (``english`` or ``simple`` configuration) with a GIN index over
+winning per key. Search uses a ``tsvector`` (``english`` or ``simple`` configuration: the key at weight A,
+content and tags B, the host's ``source`` C and ``occurred_at`` in words D) with a GIN index over
 live versions, ranked by ``ts_rank``, which reads only the document and the query: no collection
 statistics, so no score can depend on rows a session cannot see.
 
@@ -41,7 +42,7 @@ from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.search.analyzers import Analyzer
 from memlab.search.analyzers import resolve as resolve_analyzer
 from memlab.search.query import query_terms
-from memlab.search.ranking import Ranking
+from memlab.search.ranking import Ranking, when_words
 from memlab.storage import chain
 from memlab.storage.rules import ViewRules
 from memlab.storage.schema import check_meta_values
@@ -50,10 +51,11 @@ from memlab.storage.verify import Audited, Verification, check_chain, check_vers
 __all__ = ["PostgresStorage", "TEXT_SEARCH_CONFIGS", "is_postgres_url", "verify_url"]
 
 FORMAT = "memlab-postgres"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the context columns (source, occurred_at and its words)
 # The analyzers PostgreSQL can serve, and the text search configuration each becomes.
 TEXT_SEARCH_CONFIGS = {"porter": "english", "snowball": "english", "none": "simple"}
-# Rank weights {D, C, B, A}: the key (A) says twice what content and tags (B) say, as bm25's (2, 1, 1).
+# Rank weights {D, C, B, A}: the key (A) says twice what content and tags (B) say, as bm25's (2, 1, 1); the
+# source (C) and the date in words (D) say less.
 RANK_WEIGHTS = "{0.1, 0.2, 0.5, 1.0}"
 # How a match is scored; each reads only the document and the query. ts_rank_cd (cover density) costs
 # 100-500x ts_rank on common words (benchmarks/README.md); "-length" divides by 1 + log(document length).
@@ -66,7 +68,7 @@ _SNIPPET_TOKENS = 16
 _RETRIES = 8
 _LOGIN_SECONDS = 15.0  # how long a new store waits for its first session connection
 _IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
-_COLUMNS = "m.key, m.content, m.tags, m.classification, m.version, m.saved_at, m.saved_by"
+_COLUMNS = "m.key, m.content, m.tags, m.classification, m.version, m.saved_at, m.saved_by, m.source, m.occurred_at"
 _AUDIT_COLUMNS = "seq, at, session_id, agent, taint, tool, key, query, outcome, records, notes, message, digest, hash"
 
 T = TypeVar("T")
@@ -191,6 +193,11 @@ class PostgresStorage:
                     )
                 self._create()
             meta = dict(self._owner.execute("SELECT name, value FROM memlab_meta").fetchall())
+            config = meta.get("text_search_config")
+            if meta.get("format") == FORMAT and meta.get("schema_version") == "1" and config in {"english", "simple"}:
+                for statement in _upgrade_1_sql(config):
+                    self._owner.execute(statement)
+                meta["schema_version"] = "2"
         meta = check_meta_values(meta, FORMAT, SCHEMA_VERSION, self.analyzer.name, self.rules.signature)
         if meta.get("session_role") != self.session_role:
             raise SchemaError(f"this store's sessions run as {meta.get('session_role')!r}, not {self.session_role!r}")
@@ -288,8 +295,11 @@ class PostgresStorage:
         if not versions:
             return []
         for number, new in enumerate(versions, start=1):
-            if "\x00" in new.content:
-                raise InvalidArgument(f"record {number}: content holds a NUL character, which PostgreSQL cannot store")
+            for name, text in (("content", new.content), ("source", new.source)):
+                if text is not None and "\x00" in text:
+                    raise InvalidArgument(
+                        f"record {number}: {name} holds a NUL character, which PostgreSQL cannot store"
+                    )
         level = int(classification)
         keys = list(dict.fromkeys(version.key for version in versions))
         last = {version.key: n for n, version in enumerate(versions)}
@@ -308,20 +318,31 @@ class PostgresStorage:
             saved, rows, digests = [], [], []
             for n, new in enumerate(versions):
                 newest[new.key] = newest.get(new.key, 0) + 1
-                memory = Memory(new.key, new.content, new.tags, classification, newest[new.key], new.saved_at, saved_by)
+                memory = Memory(
+                    new.key,
+                    new.content,
+                    new.tags,
+                    classification,
+                    newest[new.key],
+                    new.saved_at,
+                    saved_by,
+                    new.source,
+                    new.occurred_at,
+                )
                 tags, salt = json.dumps(new.tags), chain.new_salt()
-                bound = chain.commitment(salt, new.content, tags)
+                bound = chain.commitment(salt, new.content, tags, new.source, new.occurred_at)
                 digests.append(
                     chain.version_digest(agent, new.key, level, memory.version, new.saved_at, saved_by, bound)
                 )
                 rows.append(
-                    (agent, new.key, new.content, tags, level, memory.version, new.saved_at, saved_by, salt, bound)
-                    + (last[new.key] == n,)
+                    (agent, new.key, new.content, tags, new.source, new.occurred_at, when_words(new.occurred_at))
+                    + (level, memory.version, new.saved_at, saved_by, salt, bound, last[new.key] == n)
                 )
                 saved.append(memory)
             cursor.executemany(
-                "INSERT INTO memories (agent, key, content, tags, classification, version, saved_at, saved_by, salt, "
-                "commitment, current) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                "INSERT INTO memories (agent, key, content, tags, source, occurred_at, occurred_words, classification, "
+                "version, saved_at, saved_by, salt, commitment, current) "
+                f"VALUES ({', '.join(['%s'] * 14)})",
                 rows,
             )
             head = _lock_head(cursor, agent, classification)
@@ -373,7 +394,7 @@ class PostgresStorage:
         purged_by: str,
         audit: Callable[[list[Memory]], AuditEvent],
     ) -> list[Memory]:
-        """Erase the content and tags of ``key``'s versions (at ``level``, or every level), as the owner.
+        """Erase the content, tags and context of ``key``'s versions (at ``level``, or every level), as the owner.
 
         The versions stay, content-free and no longer live (so out of the search index); ``VACUUM`` then
         frees the old row versions. Copies in the write-ahead log and in backups age out with them.
@@ -398,7 +419,8 @@ class PostgresStorage:
                     (purged_at, _storable(purged_by), ids),
                 )
                 cursor.execute(
-                    "UPDATE memories SET content = '', tags = '[]', salt = NULL, purged_at = %s WHERE id = ANY(%s)",
+                    "UPDATE memories SET content = '', tags = '[]', source = NULL, occurred_at = NULL, "
+                    "occurred_words = NULL, salt = NULL, purged_at = %s WHERE id = ANY(%s)",
                     (purged_at, ids),
                 )
             purged = [_memory(row[1:]) for row in rows]
@@ -572,8 +594,8 @@ class PostgresStorage:
     def history_rows(self, agent: str, key: str | None = None) -> Iterator[dict[str, Any]]:
         """Every version of ``key`` (of every key when None), by key, level, then version."""
         rows = self._rows(
-            "SELECT key, classification, version, content, tags, saved_at, saved_by, deleted_at, deleted_by "
-            f"FROM memories WHERE agent = %s {'' if key is None else 'AND key = %s'} "
+            "SELECT key, classification, version, content, tags, source, occurred_at, saved_at, saved_by, "
+            f"deleted_at, deleted_by FROM memories WHERE agent = %s {'' if key is None else 'AND key = %s'} "
             "ORDER BY key, classification, version",
             (agent,) if key is None else (agent, key),
         )
@@ -686,7 +708,7 @@ def _verify(cursor, schema: str, session_role: str) -> Verification:
             found.append(f"{prefix}{strays} audit rows belong to no chain (forged)")
         versions = check_versions(
             cursor.execute(
-                "SELECT agent, key, content, tags, NULL, NULL, classification, version, saved_at, saved_by, "
+                "SELECT agent, key, content, tags, source, occurred_at, classification, version, saved_at, saved_by, "
                 "deleted_at, deleted_by, salt, commitment, purged_at FROM memories WHERE agent = %s ORDER BY id",
                 (agent,),
             ).fetchall(),
@@ -742,14 +764,43 @@ def _lock_head(cursor, agent: str, level: Level) -> tuple[Level, int, str]:
     return (level, *row)
 
 
+# What search reads: key (A), content and tags (B), source (C) and the date in words (D); to_tsvector(NULL) is NULL,
+# and so would the whole document be.
+_DOCUMENT = "tsvector GENERATED ALWAYS AS ({}) STORED".format(
+    " || ".join(
+        f"setweight(to_tsvector('{{config}}', {column}), '{weight}')"
+        for column, weight in (
+            ("key", "A"),
+            ("content", "B"),
+            ("tags", "B"),
+            ("coalesce(source, '')", "C"),
+            ("coalesce(occurred_words, '')", "D"),
+        )
+    )
+)
+_SEARCH_INDEX = (
+    "CREATE INDEX memories_search ON memories USING gin (document) WITH (fastupdate = off) "
+    "WHERE current AND deleted_at IS NULL"
+)
+
+
+def _upgrade_1_sql(config: str) -> list[str]:
+    """Schema 1 to 2 (in the schema's search path): the context columns, and a document that reads them. Versions
+    without context commit to content and tags alone, in both, so the chain still verifies."""
+    return [
+        "ALTER TABLE memories ADD COLUMN IF NOT EXISTS source text, ADD COLUMN IF NOT EXISTS occurred_at text, "
+        "ADD COLUMN IF NOT EXISTS occurred_words text",
+        "ALTER TABLE memories DROP COLUMN document",  # and its index with it
+        f"ALTER TABLE memories ADD COLUMN document {_DOCUMENT.format(config=config)}",
+        _SEARCH_INDEX,
+        "UPDATE memlab_meta SET value = '2' WHERE name = 'schema_version'",
+    ]
+
+
 def _schema_sql(schema: str, role: str, config: str) -> list[str]:
     """The tables, indexes, row-level security policies and grants of a new store."""
     agent_is = "agent = current_setting('memlab.agent', true)"
     taint = "NULLIF(current_setting('memlab.taint', true), '')::smallint"
-    document = " || ".join(
-        f"setweight(to_tsvector('{config}', {column}), '{weight}')"
-        for column, weight in (("key", "A"), ("content", "B"), ("tags", "B"))
-    )
     return [
         f"CREATE SCHEMA IF NOT EXISTS {schema}",
         f"SET LOCAL search_path = {schema}",
@@ -761,14 +812,16 @@ def _schema_sql(schema: str, role: str, config: str) -> list[str]:
         # Text sorts as SQLite sorts it (by code point), whatever the database's collation.
         'CREATE TABLE memories (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, agent text COLLATE "C" NOT NULL, '
         'key text COLLATE "C" NOT NULL, content text NOT NULL, tags text NOT NULL, '
+        # The host's context: the message(s) the memory came from, when it happened (ISO 8601), and that date
+        # in words (memlab.search.ranking.when_words), for the index only.
+        "source text, occurred_at text, occurred_words text, "
         "classification smallint NOT NULL CHECK (classification BETWEEN 0 AND 3), version integer NOT NULL, "
         "saved_at text NOT NULL, saved_by text NOT NULL, deleted_at text, deleted_by text, salt bytea, "
         "commitment text NOT NULL, purged_at text, current boolean NOT NULL, "
-        f"document tsvector GENERATED ALWAYS AS ({document}) STORED, "
+        f"document {_DOCUMENT.format(config=config)}, "
         "UNIQUE (agent, key, classification, version))",
         "CREATE INDEX memories_live ON memories (agent, key, classification) WHERE current AND deleted_at IS NULL",
-        "CREATE INDEX memories_search ON memories USING gin (document) WITH (fastupdate = off) "
-        "WHERE current AND deleted_at IS NULL",
+        _SEARCH_INDEX,
         'CREATE TABLE chain_heads (agent text COLLATE "C" NOT NULL, taint smallint NOT NULL, genesis text NOT NULL, '
         "seq bigint NOT NULL, hash text NOT NULL, PRIMARY KEY (agent, taint))",
         'CREATE TABLE audit (id bigint GENERATED ALWAYS AS IDENTITY UNIQUE, agent text COLLATE "C" NOT NULL, '
@@ -838,8 +891,10 @@ def _storable(text: str | None) -> str | None:
 
 
 def _memory(row: Sequence[Any]) -> Memory:
-    key, content, tags, classification, version, saved_at, saved_by = row
-    return Memory(key, content, tuple(json.loads(tags)), Level(classification), version, saved_at, saved_by)
+    key, content, tags, classification, version, saved_at, saved_by, source, occurred_at = row
+    return Memory(
+        key, content, tuple(json.loads(tags)), Level(classification), version, saved_at, saved_by, source, occurred_at
+    )
 
 
 def _redact(url: str) -> str:
