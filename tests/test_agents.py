@@ -126,7 +126,10 @@ def test_the_spine_ships_with_the_package_and_says_what_to_do():
         assert promise in text
     assert "classification is never yours to choose" in text
     assert all(f"`{name}`" in spine() for name in tools.TOOL_NAMES)
-    assert 'memlab = ["SPINE.md"]' in (ROOT / "pyproject.toml").read_text()
+    import tomllib
+
+    package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    assert "SPINE.md" in package_data["memlab"]
 
 
 # -- a scripted agent: the tool calls a model following the spine makes over two conversations ------------------
