@@ -3,8 +3,9 @@
 Each variant changes one rule of ``memlab.policy.Policy`` and says which failure it models.
 ``MemoryStore(policy="frozen-taint")`` opens a store under a variant; ``memlab.check`` finds its leaks.
 
->>> sorted(names())[:3]
-['existence-oracle', 'frozen-taint', 'global-stats']
+Examples:
+    >>> sorted(names())[:3]
+    ['existence-oracle', 'frozen-taint', 'global-stats']
 """
 
 from __future__ import annotations

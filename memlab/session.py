@@ -110,8 +110,9 @@ class Session:
         Raises:
             InvalidArgument: a bad record (``error.record`` is its number) or a batch size below 1.
 
-        >>> [m.version for m in s.memory_save_many([{"key": "k", "content": "a"}, {"key": "k", "content": "b"}])]
-        [1, 2]
+        Examples:
+            >>> [m.version for m in s.memory_save_many([{"key": "k", "content": "a"}, {"key": "k", "content": "b"}])]
+            [1, 2]
         """
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
             raise InvalidArgument(f"batch_size must be a positive integer, not {batch_size!r}")
@@ -159,8 +160,9 @@ class Session:
     def memory_search(self, query: str, max_results: int = arguments.DEFAULT_MAX_RESULTS) -> list[Hit]:
         """Rank the effective view against a natural-language query (never FTS5 syntax).
 
-        >>> [hit.memory.key for hit in s.memory_search("what is my name?")]
-        ['user-name']
+        Examples:
+            >>> [hit.memory.key for hit in s.memory_search("what is my name?")]
+            ['user-name']
         """
         return self.call("memory_search", {"query": query, "max_results": max_results})
 

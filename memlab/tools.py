@@ -130,8 +130,9 @@ def for_openai(api: Literal["chat_completions", "responses"] = "chat_completions
     Raises:
         InvalidArgument: an unknown ``api``.
 
-    >>> for_openai()[0]["function"]["name"], for_openai("responses")[0]["name"]
-    ('memory_save', 'memory_save')
+    Examples:
+        >>> for_openai()[0]["function"]["name"], for_openai("responses")[0]["name"]
+        ('memory_save', 'memory_save')
     """
     if api == "chat_completions":
         return [
