@@ -135,10 +135,11 @@ def source(value: Any) -> str | None:
 def occurred_at(value: Any) -> str | None:
     """When what a memory says happened: an ISO 8601 date or date-time, optional, returned in ISO form.
 
-    >>> occurred_at("2023-05-08T13:56")
-    '2023-05-08T13:56:00'
-    >>> occurred_at("2023-05-08")
-    '2023-05-08'
+    Examples:
+        >>> occurred_at("2023-05-08T13:56")
+        '2023-05-08T13:56:00'
+        >>> occurred_at("2023-05-08")
+        '2023-05-08'
     """
     if value is None:
         return None
@@ -216,8 +217,9 @@ def bind(tool: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
     Raises:
         InvalidArgument: unknown tool, unknown or missing argument, or a bad value.
 
-    >>> bind("memory_search", {"query": "name"})
-    {'query': 'name', 'max_results': 10}
+    Examples:
+        >>> bind("memory_search", {"query": "name"})
+        {'query': 'name', 'max_results': 10}
     """
     if tool not in TOOL_PARAMETERS:
         raise InvalidArgument(f"unknown tool {shown(tool)}; the tools are {', '.join(TOOL_PARAMETERS)}")

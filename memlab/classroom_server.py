@@ -26,8 +26,9 @@ def find_notebook(path: str | Path | None = None) -> Path:
     Raises:
         FileNotFoundError: no such notebook.
 
-    >>> find_notebook().name
-    '06_classroom.ipynb'
+    Examples:
+        >>> find_notebook().name
+        '06_classroom.ipynb'
     """
     candidates = [Path(path)] if path else [Path(__file__).resolve().parents[1] / NOTEBOOK, Path.cwd() / NOTEBOOK]
     for candidate in candidates:

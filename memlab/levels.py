@@ -28,8 +28,9 @@ class Level(enum.IntEnum):
         Raises:
             InvalidArgument: ``value`` names no level.
 
-        >>> Level.parse("confidential")
-        <Level.CONFIDENTIAL: 2>
+        Examples:
+            >>> Level.parse("confidential")
+            <Level.CONFIDENTIAL: 2>
         """
         if isinstance(value, Level):
             return value
@@ -45,7 +46,8 @@ class Level(enum.IntEnum):
 def can_flow_to(source: Level, target: Level) -> bool:
     """True when data classified ``source`` may be read at taint ``target``.
 
-    >>> can_flow_to(Level.PUBLIC, Level.CONFIDENTIAL), can_flow_to(Level.RESTRICTED, Level.INTERNAL)
-    (True, False)
+    Examples:
+        >>> can_flow_to(Level.PUBLIC, Level.CONFIDENTIAL), can_flow_to(Level.RESTRICTED, Level.INTERNAL)
+        (True, False)
     """
     return source <= target

@@ -103,9 +103,10 @@ def build(session: Session) -> Server:
     pydantic's messages instead of memlab's. Here ``tools/list`` serves ``SCHEMAS`` verbatim and
     ``tools/call`` hands the raw arguments to ``tools.call``.
 
-    >>> server = build(store.session("internal", "main"))
-    >>> server.name
-    'memlab'
+    Examples:
+        >>> server = build(store.session("internal", "main"))
+        >>> server.name
+        'memlab'
     """
 
     async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None) -> Any:
@@ -149,8 +150,9 @@ def build(session: Session) -> Server:
 def tool_result(result: dict[str, Any]) -> types.CallToolResult:
     """A ``tools.call`` result as an MCP tool result: JSON text and structured content; errors as ``isError``.
 
-    >>> tool_result({"error": {"code": "not_found", "message": "no memory"}}).is_error
-    True
+    Examples:
+        >>> tool_result({"error": {"code": "not_found", "message": "no memory"}}).is_error
+        True
     """
     error = result.get("error")
     if isinstance(error, dict):

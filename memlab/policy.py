@@ -9,16 +9,17 @@ A hook is a plain function ``hook(call: ToolCall) -> ToolCall``: it may change t
 (and say so in ``call.notes``, which the audit keeps) or refuse the call by raising a ``MemlabError``.
 A store's ``hooks`` list is ordinary Python, so a notebook can append to it:
 
->>> from memlab import InvalidArgument
->>> def no_secrets(call):
-...     if "password" in str(call.arguments.get("content", "")).lower():
-...         raise InvalidArgument("passwords are not remembered")
-...     return call
->>> store.hooks.append(no_secrets)
->>> s.memory_save("wifi", "the password is hunter2")
-Traceback (most recent call last):
-    ...
-memlab.errors.InvalidArgument: passwords are not remembered
+Examples:
+    >>> from memlab import InvalidArgument
+    >>> def no_secrets(call):
+    ...     if "password" in str(call.arguments.get("content", "")).lower():
+    ...         raise InvalidArgument("passwords are not remembered")
+    ...     return call
+    >>> store.hooks.append(no_secrets)
+    >>> s.memory_save("wifi", "the password is hunter2")
+    Traceback (most recent call last):
+        ...
+    memlab.errors.InvalidArgument: passwords are not remembered
 """
 
 from __future__ import annotations
@@ -71,8 +72,9 @@ def strip_level_arguments(call: ToolCall) -> ToolCall:
 
     The note names the argument, never its value (a model may put anything there).
 
-    >>> strip_level_arguments(ToolCall(None, "memory_save", {"key": "k", "classification": "PUBLIC"})).notes
-    ["stripped argument 'classification': the classification is always the session's taint"]
+    Examples:
+        >>> strip_level_arguments(ToolCall(None, "memory_save", {"key": "k", "classification": "PUBLIC"})).notes
+        ["stripped argument 'classification': the classification is always the session's taint"]
     """
     for name in list(call.arguments):
         if re.sub(r"[^a-z]", "", str(name).lower()) in LEVEL_LIKE_ARGUMENTS:
@@ -94,10 +96,11 @@ def run_hooks(hooks: Sequence[Hook], call: ToolCall) -> ToolCall:
 class Policy:
     """The strict policy, exactly DESIGN.md; subclass it to model a variant.
 
-    >>> class PublicReadsInternal(Policy):
-    ...     name = "public-reads-internal"
-    ...     def readable(self, classification, taint):
-    ...         return classification <= max(taint, Level.INTERNAL)
+    Examples:
+        >>> class PublicReadsInternal(Policy):
+        ...     name = "public-reads-internal"
+        ...     def readable(self, classification, taint):
+        ...         return classification <= max(taint, Level.INTERNAL)
     """
 
     name = "strict"

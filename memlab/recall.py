@@ -31,8 +31,9 @@ def budget(value: object) -> int:
     Raises:
         InvalidArgument: ``value`` is not a positive integer.
 
-    >>> budget(4000)
-    4000
+    Examples:
+        >>> budget(4000)
+        4000
     """
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise InvalidArgument(f"budget_chars must be a positive integer, not {value!r}")
@@ -44,8 +45,9 @@ def render(view: Sequence[Memory], budget_chars: int = DEFAULT_BUDGET_CHARS) -> 
 
     An empty view, or a budget too small for the heading, one memory and the closing note, gives ``""``.
 
-    >>> render([], 4000)
-    ('', [])
+    Examples:
+        >>> render([], 4000)
+        ('', [])
     """
     newest_first = sorted(view, key=lambda memory: (memory.saved_at, memory.key), reverse=True)
     if not newest_first or len(HEADING) > budget_chars:

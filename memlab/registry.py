@@ -19,9 +19,10 @@ T = TypeVar("T", bound=Named)
 class Registry(Generic[T]):
     """Named objects of one kind, in registration order.
 
-    >>> policies = Registry("policy", Policy, default="strict", plural="policies")
-    >>> policies.register(Policy()).name, policies.names()
-    ('strict', ['strict'])
+    Examples:
+        >>> policies = Registry("policy", Policy, default="strict", plural="policies")
+        >>> policies.register(Policy()).name, policies.names()
+        ('strict', ['strict'])
     """
 
     def __init__(self, kind: str, kind_type: type, default: str, *, plural: str | None = None) -> None:

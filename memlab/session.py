@@ -52,8 +52,9 @@ class Session:
         Raises:
             TaintError: ``level`` is below the current taint; only a new session starts low.
 
-        >>> s.escalate(Level.CONFIDENTIAL, reason="read payroll")
-        <Level.CONFIDENTIAL: 2>
+        Examples:
+            >>> s.escalate(Level.CONFIDENTIAL, reason="read payroll")
+            <Level.CONFIDENTIAL: 2>
         """
         level = Level.parse(level)
         if level < self._taint:
@@ -86,11 +87,13 @@ class Session:
         from) and ``occurred_at`` (when it happened, ISO 8601) are context the host knows: stored, classified,
         indexed and purged with the version, never copied into the audit.
 
-        >>> s.memory_save("user-name", "Alice", tags=["personal"]).classification
-        <Level.PUBLIC: 0>
-        >>> trip = s.memory_save("trip", "Went to Lisbon", source="Alice: back from Lisbon!", occurred_at="2023-05-08")
-        >>> trip.source, trip.occurred_at
-        ('Alice: back from Lisbon!', '2023-05-08')
+        Examples:
+            >>> s.memory_save("user-name", "Alice", tags=["personal"]).classification
+            <Level.PUBLIC: 0>
+            >>> trip = s.memory_save("trip", "Went to Lisbon", source="Alice: back from Lisbon!",
+            ...                      occurred_at="2023-05-08")
+            >>> trip.source, trip.occurred_at
+            ('Alice: back from Lisbon!', '2023-05-08')
         """
         arguments = {"key": key, "content": content, "tags": tags}
         if source is not None or occurred_at is not None:
@@ -191,11 +194,12 @@ class Session:
         Raises:
             InvalidArgument: ``budget_chars`` is not a positive integer.
 
-        >>> print(s.recall(budget_chars=4000))  # doctest: +ELLIPSIS
-        ## What you remember
-        ...
-        ### personal
-        - user-name: Sam (2026-01-01)
+        Examples:
+            >>> print(s.recall(budget_chars=4000))  # doctest: +ELLIPSIS
+            ## What you remember
+            ...
+            ### personal
+            - user-name: Sam (2026-01-01)
         """
         return self._call("memory_recall", {"budget_chars": budget_chars}, bind=_bind_recall)[0]
 
@@ -216,8 +220,9 @@ class Session:
             MemlabError: the call was invalid, refused by a hook or the policy, found nothing to delete, or
                 failed inside (``InternalError``).
 
-        >>> s.call("memory_save", {"key": "user-city", "content": "Lisbon"}).version
-        1
+        Examples:
+            >>> s.call("memory_save", {"key": "user-city", "content": "Lisbon"}).version
+            1
         """
         return self._call(tool, {} if arguments is None else arguments)[0]
 

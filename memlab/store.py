@@ -63,9 +63,10 @@ class MemoryStore:
         storage: a ``StorageProvider`` to use instead of opening ``path``.
         clock: returns the current time; tests and notebooks pass a fixed one for reproducible output.
 
-    >>> store = MemoryStore()
-    >>> store.session(taint="internal").memory_save("user-name", "Alice").classification
-    <Level.INTERNAL: 1>
+    Examples:
+        >>> store = MemoryStore()
+        >>> store.session(taint="internal").memory_save("user-name", "Alice").classification
+        <Level.INTERNAL: 1>
     """
 
     def __init__(
@@ -130,9 +131,10 @@ class MemoryStore:
     def notify(self) -> None:
         """Call every listener (``MemoryStore.listeners``): the store has just recorded a change.
 
-        >>> calls = []; store.listeners.append(lambda: calls.append("changed"))
-        >>> _ = store.session(); calls
-        ['changed']
+        Examples:
+            >>> calls = []; store.listeners.append(lambda: calls.append("changed"))
+            >>> _ = store.session(); calls
+            ['changed']
         """
         for listener in list(self.listeners):
             try:
@@ -204,8 +206,9 @@ class MemoryStore:
 
         An auditor's view: it reads the store's materialised effective view and adds no audit row.
 
-        >>> store.view("INTERNAL")["content"].tolist()
-        ['Samantha Rivera']
+        Examples:
+            >>> store.view("INTERNAL")["content"].tolist()
+            ['Samantha Rivera']
         """
         view = self.storage.effective_view(agent, Level.parse(taint))
         return pd.DataFrame(
@@ -235,8 +238,9 @@ class MemoryStore:
         Raises:
             InvalidArgument: a bad key, level or an empty reason.
 
-        >>> store.purge("main", "salary", reason="GDPR request #1234")
-        ['salary@CONFIDENTIAL/v1', 'salary@CONFIDENTIAL/v2']
+        Examples:
+            >>> store.purge("main", "salary", reason="GDPR request #1234")
+            ['salary@CONFIDENTIAL/v1', 'salary@CONFIDENTIAL/v2']
         """
         key = arguments.key(key)
         level = None if level is None else Level.parse(level)
@@ -269,8 +273,9 @@ class MemoryStore:
         Returns a ``Verification``: ``ok``, the first broken link in ``problems``, and ``head``, the last
         hash (keep it elsewhere: a rewrite of the whole chain is detectable only against it).
 
-        >>> store.verify().ok
-        True
+        Examples:
+            >>> store.verify().ok
+            True
         """
         return self.storage.verify()
 

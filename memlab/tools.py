@@ -6,8 +6,9 @@ what to save and when to recall. ``call(session, name, arguments)`` runs the sto
 then the tool, and returns plain JSON data. A key hidden above the taint and a key that does not exist get
 the same answer. No definition has a classification parameter: the host sets the taint, never the model.
 
->>> call(session, "memory_save", {"key": "user-name", "content": "Alice"})  # "Sam" was version 1
-{'saved': True, 'key': 'user-name', 'classification': 'PUBLIC', 'version': 2}
+Examples:
+    >>> call(session, "memory_save", {"key": "user-name", "content": "Alice"})  # "Sam" was version 1
+    {'saved': True, 'key': 'user-name', 'classification': 'PUBLIC', 'version': 2}
 """
 
 from __future__ import annotations
@@ -167,8 +168,9 @@ def for_anthropic() -> list[dict[str, Any]]:
     Schema of ``SCHEMAS`` (type ``object``). The model's ``tool_use`` block carries ``name`` and
     ``input``; pass them to ``call(session, name, input)``.
 
-    >>> sorted(for_anthropic()[0])
-    ['description', 'input_schema', 'name']
+    Examples:
+        >>> sorted(for_anthropic()[0])
+        ['description', 'input_schema', 'name']
     """
     return [
         {
@@ -187,8 +189,9 @@ def spine() -> str:
     It tells the model to save personal details, project context and preferences under descriptive
     kebab-case keys, to recall before answering, and never to try to choose a classification.
 
-    >>> spine().startswith("# Your memory")
-    True
+    Examples:
+        >>> spine().startswith("# Your memory")
+        True
     """
     return files("memlab").joinpath("SPINE.md").read_text(encoding="utf-8")
 

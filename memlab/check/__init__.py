@@ -9,8 +9,9 @@ as text and as HTML in Jupyter); otherwise a ``NoLeak`` says how many scenarios 
 - ``write_down`` — can content saved at a level end up in a record readable below it (laundering)?
 - ``shadowing`` — does every read return, for each key, exactly the session's effective version?
 
->>> noninterference("strict", trials=50).leak
-False
+Examples:
+    >>> noninterference("strict", trials=50).leak
+    False
 """
 
 from __future__ import annotations
@@ -57,9 +58,10 @@ def noninterference(
 ) -> Counterexample | NoLeak:
     """The two-world experiment over ``trials`` random scenarios of up to ``max_ops`` operations.
 
-    >>> print(noninterference("global-stats"))  # doctest: +ELLIPSIS
-    noninterference LEAK under policy global-stats at INTERNAL: 3 steps
-    ...
+    Examples:
+        >>> print(noninterference("global-stats"))  # doctest: +ELLIPSIS
+        noninterference LEAK under policy global-stats at INTERNAL: 3 steps
+        ...
     """
     return CHECKERS["noninterference"].run(policy, trials=trials, seed=seed, levels=levels, max_ops=max_ops)
 
@@ -103,14 +105,15 @@ def table(
 ) -> pd.DataFrame:
     """One row per policy and check: the verdict, the counterexample's length and the time taken.
 
-    >>> table(["strict", "frozen-taint"], trials=50)[["policy", "check", "verdict"]]
-             policy            check verdict
-    0        strict  noninterference    pass
-    1        strict       write_down    pass
-    2        strict        shadowing    pass
-    3  frozen-taint  noninterference    LEAK
-    4  frozen-taint       write_down    LEAK
-    5  frozen-taint        shadowing    pass
+    Examples:
+        >>> table(["strict", "frozen-taint"], trials=50)[["policy", "check", "verdict"]]
+                 policy            check verdict
+        0        strict  noninterference    pass
+        1        strict       write_down    pass
+        2        strict        shadowing    pass
+        3  frozen-taint  noninterference    LEAK
+        4  frozen-taint       write_down    LEAK
+        5  frozen-taint        shadowing    pass
     """
     rows = []
     for policy in policies if policies is not None else names():
@@ -131,8 +134,9 @@ def table(
 def table_text(frame: pd.DataFrame) -> str:
     """``table``'s rows as aligned text (no index), a "-" for the steps of a pass where pandas prints ``<NA>``.
 
-    >>> print(table_text(table(["strict"], checks=["shadowing"], trials=20).drop(columns="seconds")))
-    policy     check verdict steps  scenarios
-    strict shadowing    pass     -         20
+    Examples:
+        >>> print(table_text(table(["strict"], checks=["shadowing"], trials=20).drop(columns="seconds")))
+        policy     check verdict steps  scenarios
+        strict shadowing    pass     -         20
     """
     return frame.assign(steps=frame["steps"].astype("string").fillna("-")).to_string(index=False)

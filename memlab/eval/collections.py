@@ -117,8 +117,9 @@ class Collection:
             count, uncategorised queries left out), ``judged_queries`` (queries with a relevant document) and
             ``judged_pairs`` (query-document pairs with relevance >= 1).
 
-        >>> load_trec("tests/fixtures/trec-tiny").summary()["judged_pairs"]
-        6
+        Examples:
+            >>> load_trec("tests/fixtures/trec-tiny").summary()["judged_pairs"]
+            6
         """
         categories = Counter(query.category for query in self.queries if query.category is not None)
         return {
@@ -160,8 +161,9 @@ def load_locomo(
         CollectionError: the file is missing, is not JSON, or is not laid out like LoCoMo.
         InvalidArgument: a category outside 1-5.
 
-    >>> load_locomo().summary()["queries_per_category"]
-    {'1': 282, '2': 321, '3': 92, '4': 841}
+    Examples:
+        >>> load_locomo().summary()["queries_per_category"]
+        {'1': 282, '2': 321, '3': 92, '4': 841}
     """
     wanted = set(categories)
     if not wanted or not wanted <= {1, 2, 3, 4, 5}:
@@ -306,8 +308,9 @@ def load_trec(folder: str | Path, *, name: str | None = None) -> Collection:
         CollectionError: a missing file, a malformed line (named by file and line), a duplicate id, a document id
             that is not a valid memory key, or qrels naming unknown documents or queries.
 
-    >>> load_trec("tests/fixtures/trec-tiny").summary()["documents"]
-    7
+    Examples:
+        >>> load_trec("tests/fixtures/trec-tiny").summary()["documents"]
+        7
     """
     folder = Path(folder)
     missing = [file for file in TREC_FILES if not (folder / file).is_file()]

@@ -59,8 +59,9 @@ def per_query(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]]
     Raises:
         InvalidArgument: ir-measures refused the input.
 
-    >>> per_query({"q1": {"d1": 1}}, {"q1": {"d0": 2.0, "d1": 1.0}})["MRR"].tolist()
-    [0.5]
+    Examples:
+        >>> per_query({"q1": {"d1": 1}}, {"q1": {"d0": 2.0, "d1": 1.0}})["MRR"].tolist()
+        [0.5]
     """
     columns = [LABELS[str(measure)] for measure in MEASURES]
     queries = pd.Index(list(qrels), name="query")
@@ -87,8 +88,9 @@ def summarize(frame: pd.DataFrame) -> pd.Series:
     Returns:
         The column means, indexed by label.
 
-    >>> summarize(pd.DataFrame({"MRR": [1.0, 0.5]})).to_dict()
-    {'MRR': 0.75}
+    Examples:
+        >>> summarize(pd.DataFrame({"MRR": [1.0, 0.5]})).to_dict()
+        {'MRR': 0.75}
     """
     return frame.mean(axis=0).astype(float)
 
@@ -116,8 +118,9 @@ def paired_test(
     Raises:
         InvalidArgument: unknown method, lengths differ, no values, or ``samples`` < 1.
 
-    >>> paired_test([1.0] * 8, [0.0] * 8) < 0.01
-    True
+    Examples:
+        >>> paired_test([1.0] * 8, [0.0] * 8) < 0.01
+        True
     """
     diffs = _differences(a, b)
     if method not in ("randomization", "t"):
@@ -161,8 +164,9 @@ def confidence_interval(
     Raises:
         InvalidArgument: no values, ``level`` outside (0, 1), or ``samples`` < 1.
 
-    >>> confidence_interval([0.5, 0.5, 0.5])
-    (0.5, 0.5)
+    Examples:
+        >>> confidence_interval([0.5, 0.5, 0.5])
+        (0.5, 0.5)
     """
     data = np.asarray(values, dtype=float)
     if data.ndim != 1 or data.size == 0:
@@ -204,9 +208,10 @@ def compare(
     Raises:
         InvalidArgument: unknown baseline or measure, frames over different queries, or an unknown method.
 
-    >>> frames = {"a": pd.DataFrame({"S@10": [0.0, 1.0]}), "b": pd.DataFrame({"S@10": [1.0, 1.0]})}
-    >>> compare(frames, "a").loc["b", ["wins", "losses", "ties"]].tolist()
-    [1, 0, 1]
+    Examples:
+        >>> frames = {"a": pd.DataFrame({"S@10": [0.0, 1.0]}), "b": pd.DataFrame({"S@10": [1.0, 1.0]})}
+        >>> compare(frames, "a").loc["b", ["wins", "losses", "ties"]].tolist()
+        [1, 0, 1]
     """
     if baseline not in per_query_by_system:
         raise InvalidArgument(f"unknown baseline {baseline!r}; systems: {sorted(per_query_by_system)}")

@@ -16,9 +16,10 @@ On LoCoMo (about a minute; one process per row)::
 
 Analyzers alone, on the tiny TREC fixture (the baseline comes first):
 
->>> tiny = run(load_trec("tests/fixtures/trec-tiny"), analyzers=["none", "snowball"], progress=False, workers=1)
->>> tiny.summary["MRR"].round(2).to_dict()
-{'porter': 0.71, 'none': 1.0, 'snowball': 0.71}
+Examples:
+    >>> tiny = run(load_trec("tests/fixtures/trec-tiny"), analyzers=["none", "snowball"], progress=False, workers=1)
+    >>> tiny.summary["MRR"].round(2).to_dict()
+    {'porter': 0.71, 'none': 1.0, 'snowball': 0.71}
 """
 
 from __future__ import annotations
@@ -156,9 +157,10 @@ class Results:
     def load(cls, folder: str | Path) -> Results:
         """Results saved by ``save``.
 
-        >>> cached = Results.load("data/results/locomo")
-        >>> cached.summary.loc["memlab", "S@10"].round(3)
-        np.float64(0.766)
+        Examples:
+            >>> cached = Results.load("data/results/locomo")
+            >>> cached.summary.loc["memlab", "S@10"].round(3)
+            np.float64(0.766)
         """
         folder = Path(folder)
         about = json.loads((folder / "run.json").read_text(encoding="utf-8"))

@@ -32,8 +32,9 @@ def words_of(text: str) -> list[str]:
     Returns:
         The words, in order, with repeats.
 
-    >>> words_of("Caroline's LGBTQ_group, 2023!")
-    ['caroline', 's', 'lgbtq', 'group', '2023']
+    Examples:
+        >>> words_of("Caroline's LGBTQ_group, 2023!")
+        ['caroline', 's', 'lgbtq', 'group', '2023']
     """
     return words(text)
 
@@ -50,8 +51,9 @@ def vocabulary(texts: Iterable[str], stem: Callable[[str], str]) -> dict:
         are no words), "mean_class_size": mean number of words per stem, "largest_classes": the 10 stems with
         the most words, as (stem, sorted words), biggest first and ties by stem}``.
 
-    >>> vocabulary(["runs running", "ran"], lambda word: word[:3])["largest_classes"]
-    [('run', ['running', 'runs']), ('ran', ['ran'])]
+    Examples:
+        >>> vocabulary(["runs running", "ran"], lambda word: word[:3])["largest_classes"]
+        [('run', ['running', 'runs']), ('ran', ['ran'])]
     """
     words = {word for text in texts for word in words_of(text)}
     classes: dict[str, list[str]] = defaultdict(list)
@@ -85,8 +87,9 @@ def fts5_stems(words: Iterable[str], tokenize: str = "porter unicode61") -> dict
     Raises:
         InvalidArgument: SQLite refused the ``tokenize`` option.
 
-    >>> fts5_stems(["running", "ran"])
-    {'running': 'run', 'ran': 'ran'}
+    Examples:
+        >>> fts5_stems(["running", "ran"])
+        {'running': 'run', 'ran': 'ran'}
     """
     distinct = list(dict.fromkeys(words))
     return {word: " ".join(terms) for word, terms in zip(distinct, fts5.tokenize(distinct, tokenize), strict=True)}
@@ -103,8 +106,9 @@ def disagreements(words: Iterable[str], a: Callable[[str], str], b: Callable[[st
     Returns:
         A frame with columns ``word``, ``a``, ``b`` (the two stems), one row per disagreement, sorted by word.
 
-    >>> disagreements(["cats", "dogs"], lambda w: w.rstrip("s"), lambda w: w.replace("cats", "cat")).word.tolist()
-    ['dogs']
+    Examples:
+        >>> disagreements(["cats", "dogs"], lambda w: w.rstrip("s"), lambda w: w.replace("cats", "cat")).word.tolist()
+        ['dogs']
     """
     rows = [(word, a(word), b(word)) for word in sorted(set(words))]
     differing = [row for row in rows if row[1] != row[2]]

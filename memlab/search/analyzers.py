@@ -5,8 +5,9 @@ in Python and are *pre-stemmed*: the store indexes the stems with ``unicode61`` 
 stems each query the same way, while results and snippets keep the original text. Stemming is cached per
 distinct word, so a stemmer costs little more than a dictionary look-up after the first sight of a word.
 
->>> get("snowball").terms("Running runners ran")
-['run', 'runner', 'ran']
+Examples:
+    >>> get("snowball").terms("Running runners ran")
+    ['run', 'runner', 'ran']
 """
 
 from __future__ import annotations
@@ -68,16 +69,18 @@ class Analyzer:
         stems, trigram's substrings, or a pre-stemmed analyzer's stems after ``unicode61`` (which folds
         diacritics: ``café`` is held as ``cafe``).
 
-        >>> get("porter").terms("She runs daily")
-        ['she', 'run', 'daili']
+        Examples:
+            >>> get("porter").terms("She runs daily")
+            ['she', 'run', 'daili']
         """
         return fts5.tokenize([self.index_text(text) if self.prestemmed else text], self.tokenize)[0]
 
     def word_terms(self, words: Iterable[str]) -> dict[str, str]:
         """Each distinct word's index term(s), space-separated where a word makes several (trigram).
 
-        >>> get("porter").word_terms(["running", "ran"])
-        {'running': 'run', 'ran': 'ran'}
+        Examples:
+            >>> get("porter").word_terms(["running", "ran"])
+            {'running': 'run', 'ran': 'ran'}
         """
         distinct = list(dict.fromkeys(words))
         given = [self.index_text(word) for word in distinct] if self.prestemmed else distinct
@@ -113,8 +116,9 @@ class Analyzer:
         the matches (and shows stems for a pre-stemmed index); the layout mirrors FTS5's, the window is the
         one around the first match.
 
-        >>> get("snowball").snippet("She loves running", get("snowball").snippet_terms("runs"))
-        'She loves **running**'
+        Examples:
+            >>> get("snowball").snippet("She loves running", get("snowball").snippet_terms("runs"))
+            'She loves **running**'
         """
         spans = [match.span() for match in WORD.finditer(text)]
         if not spans:

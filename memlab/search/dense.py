@@ -110,9 +110,10 @@ class MiniLM:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """One unit vector per text.
 
-        >>> vectors = MiniLM().embed(["a cat sat", "a kitten sat", "stock prices fell"])
-        >>> bool(vectors[0] @ vectors[1] > vectors[0] @ vectors[2])
-        True
+        Examples:
+            >>> vectors = MiniLM().embed(["a cat sat", "a kitten sat", "stock prices fell"])
+            >>> bool(vectors[0] @ vectors[1] > vectors[0] @ vectors[2])
+            True
         """
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
@@ -162,11 +163,12 @@ class SentenceTransformers:
     """Any sentence-transformers model (a name or path it can load offline, or a loaded model), or any object
     with ``encode(texts, normalize_embeddings=True)``.
 
-    >>> class Fake:
-    ...     def encode(self, texts, normalize_embeddings):
-    ...         return np.array([[len(text), 1.0] for text in texts])
-    >>> SentenceTransformers(Fake(), name="fake").embed(["ab", "abcd"]).shape
-    (2, 2)
+    Examples:
+        >>> class Fake:
+        ...     def encode(self, texts, normalize_embeddings):
+        ...         return np.array([[len(text), 1.0] for text in texts])
+        >>> SentenceTransformers(Fake(), name="fake").embed(["ab", "abcd"]).shape
+        (2, 2)
     """
 
     def __init__(self, model: Any, *, name: str | None = None) -> None:

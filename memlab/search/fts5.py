@@ -1,7 +1,8 @@
 """What SQLite FTS5's own tokenizers make of text: the one place that asks SQLite.
 
->>> tokenize(["She runs; he ran."], "porter unicode61")
-[['she', 'run', 'he', 'ran']]
+Examples:
+    >>> tokenize(["She runs; he ran."], "porter unicode61")
+    [['she', 'run', 'he', 'ran']]
 """
 
 from __future__ import annotations

@@ -29,8 +29,9 @@ STOPWORDS = frozenset(
 def words(text: str) -> list[str]:
     """The lower-cased words of ``text``, split as FTS5's ``unicode61`` tokenizer splits them.
 
-    >>> words("Caroline's LGBTQ_group, 2023!")
-    ['caroline', 's', 'lgbtq', 'group', '2023']
+    Examples:
+        >>> words("Caroline's LGBTQ_group, 2023!")
+        ['caroline', 's', 'lgbtq', 'group', '2023']
     """
     return WORD.findall(text.lower())
 
@@ -40,8 +41,9 @@ def quoted_or(terms: list[str]) -> str | None:
 
     A term made by ``words`` (or stemmed from one) holds letters and digits only, so quoting is safe.
 
-    >>> quoted_or(["c", "unbalanced"])
-    '"c" OR "unbalanced"'
+    Examples:
+        >>> quoted_or(["c", "unbalanced"])
+        '"c" OR "unbalanced"'
     """
     return " OR ".join(f'"{term}"' for term in terms if '"' not in term) or None
 
@@ -51,8 +53,9 @@ def query_terms(query: str) -> list[str]:
 
     Stopwords are dropped unless the query has nothing else.
 
-    >>> query_terms("What's my name?")
-    ['name']
+    Examples:
+        >>> query_terms("What's my name?")
+        ['name']
     """
     distinct = list(dict.fromkeys(words(query)))
     content_words = [word for word in distinct if word not in STOPWORDS]
@@ -62,7 +65,8 @@ def query_terms(query: str) -> list[str]:
 def match_expression(query: str) -> str | None:
     """A safe FTS5 MATCH expression for ``query``, or None when it has no words.
 
-    >>> match_expression('C++ "unbalanced')
-    '"c" OR "unbalanced"'
+    Examples:
+        >>> match_expression('C++ "unbalanced')
+        '"c" OR "unbalanced"'
     """
     return quoted_or(query_terms(query))

@@ -13,10 +13,11 @@ The defaults were chosen by held-out evidence (``memlab eval --tune``, ``memlab.
 in the README): tuned on LoCoMo conversations 0-4, the search chose exactly these values (and on 5-9 the same
 but a boost of 4); each half's choice, used on the other half, gives success@10 0.763.
 
->>> Ranking().weights()
-(1.0, 1.0, 1.0, 0.5, 1.0)
->>> Ranking.plain().tag_boost
-0.0
+Examples:
+    >>> Ranking().weights()
+    (1.0, 1.0, 1.0, 0.5, 1.0)
+    >>> Ranking.plain().tag_boost
+    0.0
 """
 
 from __future__ import annotations
@@ -105,10 +106,11 @@ class Ranking:
 def when_words(occurred_at: str | None) -> str | None:
     """``occurred_at`` (ISO 8601) as the words a question about it would use, for the index.
 
-    >>> when_words("2023-05-08T13:56:00")
-    '2023-05-08 8 May 2023 Monday 13:56'
-    >>> when_words("2023-05-08")
-    '2023-05-08 8 May 2023 Monday'
+    Examples:
+        >>> when_words("2023-05-08T13:56:00")
+        '2023-05-08 8 May 2023 Monday 13:56'
+        >>> when_words("2023-05-08")
+        '2023-05-08 8 May 2023 Monday'
     """
     if occurred_at is None:
         return None

@@ -8,9 +8,10 @@ audit row carries the version's digest (agent, key, classification, version, who
 commitment), the delete's audit row a digest of that and the deletion. A purge erases content, tags and
 salt but keeps the commitment, so the chain still verifies and a guess of the content cannot be checked.
 
->>> link = audit_hash("0" * 64, (1, "2026-01-01T00:00:00+00:00", "s1", "main", "PUBLIC", "memory_get"))
->>> len(link)
-64
+Examples:
+    >>> link = audit_hash("0" * 64, (1, "2026-01-01T00:00:00+00:00", "s1", "main", "PUBLIC", "memory_get"))
+    >>> len(link)
+    64
 """
 
 from __future__ import annotations

@@ -7,8 +7,9 @@ original order), and are chained anew: a schema-1 file had no chain, so the chai
 vouches for the migration onwards. Each version gets its commitment, and each save and delete in the
 audit the digest of the version it wrote. The source file is only read.
 
->>> migrate("tests/fixtures/store-v1.db", tmp / "memories")
-{'agents': 4, 'sessions': 8, 'taint_events': 4, 'versions': 24, 'audit_rows': 40}
+Examples:
+    >>> migrate("tests/fixtures/store-v1.db", tmp / "memories")
+    {'agents': 4, 'sessions': 8, 'taint_events': 4, 'versions': 24, 'audit_rows': 40}
 """
 
 from __future__ import annotations

@@ -4,10 +4,11 @@ Storage never sees a ``Policy`` or a ``Session``. It is told which classificatio
 whether shadowing comes before search and tag filters, and how far bm25 statistics reach; from that it
 materialises the effective views. A second backend implements the same rules from the same value.
 
->>> ViewRules.lattice().can_read(Level.PUBLIC, Level.INTERNAL)
-True
->>> ViewRules.lattice().signature
-'lattice'
+Examples:
+    >>> ViewRules.lattice().can_read(Level.PUBLIC, Level.INTERNAL)
+    True
+    >>> ViewRules.lattice().signature
+    'lattice'
 """
 
 from __future__ import annotations
@@ -49,8 +50,9 @@ class ViewRules:
         """What a session at ``taint`` sees of a key whose live version at each level is ``live``
         (level -> version id): the one at the highest level it may read, or None.
 
-        >>> ViewRules.lattice().winner({Level.PUBLIC: 1, Level.CONFIDENTIAL: 2}, Level.INTERNAL)
-        1
+        Examples:
+            >>> ViewRules.lattice().winner({Level.PUBLIC: 1, Level.CONFIDENTIAL: 2}, Level.INTERNAL)
+            1
         """
         for level in self._readable_from[taint]:
             if level in live:

@@ -308,9 +308,10 @@ def tag_words(analyzer: Analyzer, tags: Sequence[str]) -> str | None:
     """The tags that are one word each (as ``analyzer.words`` splits), lower-cased and space-separated, stemmed
     if the analyzer pre-stems: what the tag boost matches a query's words against; None when there are none.
 
-    >>> from memlab.search.analyzers import get
-    >>> tag_words(get("porter"), ["Caroline", "session-1", "work"])
-    'caroline work'
+    Examples:
+        >>> from memlab.search.analyzers import get
+        >>> tag_words(get("porter"), ["Caroline", "session-1", "work"])
+        'caroline work'
     """
     words = [tag.lower() for tag in tags if analyzer.words(tag) == [tag.lower()]]
     if not words:

@@ -2,15 +2,16 @@
 
 Every widget object displays itself in a notebook cell (its ``.widget`` is the ipywidgets box):
 
->>> from memlab import MemoryStore, widgets as mw
->>> sim = mw.simulator(MemoryStore())  # sessions at PUBLIC, INTERNAL, CONFIDENTIAL side by side
+Examples:
+    >>> from memlab import MemoryStore, widgets as mw
+    >>> sim = mw.simulator(MemoryStore())  # sessions at PUBLIC, INTERNAL, CONFIDENTIAL side by side
 
-- ``simulator(store, sessions)`` — sessions side by side: the five tools, taint escalation, live effective views.
-- ``shadow_inspector(store, key, agent)`` — every version of a key, and which one each level sees.
-- ``audit_viewer(store)`` — the audit as a filterable table, and each session's taint over time.
-- ``stemming_lab(collection, analyzers, agent)`` — terms per analyzer and side-by-side results.
-- ``policy_lab(choices)`` — run a leak check on a policy variant and read its counterexample.
-- ``classroom()`` — a lesson: four exercises (predict, do, check) on a simulator, and a teacher's view.
+    - ``simulator(store, sessions)`` — sessions side by side: the five tools, taint escalation, live effective views.
+    - ``shadow_inspector(store, key, agent)`` — every version of a key, and which one each level sees.
+    - ``audit_viewer(store)`` — the audit as a filterable table, and each session's taint over time.
+    - ``stemming_lab(collection, analyzers, agent)`` — terms per analyzer and side-by-side results.
+    - ``policy_lab(choices)`` — run a leak check on a policy variant and read its counterexample.
+    - ``classroom()`` — a lesson: four exercises (predict, do, check) on a simulator, and a teacher's view.
 """
 
 from __future__ import annotations
@@ -62,9 +63,10 @@ __all__ = [
 def simulator(store: MemoryStore, sessions: Sequence[SessionSpec] | None = None) -> SessionSimulator:
     """A ``SessionSimulator`` over ``store`` (by default sessions at PUBLIC, INTERNAL and CONFIDENTIAL).
 
-    >>> specs = [("alice-public", "PUBLIC", "main"), ("bob-hr", "CONFIDENTIAL", "main")]
-    >>> simulator(MemoryStore(), specs).panel("bob-hr").session.taint
-    <Level.CONFIDENTIAL: 2>
+    Examples:
+        >>> specs = [("alice-public", "PUBLIC", "main"), ("bob-hr", "CONFIDENTIAL", "main")]
+        >>> simulator(MemoryStore(), specs).panel("bob-hr").session.taint
+        <Level.CONFIDENTIAL: 2>
     """
     return SessionSimulator(store, sessions)
 
@@ -72,8 +74,9 @@ def simulator(store: MemoryStore, sessions: Sequence[SessionSpec] | None = None)
 def shadow_inspector(store: MemoryStore, key: str = "", agent: str = "main") -> ShadowInspector:
     """A ``ShadowInspector`` showing ``key`` of ``agent``.
 
-    >>> "2 versions" in shadow_inspector(store, "user-name").table.value
-    True
+    Examples:
+        >>> "2 versions" in shadow_inspector(store, "user-name").table.value
+        True
     """
     return ShadowInspector(store, key, agent)
 
@@ -81,8 +84,9 @@ def shadow_inspector(store: MemoryStore, key: str = "", agent: str = "main") -> 
 def audit_viewer(store: MemoryStore) -> AuditViewer:
     """An ``AuditViewer`` of ``store``'s audit and taint events.
 
-    >>> "6 of 6 calls" in audit_viewer(store).table.value
-    True
+    Examples:
+        >>> "6 of 6 calls" in audit_viewer(store).table.value
+        True
     """
     return AuditViewer(store)
 
@@ -92,8 +96,9 @@ def stemming_lab(
 ) -> StemmingLab:
     """A ``StemmingLab`` on ``collection`` (e.g. ``memlab.eval.load_locomo("../data/locomo10.json")``).
 
-    >>> stemming_lab(load_locomo(), ["none", "porter", "snowball"], agent="conv-26").agent.value
-    'conv-26'
+    Examples:
+        >>> stemming_lab(load_locomo(), ["none", "porter", "snowball"], agent="conv-26").agent.value
+        'conv-26'
     """
     return StemmingLab(collection, analyzers, agent)
 
@@ -101,8 +106,9 @@ def stemming_lab(
 def policy_lab(choices: Sequence[Policy | str] | None = None) -> PolicyLab:
     """A ``PolicyLab`` offering ``choices`` (default: every registered policy).
 
-    >>> [name for name, _ in policy_lab(["strict", "frozen-taint"]).policy.options]
-    ['strict', 'frozen-taint']
+    Examples:
+        >>> [name for name, _ in policy_lab(["strict", "frozen-taint"]).policy.options]
+        ['strict', 'frozen-taint']
     """
     return PolicyLab(choices)
 
@@ -110,7 +116,8 @@ def policy_lab(choices: Sequence[Policy | str] | None = None) -> PolicyLab:
 def classroom() -> Classroom:
     """A ``Classroom``: the lesson on a fresh in-memory store, three sessions ready; ``.teacher`` is its teacher's view.
 
-    >>> classroom().exercise(2).check()
-    'Predict first: pick an answer, then do the steps.'
+    Examples:
+        >>> classroom().exercise(2).check()
+        'Predict first: pick an answer, then do the steps.'
     """
     return Classroom()

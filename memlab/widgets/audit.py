@@ -6,8 +6,9 @@
 ``AuditViewer(store)`` alone in a notebook cell shows the viewer, and follows the store live (it listens to
 ``store.listeners``): every call, session or escalation redraws it. Its table is HTML:
 
->>> AuditViewer(store).table.value.startswith("<b>6 of 6 calls</b>")
-True
+Examples:
+    >>> AuditViewer(store).table.value.startswith("<b>6 of 6 calls</b>")
+    True
 """
 
 from __future__ import annotations
@@ -49,8 +50,9 @@ def filter_audit(
         levels: taints at the call to keep.
         since, until: the time range, both ends included (ISO 8601 text or timestamps).
 
-    >>> filter_audit(store.audit(), tools=["memory_save"], levels=["PUBLIC"])["key"].tolist()
-    ['user-name', 'favourite-language']
+    Examples:
+        >>> filter_audit(store.audit(), tools=["memory_save"], levels=["PUBLIC"])["key"].tolist()
+        ['user-name', 'favourite-language']
     """
     keep = pd.Series(True, index=audit.index)
     for column, wanted in (("session_id", sessions), ("tool", tools), ("outcome", outcomes)):
@@ -83,9 +85,10 @@ def taint_timeline(store: MemoryStore, *, until: str | None = None) -> pd.DataFr
         Columns ``session_id``, ``agent``, ``level`` (a name), ``start``, ``end`` (ISO text) and ``reason``
         (the escalation that began the stretch; empty for a session's start), by session then time.
 
-    >>> timeline = taint_timeline(store)
-    >>> timeline[timeline["session_id"] == "public-chat"][["level", "reason"]].values.tolist()
-    [['PUBLIC', ''], ['INTERNAL', 'user shared their full name']]
+    Examples:
+        >>> timeline = taint_timeline(store)
+        >>> timeline[timeline["session_id"] == "public-chat"][["level", "reason"]].values.tolist()
+        [['PUBLIC', ''], ['INTERNAL', 'user shared their full name']]
     """
     sessions, events = store.sessions(), store.taint_events()
     if until is None:
@@ -116,8 +119,9 @@ def timeline_html(timeline: pd.DataFrame) -> str:
 
     When all times are equal (a fixed clock) each of a session's stretches gets an equal share instead.
 
-    >>> timeline_html(taint_timeline(store)).count("<div title=")  # one bar per row of the timeline
-    4
+    Examples:
+        >>> timeline_html(taint_timeline(store)).count("<div title=")  # one bar per row of the timeline
+        4
     """
     if timeline.empty:
         return "<p><i>no sessions yet</i></p>"
@@ -157,8 +161,9 @@ def timeline_html(timeline: pd.DataFrame) -> str:
 def verification_html(result: Verification) -> str:
     """The audit chain's verdict in one line: verified (rows, head hash) or the first broken link.
 
-    >>> "verified" in verification_html(MemoryStore().verify())
-    True
+    Examples:
+        >>> "verified" in verification_html(MemoryStore().verify())
+        True
     """
     if result.ok:
         return (
@@ -200,9 +205,10 @@ class AuditViewer(Panel):
         and span (its readout, in full); verified (the audit chain's verdict, ``verification_html``); table
         (HTML, with a count; it scrolls sideways inside the viewer) and timeline (HTML bars).
 
-    >>> viewer = AuditViewer(MemoryStore())
-    >>> "0 of 0" in viewer.table.value
-    True
+    Examples:
+        >>> viewer = AuditViewer(MemoryStore())
+        >>> "0 of 0" in viewer.table.value
+        True
     """
 
     def __init__(self, store: MemoryStore) -> None:

@@ -9,10 +9,11 @@ inspector — and follows the lesson live.
 
 Each exercise's check is a plain function of the store (``EXERCISES``), so tests and notebooks can ask it:
 
->>> first = Classroom().exercise(1)
->>> first.predict.value = first.exercise.choices[1]  # the student's prediction, locked in
->>> first.check()
-'Not yet: save user-name in public-chat (PUBLIC) and in team-chat (INTERNAL).'
+Examples:
+    >>> first = Classroom().exercise(1)
+    >>> first.predict.value = first.exercise.choices[1]  # the student's prediction, locked in
+    >>> first.check()
+    'Not yet: save user-name in public-chat (PUBLIC) and in team-chat (INTERNAL).'
 """
 
 from __future__ import annotations
@@ -248,9 +249,10 @@ class Classroom(Panel):
         hr-review); exercises: one ``ExercisePanel`` each (``exercise(n)`` is number n); tabs; reset_button;
         teacher: a displayable view with the audit viewer and the shadow inspector of the same store.
 
-    >>> lesson = Classroom()
-    >>> [(p.session.id, p.session.taint.name) for p in lesson.simulator.panels]
-    [('public-chat', 'PUBLIC'), ('team-chat', 'INTERNAL'), ('hr-review', 'CONFIDENTIAL')]
+    Examples:
+        >>> lesson = Classroom()
+        >>> [(p.session.id, p.session.taint.name) for p in lesson.simulator.panels]
+        [('public-chat', 'PUBLIC'), ('team-chat', 'INTERNAL'), ('hr-review', 'CONFIDENTIAL')]
     """
 
     def __init__(self, store: Callable[[], MemoryStore] = MemoryStore) -> None:

@@ -3,9 +3,10 @@
 Colour is never the only carrier: levels are also named (axis labels, legends) and drawn with their own marker
 shape; deleted versions and calls that did not succeed have their own markers, explained in a legend.
 
->>> figure = visibility_figure(store, ["user-name"])
->>> [label.get_text() for label in figure.axes[0].get_xticklabels()]
-['PUBLIC', 'INTERNAL', 'CONFIDENTIAL', 'RESTRICTED']
+Examples:
+    >>> figure = visibility_figure(store, ["user-name"])
+    >>> [label.get_text() for label in figure.axes[0].get_xticklabels()]
+    ['PUBLIC', 'INTERNAL', 'CONFIDENTIAL', 'RESTRICTED']
 """
 
 from __future__ import annotations

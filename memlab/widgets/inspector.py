@@ -6,8 +6,9 @@ gets. It follows the store live: every change the store records redraws it.
 
 ``ShadowInspector(store, key="user-name")`` alone in a notebook cell shows the inspector; its table is HTML:
 
->>> ShadowInspector(store, key="user-name").table.value.startswith("<b>user-name</b>: 2 versions")
-True
+Examples:
+    >>> ShadowInspector(store, key="user-name").table.value.startswith("<b>user-name</b>: 2 versions")
+    True
 """
 
 from __future__ import annotations
@@ -42,8 +43,9 @@ def _struck(row: dict) -> str:
 def shadow_html(table: pd.DataFrame, key: str) -> str:
     """``shadow_table``'s rows as HTML: rows tinted by level, deleted ones struck through, a column per level.
 
-    >>> "line-through" in shadow_html(shadow_table(store, "favourite-language"), "favourite-language")
-    True
+    Examples:
+        >>> "line-through" in shadow_html(shadow_table(store, "favourite-language"), "favourite-language")
+        True
     """
     if table.empty:
         return f"<p>No version of <code>{html.escape(key)}</code> exists for this agent.</p>"
@@ -66,9 +68,10 @@ class ShadowInspector(Panel):
         agent, key: text fields (``key`` suggests every key the agent has saved); show_button redraws;
         table: the HTML. ``close()`` stops following the store.
 
-    >>> inspector = ShadowInspector(MemoryStore(), key="user-name")
-    >>> "No version" in inspector.table.value
-    True
+    Examples:
+        >>> inspector = ShadowInspector(MemoryStore(), key="user-name")
+        >>> "No version" in inspector.table.value
+        True
     """
 
     def __init__(self, store: MemoryStore, key: str = "", agent: str = "main") -> None:

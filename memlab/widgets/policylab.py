@@ -1,7 +1,8 @@
 """The policy lab: pick a policy variant and a check, run it, read the verdict and the counterexample's steps.
 
->>> verdict(run_check("existence-oracle", "noninterference", trials=50))["verdict"]
-'LEAK'
+Examples:
+    >>> verdict(run_check("existence-oracle", "noninterference", trials=50))["verdict"]
+    'LEAK'
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ def run_check(
     Raises:
         InvalidArgument: an unknown policy or check.
 
-    >>> run_check("strict", "shadowing", trials=10).leak
-    False
+    Examples:
+        >>> run_check("strict", "shadowing", trials=10).leak
+        False
     """
     return check.run_all(policy, checks=[check_name], trials=trials, seed=seed, max_ops=max_ops)[check_name]
 
@@ -42,8 +44,9 @@ def verdict(result: Counterexample | NoLeak) -> dict[str, Any]:
     """A check's outcome as plain data: ``check``, ``policy``, ``verdict`` (``LEAK``/``pass``), ``steps``,
     ``scenarios``, ``seconds``, a one-line ``summary``, and for a leak ``explanation``, ``observed``, ``expected``.
 
-    >>> verdict(run_check("strict", "write_down", trials=5))["verdict"]
-    'pass'
+    Examples:
+        >>> verdict(run_check("strict", "write_down", trials=5))["verdict"]
+        'pass'
     """
     if not result.leak:
         return {
@@ -73,8 +76,9 @@ def verdict(result: Counterexample | NoLeak) -> dict[str, Any]:
 def steps_table(result: Counterexample | NoLeak) -> pd.DataFrame:
     """The counterexample step by step (``Counterexample.rows()``); no rows when the check passed.
 
-    >>> steps_table(run_check("existence-oracle", trials=50))["call"].iloc[-1]
-    "low1.memory_get(key='k1')"
+    Examples:
+        >>> steps_table(run_check("existence-oracle", trials=50))["call"].iloc[-1]
+        "low1.memory_get(key='k1')"
     """
     return pd.DataFrame(result.rows() if result.leak else [], columns=STEP_COLUMNS)
 
@@ -113,10 +117,11 @@ class PolicyLab(Panel):
         policy, check (dropdowns), trials, seed (integer fields), run_button; about (what the policy models),
         output (the verdict and steps, HTML); last (the last result object).
 
-    >>> lab = PolicyLab()
-    >>> lab.policy.label = "frozen-taint"; lab.run_button.click()
-    >>> lab.last.leak
-    True
+    Examples:
+        >>> lab = PolicyLab()
+        >>> lab.policy.label = "frozen-taint"; lab.run_button.click()
+        >>> lab.last.leak
+        True
     """
 
     def __init__(self, choices: Sequence[Policy | str] | None = None) -> None:

@@ -8,8 +8,9 @@ Colours follow the page's theme: text, backgrounds and borders are JupyterLab's 
 tint is its hue mixed into the theme's background. Wherever a level's hue carries text (badges, pills,
 timeline bars), the text is white on a hue dark enough for WCAG AA (``contrast`` >= 4.5) in any theme.
 
->>> badge("confidential")[:5]
-'<span'
+Examples:
+    >>> badge("confidential")[:5]
+    '<span'
 """
 
 from __future__ import annotations
@@ -72,8 +73,9 @@ _MARKED = re.compile(r"\*\*(.+?)\*\*", re.DOTALL)
 def contrast(foreground: str, background: str) -> float:
     """The WCAG 2 contrast ratio of two opaque ``#rrggbb`` colours, from 1 to 21.
 
-    >>> round(contrast("#ffffff", LEVEL_COLOURS[Level.CONFIDENTIAL]), 2)
-    5.02
+    Examples:
+        >>> round(contrast("#ffffff", LEVEL_COLOURS[Level.CONFIDENTIAL]), 2)
+        5.02
     """
 
     def luminance(colour: str) -> float:
@@ -88,8 +90,9 @@ def contrast(foreground: str, background: str) -> float:
 def pill(label: str, colour: str, *, title: str = "") -> str:
     """``label`` (escaped) in white on ``colour``: a small rounded label, readable in any theme.
 
-    >>> pill("ok", "#2e7d32")[:5]
-    '<span'
+    Examples:
+        >>> pill("ok", "#2e7d32")[:5]
+        '<span'
     """
     tip = f' title="{html.escape(title)}"' if title else ""
     return (
@@ -101,8 +104,9 @@ def pill(label: str, colour: str, *, title: str = "") -> str:
 def alert(message: str) -> str:
     """An error message (escaped) in the theme's text colour, marked by a red bar and a cross, not by colour alone.
 
-    >>> "✘ bad &lt;key&gt;" in alert("bad <key>")
-    True
+    Examples:
+        >>> "✘ bad &lt;key&gt;" in alert("bad <key>")
+        True
     """
     return f'<div role="alert" style="border-left:4px solid #c62828;padding-left:6px">✘ {html.escape(message)}</div>'
 
@@ -110,8 +114,9 @@ def alert(message: str) -> str:
 def badge(level: Level | str) -> str:
     """A small label naming ``level``, in the level's hue.
 
-    >>> "#c62828" in badge(Level.RESTRICTED)
-    True
+    Examples:
+        >>> "#c62828" in badge(Level.RESTRICTED)
+        True
     """
     level = Level.parse(level)
     return pill(level.name, LEVEL_COLOURS[level])
@@ -120,9 +125,10 @@ def badge(level: Level | str) -> str:
 def level_button(button: Any, level: Level) -> None:
     """Colour an ipywidgets ``Button`` with ``level``'s hue and white text (``button_style`` has no such blue).
 
-    >>> import ipywidgets
-    >>> button = ipywidgets.Button(); level_button(button, Level.INTERNAL); button.style.button_color
-    '#1565c0'
+    Examples:
+        >>> import ipywidgets
+        >>> button = ipywidgets.Button(); level_button(button, Level.INTERNAL); button.style.button_color
+        '#1565c0'
     """
     button.style.button_color = LEVEL_COLOURS[level]
     button.style.text_color = "#ffffff"
@@ -131,8 +137,9 @@ def level_button(button: Any, level: Level) -> None:
 def text(value: Any) -> str:
     """A cell value as plain text: missing values are empty, lists are comma-separated, floats short.
 
-    >>> text(["a", "b"]), text(None), text(0.12345)
-    ('a, b', '', '0.123')
+    Examples:
+        >>> text(["a", "b"]), text(None), text(0.12345)
+        ('a, b', '', '0.123')
     """
     if isinstance(value, (list, tuple)):
         return ", ".join(map(str, value))
@@ -158,8 +165,9 @@ def html_table(
         row_style: a function of the row (a dict) giving CSS for each of its cells, e.g. a background.
         empty: what to say when ``frame`` has no rows.
 
-    >>> html_table(pd.DataFrame({"key": ["a<b"]})).count("a&lt;b")
-    1
+    Examples:
+        >>> html_table(pd.DataFrame({"key": ["a<b"]})).count("a&lt;b")
+        1
     """
     if frame.empty:
         return f"<p><i>{html.escape(empty)}</i></p>"
@@ -182,8 +190,9 @@ def html_table(
 def highlight(snippet: str) -> str:
     """A snippet as HTML, its ``**matched**`` words in ``<mark>``.
 
-    >>> highlight("She **runs** & <b>")
-    'She <mark>runs</mark> &amp; &lt;b&gt;'
+    Examples:
+        >>> highlight("She **runs** & <b>")
+        'She <mark>runs</mark> &amp; &lt;b&gt;'
     """
     return _MARKED.sub(r"<mark>\1</mark>", html.escape(snippet))
 
@@ -191,8 +200,9 @@ def highlight(snippet: str) -> str:
 def json_html(data: Any) -> str:
     """Tool-call data as pretty-printed JSON in a ``<pre>``.
 
-    >>> json_html({"found": False}).count("found")
-    1
+    Examples:
+        >>> json_html({"found": False}).count("found")
+        1
     """
     shown = json.dumps(data, indent=1, ensure_ascii=False, default=str)
     return f'<pre style="font-size:11px;line-height:1.3;margin:2px 0;white-space:pre-wrap">{html.escape(shown)}</pre>'
@@ -211,9 +221,10 @@ def level_row(column: str) -> Callable[[Mapping[str, Any]], str]:
 class Panel:
     """A widget's plain-Python face: ``.widget`` is what a notebook displays, and the object shows it too.
 
-    >>> from memlab.widgets import AuditViewer
-    >>> type(AuditViewer(store).widget).__name__
-    'VBox'
+    Examples:
+        >>> from memlab.widgets import AuditViewer
+        >>> type(AuditViewer(store).widget).__name__
+        'VBox'
     """
 
     widget: Any

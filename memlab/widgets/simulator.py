@@ -8,9 +8,10 @@ from history (``memlab.widgets.views``), so drawing them adds nothing to the aud
 Sessions sit side by side and wrap to a grid as the page narrows (three fit a 1024 px wide page); every text
 field has a visible label, which is also its accessible name.
 
->>> sim = SessionSimulator(MemoryStore(), [("public-chat", "PUBLIC"), ("hr-review", "CONFIDENTIAL")])
->>> sim.panel("hr-review").session.taint  # ``sim`` alone in a notebook cell shows the simulator
-<Level.CONFIDENTIAL: 2>
+Examples:
+    >>> sim = SessionSimulator(MemoryStore(), [("public-chat", "PUBLIC"), ("hr-review", "CONFIDENTIAL")])
+    >>> sim.panel("hr-review").session.taint  # ``sim`` alone in a notebook cell shows the simulator
+    <Level.CONFIDENTIAL: 2>
 """
 
 from __future__ import annotations
@@ -59,8 +60,9 @@ def open_session(store: MemoryStore, spec: SessionSpec) -> Session:
     Raises:
         InvalidArgument: a bad level or agent, a session id the store already has, or a session of another store.
 
-    >>> open_session(MemoryStore(), ("hr-review", "CONFIDENTIAL", "main")).taint
-    <Level.CONFIDENTIAL: 2>
+    Examples:
+        >>> open_session(MemoryStore(), ("hr-review", "CONFIDENTIAL", "main")).taint
+        <Level.CONFIDENTIAL: 2>
     """
     if isinstance(spec, Session):
         if spec.store is not store:
@@ -80,8 +82,9 @@ def tool_arguments(
     Empty ``tags`` and ``tag`` are left out (no tags, no filter); other empty fields are passed on, so the
     tool itself reports them.
 
-    >>> tool_arguments("memory_save", key="k", content="c", tags="a, b")
-    {'key': 'k', 'content': 'c', 'tags': ['a', 'b']}
+    Examples:
+        >>> tool_arguments("memory_save", key="k", content="c", tags="a, b")
+        {'key': 'k', 'content': 'c', 'tags': ['a', 'b']}
     """
     if tool == "memory_save":
         split = [part.strip() for part in tags.split(",") if part.strip()]
@@ -98,8 +101,9 @@ def tool_arguments(
 def run_tool(session: Session, tool: str, **form: str) -> dict[str, Any]:
     """Call ``tool`` for ``session`` through ``memlab.tools.call`` with the form's fields (see ``tool_arguments``).
 
-    >>> run_tool(MemoryStore().session(), "memory_get", key="user-name")
-    {'found': False, 'key': 'user-name'}
+    Examples:
+        >>> run_tool(MemoryStore().session(), "memory_get", key="user-name")
+        {'found': False, 'key': 'user-name'}
     """
     return tools.call(session, tool, tool_arguments(tool, **form))
 
@@ -245,9 +249,10 @@ class SessionSimulator(Panel):
         panels: one ``SessionPanel`` per session, in order; ``panel(session_id)`` finds one.
         new_id, new_taint, new_agent, add_button: the form that adds a session.
 
-    >>> sim = SessionSimulator(MemoryStore(), [("alice-public", "PUBLIC", "main")])
-    >>> sim.panel("alice-public").session.taint
-    <Level.PUBLIC: 0>
+    Examples:
+        >>> sim = SessionSimulator(MemoryStore(), [("alice-public", "PUBLIC", "main")])
+        >>> sim.panel("alice-public").session.taint
+        <Level.PUBLIC: 0>
     """
 
     def __init__(self, store: MemoryStore, sessions: Sequence[SessionSpec] | None = None) -> None:

@@ -5,8 +5,9 @@ query; ``top_results`` asks each analyzer's store the same question on one agent
 Stores are built once per (collection, analyzer, agent) and cached: one LoCoMo conversation loads in well
 under a second per analyzer.
 
->>> analyze_table("Running runners ran", ["none", "snowball"])["snowball"].tolist()
-['run', 'runner', 'ran']
+Examples:
+    >>> analyze_table("Running runners ran", ["none", "snowball"])["snowball"].tolist()
+    ['run', 'runner', 'ran']
 """
 
 from __future__ import annotations
@@ -50,8 +51,9 @@ def analyze_table(text: str, analyzers: Sequence[str] = DEFAULT_ANALYZERS, *, qu
     Raises:
         InvalidArgument: an unknown analyzer.
 
-    >>> analyze_table("What is my name?", ["porter"], query=True).index.tolist()
-    ['name']
+    Examples:
+        >>> analyze_table("What is my name?", ["porter"], query=True).index.tolist()
+        ['name']
     """
     words = query_terms(text) if query else list(dict.fromkeys(words_of(text)))
     frame = pd.DataFrame(index=pd.Index(words, name="word", dtype=object))
@@ -74,8 +76,9 @@ def indexed_session(collection: Collection, analyzer: str, agent: str | None = N
 
     Built on first use and cached per (collection, analyzer, agent); ``agent`` defaults to the first one.
 
-    >>> indexed_session(load_trec("tests/fixtures/trec-tiny"), "snowball").agent
-    'main'
+    Examples:
+        >>> indexed_session(load_trec("tests/fixtures/trec-tiny"), "snowball").agent
+        'main'
     """
     agent = _agent(collection, agent)
     cache_key = (id(collection), registry.get(analyzer).name, agent)
@@ -117,8 +120,9 @@ def top_results(
         ``highlighted`` (the snippet as HTML, matches in ``<mark>``) and ``relevant`` (True/False by the
         collection's judgments when ``query`` is one of its queries for the agent, else None).
 
-    >>> top_results(load_trec("tests/fixtures/trec-tiny"), "runs", ["porter"], k=1)["porter"].key[0]
-    'run-shoes'
+    Examples:
+        >>> top_results(load_trec("tests/fixtures/trec-tiny"), "runs", ["porter"], k=1)["porter"].key[0]
+        'run-shoes'
     """
     agent = _agent(collection, agent)
     relevant = _relevant_keys(collection, query, agent)
@@ -177,10 +181,11 @@ class StemmingLab(Panel):
         agent, question (the agent's collection queries; picking one fills the query), query, text, analyzers, k,
         run_button; terms and results (HTML).
 
-    >>> lab = StemmingLab(load_trec("tests/fixtures/trec-tiny"), analyzers=["none", "porter"])
-    >>> lab.query.value = "runs"; lab.run_button.click()
-    >>> "run-shoes" in lab.results.value
-    True
+    Examples:
+        >>> lab = StemmingLab(load_trec("tests/fixtures/trec-tiny"), analyzers=["none", "porter"])
+        >>> lab.query.value = "runs"; lab.run_button.click()
+        >>> "run-shoes" in lab.results.value
+        True
     """
 
     def __init__(

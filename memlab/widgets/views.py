@@ -4,10 +4,11 @@ reads, so looking adds nothing to the audit.
 ``shadow_table`` lays out every version of a key and marks the one a session at each level sees, as the
 store's own effective view at that level says; ``effective_view`` is that view for one taint.
 
->>> shadow_table(store, "user-name")[["classification", "version", "seen at PUBLIC"]]
-  classification  version  seen at PUBLIC
-0         PUBLIC        1            True
-1       INTERNAL        1           False
+Examples:
+    >>> shadow_table(store, "user-name")[["classification", "version", "seen at PUBLIC"]]
+      classification  version  seen at PUBLIC
+    0         PUBLIC        1            True
+    1       INTERNAL        1           False
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ VIEW_COLUMNS = ["key", "content", "tags", "classification", "version", "saved_by
 def seen_column(level: Level | str) -> str:
     """The ``shadow_table`` column saying which version sessions at ``level`` see.
 
-    >>> seen_column("internal")
-    'seen at INTERNAL'
+    Examples:
+        >>> seen_column("internal")
+        'seen at INTERNAL'
     """
     return f"seen at {Level.parse(level).name}"
 
@@ -34,8 +36,9 @@ def seen_column(level: Level | str) -> str:
 def saved_keys(store: MemoryStore, agent: str = "main") -> list[str]:
     """Every key ``agent`` has ever saved (at any level, deleted or not), in key order.
 
-    >>> saved_keys(store)  # favourite-language was deleted
-    ['favourite-language', 'salary', 'user-name']
+    Examples:
+        >>> saved_keys(store)  # favourite-language was deleted
+        ['favourite-language', 'salary', 'user-name']
     """
     return sorted(set(store.versions(agent)["key"]))
 
@@ -75,8 +78,9 @@ def shadow_table(store: MemoryStore, key: str, agent: str = "main") -> pd.DataFr
         ``superseded`` or ``deleted``) and one boolean ``seen at LEVEL`` column per level: True on the row of
         the version a session at that taint gets from ``memory_get``.
 
-    >>> shadow_table(store, "user-name")["seen at CONFIDENTIAL"].tolist()
-    [False, True]
+    Examples:
+        >>> shadow_table(store, "user-name")["seen at CONFIDENTIAL"].tolist()
+        [False, True]
     """
     return _annotate(store.history(key, agent), store, agent)
 
@@ -84,8 +88,9 @@ def shadow_table(store: MemoryStore, key: str, agent: str = "main") -> pd.DataFr
 def versions_table(store: MemoryStore, agent: str = "main") -> pd.DataFrame:
     """``shadow_table`` for every key ``agent`` has saved, one after another in key order.
 
-    >>> versions_table(store)["key"].unique().tolist()
-    ['favourite-language', 'salary', 'user-name']
+    Examples:
+        >>> versions_table(store)["key"].unique().tolist()
+        ['favourite-language', 'salary', 'user-name']
     """
     return _annotate(store.versions(agent), store, agent)
 
@@ -103,8 +108,9 @@ def effective_view(
         taint: the session's taint.
         versions: ``versions_table(store, agent)`` when already at hand (several views, one reading).
 
-    >>> effective_view(store, "main", "PUBLIC")["content"].tolist()
-    ['Sam']
+    Examples:
+        >>> effective_view(store, "main", "PUBLIC")["content"].tolist()
+        ['Sam']
     """
     if versions is None:
         return store.view(taint, agent)[VIEW_COLUMNS]
@@ -115,11 +121,12 @@ def view_changes(before: pd.DataFrame | None, after: pd.DataFrame) -> dict[str, 
     """How an effective view changed between two drawings: keys whose entry is ``new`` (appeared or now a
     different version) and keys now ``gone``; nothing when there was no drawing before.
 
-    >>> before = effective_view(store, "main", "PUBLIC")
-    >>> s.memory_delete("user-name")  # doctest: +ELLIPSIS
-    Memory(key='user-name', content='Sam', ...)
-    >>> view_changes(before, effective_view(store, "main", "PUBLIC"))
-    {'new': [], 'gone': ['user-name']}
+    Examples:
+        >>> before = effective_view(store, "main", "PUBLIC")
+        >>> s.memory_delete("user-name")  # doctest: +ELLIPSIS
+        Memory(key='user-name', content='Sam', ...)
+        >>> view_changes(before, effective_view(store, "main", "PUBLIC"))
+        {'new': [], 'gone': ['user-name']}
     """
     if before is None:
         return {"new": [], "gone": []}
