@@ -46,9 +46,12 @@ def filter_audit(
 
     Args:
         audit: ``store.audit()``.
-        sessions, tools, outcomes: values of ``session_id``, ``tool`` and ``outcome`` to keep.
+        sessions: values of ``session_id`` to keep.
+        tools: values of ``tool`` to keep.
+        outcomes: values of ``outcome`` to keep.
         levels: taints at the call to keep.
-        since, until: the time range, both ends included (ISO 8601 text or timestamps).
+        since: the start of the time range, included (ISO 8601 text or a timestamp).
+        until: the end of the time range, included (ISO 8601 text or a timestamp).
 
     Examples:
         >>> filter_audit(store.audit(), tools=["memory_save"], levels=["PUBLIC"])["key"].tolist()
@@ -201,9 +204,15 @@ class AuditViewer(Panel):
     viewer re-reads the store whenever it records a change (``refresh``); ``close()`` stops that.
 
     Attributes:
-        sessions, tools, outcomes, levels: multiple-choice filters; times: a range slider over the audit's times,
-        and span (its readout, in full); verified (the audit chain's verdict, ``verification_html``); table
-        (HTML, with a count; it scrolls sideways inside the viewer) and timeline (HTML bars).
+        sessions: a multiple-choice filter on sessions.
+        tools: a multiple-choice filter on tools.
+        outcomes: a multiple-choice filter on outcomes.
+        levels: a multiple-choice filter on the taint at the call.
+        times: a range slider over the audit's times.
+        span: the range slider's readout, in full.
+        verified: the audit chain's verdict (``verification_html``).
+        table: the rows (HTML, with a count; it scrolls sideways inside the viewer).
+        timeline: each session's taint over time (HTML bars).
 
     Examples:
         >>> viewer = AuditViewer(MemoryStore())

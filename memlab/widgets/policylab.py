@@ -114,8 +114,14 @@ class PolicyLab(Panel):
             default every registered one, ``strict`` first.
 
     Attributes:
-        policy, check (dropdowns), trials, seed (integer fields), run_button; about (what the policy models),
-        output (the verdict and steps, HTML); last (the last result object).
+        policy: a dropdown of the policies.
+        check: a dropdown of the checks.
+        trials: an integer field, the scenarios to try.
+        seed: an integer field, the random seed.
+        run_button: runs the check.
+        about: what the policy models.
+        output: the verdict and steps (HTML).
+        last: the last result object.
 
     Examples:
         >>> lab = PolicyLab()

@@ -178,8 +178,15 @@ class StemmingLab(Panel):
         agent: the agent (conversation) shown first.
 
     Attributes:
-        agent, question (the agent's collection queries; picking one fills the query), query, text, analyzers, k,
-        run_button; terms and results (HTML).
+        agent: the agent (conversation) whose memories are searched.
+        question: the agent's collection queries; picking one fills the query.
+        query: the query searched.
+        text: a text whose terms each analyzer shows.
+        analyzers: the analyzers compared.
+        k: how many results each analyzer shows.
+        run_button: runs the comparison.
+        terms: the terms each analyzer makes of the text (HTML).
+        results: each analyzer's top results, matched words highlighted (HTML).
 
     Examples:
         >>> lab = StemmingLab(load_trec("tests/fixtures/trec-tiny"), analyzers=["none", "porter"])
