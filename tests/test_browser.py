@@ -6,7 +6,7 @@ contrast of every visible text on the rendered page (computed colour against the
 ancestor's background composited) in the light and dark themes at 1024 and 1400 px; checks that the sessions
 stay side by side (and wrap to a grid, not a column, at 760 px), that no control is off-screen and that every
 input has an accessible name. Screenshots go to ``test-artifacts/``; with ``MEMLAB_UPDATE_SCREENSHOTS=1`` the
-README's ``docs/images/classroom-{light,dark}.png`` and ``docs/session-simulator.png`` are made from the same
+the docs' ``docs/images/classroom-{light,dark}.png`` and ``docs/session-simulator.png`` are made from the same
 pages.
 """
 

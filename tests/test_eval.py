@@ -113,7 +113,7 @@ def test_memlab_eval_on_a_trec_folder(tmp_path, capsys):
     assert "memlab eval:" in capsys.readouterr().err
 
 
-# The headline of the relevance lab (README, "What helps recall"): LoCoMo, categories 1-4, 1,536 questions.
+# The headline of the relevance lab (docs/relevance-lab.md): LoCoMo, categories 1-4, 1,536 questions.
 HEADLINE = {
     "porter": {"S@1": 0.402, "S@5": 0.585, "S@10": 0.645, "nDCG@10": 0.475},
     "porter+boost": {"S@1": 0.426, "S@5": 0.605, "S@10": 0.666, "nDCG@10": 0.496},

@@ -81,7 +81,7 @@ def test_tuning_refuses_what_it_cannot_do(people):
 
 
 def test_memlab_eval_tune_reproduces_the_held_out_figures_on_locomo(tmp_path, capsys):
-    """The README's held-out row: tuned on conversations 0-4, reported on 5-9, and the reverse."""
+    """The held-out row of docs/relevance-lab.md: tuned on conversations 0-4, reported on 5-9, and the reverse."""
     assert main(["eval", "--tune", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "memlab, tuned on the first half: Ranking(" in out and "hybrid, tuned on the second half: Ranking(" in out
