@@ -29,6 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--trials", type=int, default=300, help="random scenarios per check (default 300)")
     check.add_argument("--seed", type=int, default=0, help="seed of the scenario generator (default 0)")
     check.add_argument("--max-ops", type=int, default=8, help="operations per scenario at most (default 8)")
+    check.add_argument("--save", metavar="PATH", help="with all policies: also write the table as JSON (docs' source)")
     evaluate = commands.add_parser(
         "eval", help="compare search configurations (context, boost, analyzers) on LoCoMo or a TREC-style folder"
     )
@@ -233,7 +234,7 @@ def _migrate(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from memlab import check
-    from memlab.errors import MemlabError
+    from memlab.errors import InvalidArgument, MemlabError
 
     checks = check.CHECKS if args.check == "all" else tuple(args.check.split(","))
     options = {"trials": args.trials, "seed": args.seed, "max_ops": args.max_ops}
@@ -241,7 +242,12 @@ def _check(args: argparse.Namespace) -> int:
         if args.policy is None:
             frame = check.table(checks=checks, **options)
             print(check.table_text(frame))
+            if args.save:
+                check.save_table(frame, args.save)
+                print(f"saved to {args.save}", file=sys.stderr)
             return 0
+        if args.save:
+            raise InvalidArgument("--save writes the table over all policies: leave out --policy")
         results = check.run_all(args.policy, checks=checks, **options)
     except MemlabError as error:
         print(f"memlab check: {error}", file=sys.stderr)

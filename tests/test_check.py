@@ -1,10 +1,15 @@
 """The leak checkers: strict survives, every shipped variant is caught with a short, replayable counterexample."""
 
+from pathlib import Path
+
+import pandas as pd
 import pytest
 
 from memlab import Level, check
 from memlab.cli import main
 from memlab.policy import Policy
+
+ROOT = Path(__file__).resolve().parent.parent
 
 # Which check catches which variant (shadow-after-match leaks nothing across levels: it breaks shadowing).
 CAUGHT_BY = {
@@ -95,3 +100,23 @@ def test_cli_exit_status(capsys):
     assert "noninterference LEAK under policy write-down-delete" in capsys.readouterr().out
     assert main(["check", "--policy", "no-such-policy"]) == 2
     assert "unknown policy 'no-such-policy'" in capsys.readouterr().err
+
+
+def test_cli_saves_the_table_it_prints(tmp_path, capsys):
+    path = tmp_path / "check.json"
+    assert main(["check", "--trials", "30", "--seed", "3", "--save", str(path)]) == 0
+    printed = capsys.readouterr().out
+    saved = check.load_table(path)
+    assert check.table_text(saved) + "\n" == printed
+    assert saved.attrs == {"checks": list(check.CHECKS), "trials": 30, "seed": 3, "max_ops": 8}
+    assert set(saved["policy"]) == set(CAUGHT_BY) | {"strict"}
+
+
+def test_the_committed_check_results_are_what_memlab_check_finds_today():
+    """``data/results/check.json`` feeds the policy lab's page (``tools/tables.py``): a change to a policy or a
+    checker that changes a verdict, a counterexample's length or the scenarios tried fails here until the results
+    are saved again with ``memlab check --save data/results/check.json``."""
+    committed = check.load_table(ROOT / "data" / "results" / "check.json")
+    fresh = check.table(**committed.attrs)
+    assert fresh.attrs == committed.attrs
+    pd.testing.assert_frame_equal(fresh.drop(columns="seconds"), committed.drop(columns="seconds"))

@@ -17,6 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = "data/results/locomo"
+CHECK_RESULTS = "data/results/check.json"
 
 
 def results_date(path: str) -> str | None:
@@ -44,8 +45,23 @@ def relevance(date: str | None) -> str:
     )
 
 
+def policy_lab(date: str | None) -> str:
+    """The leak checkers' verdicts over every shipped policy, as ``memlab check`` prints them, from the saved run."""
+    from memlab import check
+
+    frame = check.load_table(ROOT / CHECK_RESULTS)
+    settings = frame.attrs
+    return (
+        f"`memlab check --save {CHECK_RESULTS}` ({settings['trials']} scenarios of up to {settings['max_ops']}"
+        f" operations per check, seed {settings['seed']}), committed {date or 'in this tree'}"
+        f"\n(`python tools/tables.py` writes this table from it; the seconds are that run's, on 2 cores):"
+        f"\n\n```\n{check.table_text(frame)}\n```"
+    )
+
+
 TABLES: dict[str, tuple[str, Callable[[str | None], str], str]] = {
     "relevance": ("docs/relevance-lab.md", relevance, RESULTS),
+    "policy-lab": ("docs/policy-lab.md", policy_lab, CHECK_RESULTS),
 }
 
 

@@ -16,7 +16,9 @@ Examples:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -38,6 +40,8 @@ __all__ = [
     "shadowing",
     "run_all",
     "table",
+    "save_table",
+    "load_table",
     "table_text",
     "CHECKS",
 ]
@@ -116,7 +120,8 @@ def table(
         5  frozen-taint        shadowing    pass
     """
     rows = []
-    for policy in policies if policies is not None else names():
+    chosen = list(policies) if policies is not None else names()
+    for policy in chosen:
         for check, result in run_all(policy, checks=checks, **options).items():
             rows.append(
                 {
@@ -128,7 +133,48 @@ def table(
                     "seconds": round(result.seconds, 2),
                 }
             )
-    return pd.DataFrame(rows).astype({"steps": "Int64"})
+    frame = pd.DataFrame(rows).astype({"steps": "Int64"})
+    frame.attrs = _settings(None if policies is None else [resolve(policy).name for policy in chosen], checks, options)
+    return frame
+
+
+def _settings(policies: list[str] | None, checks: Sequence[str], options: dict[str, Any]) -> dict[str, Any]:
+    """What ``table`` needs to run the same checks again, as JSON values: ``table(**frame.attrs)`` repeats it."""
+    merged = {**_DEFAULT_OPTIONS, **options}
+    settings: dict[str, Any] = {} if policies is None else {"policies": policies}
+    settings.update(checks=list(checks), trials=merged["trials"], seed=merged["seed"], max_ops=merged["max_ops"])
+    if "levels" in options:
+        settings["levels"] = [Level.parse(level).name for level in options["levels"]]
+    return settings
+
+
+def save_table(frame: pd.DataFrame, path: str | Path) -> None:
+    """Write ``table``'s rows and the settings that produced them (``frame.attrs``) to a JSON file.
+
+    ``memlab check --save PATH`` writes this file; ``load_table`` reads it back, and ``table(**frame.attrs)``
+    runs the same checks again, so a saved result can be compared with what the checkers find today.
+    """
+    records = frame.to_dict("records")
+    rows = [{name: (None if pd.isna(value) else value) for name, value in row.items()} for row in records]
+    document = {"settings": frame.attrs, "rows": rows}
+    Path(path).write_text(json.dumps(document, indent=1, default=int) + "\n", encoding="utf-8")
+
+
+def load_table(path: str | Path) -> pd.DataFrame:
+    """The table ``save_table`` wrote, with its settings in ``attrs``.
+
+    Examples:
+        >>> import tempfile, pathlib
+        >>> frame = table(["strict"], checks=["shadowing"], trials=20)
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "check.json"
+        >>> save_table(frame, path)
+        >>> load_table(path).attrs
+        {'policies': ['strict'], 'checks': ['shadowing'], 'trials': 20, 'seed': 0, 'max_ops': 8}
+    """
+    document = json.loads(Path(path).read_text(encoding="utf-8"))
+    frame = pd.DataFrame(document["rows"]).astype({"steps": "Int64"})
+    frame.attrs = document["settings"]
+    return frame
 
 
 def table_text(frame: pd.DataFrame) -> str:
