@@ -184,7 +184,8 @@ def bench(corpus: Corpus, agents: int, per_agent: int, layout: str, args: argpar
         if (a + 1) % step == 0 and agents >= 1000:
             elapsed = time.perf_counter() - start
             print(
-                f"    {a + 1:,} agents in {elapsed:.1f} s ({(a + 1) * per_agent / elapsed:,.0f} memories/s)", flush=True
+                f"    {a + 1:,} agents in {elapsed:.1f} s ({(a + 1) * per_agent / elapsed:,.0f} memories/s)",
+                file=sys.stderr,  # progress: shown, not part of the output benchmarks/record.py keeps
             )
     load_s = time.perf_counter() - start
     store.close()

@@ -73,12 +73,12 @@ def main(argv: list[str]) -> int:
     ended = datetime.now(UTC)
     shown = ["python" if part == sys.executable else part for part in command]
     recording = Recording(
-        shlex.join(shown), f"commit {commit()}, {started:%Y-%m-%d %H:%M}–{ended:%H:%M} UTC", "".join(lines)
+        shlex.join(shown), f"commit {commit()}, {started:%Y-%m-%d %H:%M}–{ended:%H:%M} UTC", "".join(lines).rstrip("\n")
     )
     RESULTS.mkdir(exist_ok=True)
     path = RESULTS / f"{name}.txt"
     path.write_text(recording.text(), encoding="utf-8")
-    print(f"recorded {path.relative_to(ROOT)}", file=sys.stderr)
+    print(f"recorded {path}", file=sys.stderr)
     return 0
 
 

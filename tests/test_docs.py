@@ -33,6 +33,7 @@ def test_the_site_builds_strictly(tmp_path):
     assert (tmp_path / "site" / "reference" / "index.html").is_file()
     reference = (tmp_path / "site" / "reference" / "index.html").read_text(encoding="utf-8")
     assert "memory_save_many" in reference and "Ranking" in reference  # mkdocstrings rendered the docstrings
+    assert "PostgresStorage" in reference and "StorageProvider" in reference
 
 
 def test_the_site_front_page_is_the_readme():
@@ -69,3 +70,60 @@ def test_a_table_block_is_replaced_not_appended():
     assert tables.render(page, "x", "new") == "before\n<!-- table:x -->\nnew\n<!-- /table -->\nafter\n"
     with pytest.raises(ValueError):
         tables.render("no block here", "x", "new")
+
+
+def test_a_benchmark_run_is_recorded_with_its_command_commit_and_output(tmp_path, monkeypatch, capsys):
+    import record
+
+    monkeypatch.setattr(record, "RESULTS", tmp_path)
+    code = "import sys; print('N  measure  target  met'); print('x', file=sys.stderr); print('1  a  <2x  yes')"
+    assert record.main(["demo", "--", sys.executable, "-c", code]) == 0
+    run = record.Recording.load(tmp_path / "demo.txt")
+    assert run.command.startswith("python -c ") and run.provenance.startswith("commit ")
+    assert run.output == "N  measure  target  met\n1  a  <2x  yes"  # standard error (progress) is not kept
+    assert "1  a  <2x  yes" in capsys.readouterr().out  # but the output is passed through
+    assert record.Recording.load(tmp_path / "demo.txt").text() == (tmp_path / "demo.txt").read_text()
+
+
+def test_a_failed_benchmark_run_writes_nothing(tmp_path, monkeypatch):
+    import record
+
+    monkeypatch.setattr(record, "RESULTS", tmp_path)
+    assert record.main(["demo", "--", sys.executable, "-c", "print('half'); raise SystemExit(3)"]) == 3
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_file_that_is_not_a_recording_is_refused(tmp_path):
+    import record
+
+    (tmp_path / "x.txt").write_text("some text\nwithout the header\n\n")
+    with pytest.raises(ValueError, match="not a recording"):
+        record.Recording.load(tmp_path / "x.txt")
+
+
+def test_the_headline_takes_the_targets_a_benchmark_printed():
+    output = (
+        "settings: x\n\n      N  measure      memlab   raw ratio  target   met\n"
+        "------\n 10,000  load (s)     1 s   1 s  1.00x                \n"
+        " 10,000  search p50   2 µs  1 µs  2.00x  ≤ 1.5x   NO \n 10,000  get p50      1 µs  1 µs  1.00x  ≤ 1.5x   yes\n"
+        "targets met: 1/2\n"
+    )
+    assert tables.target_lines(output) == [
+        "      N  measure      memlab   raw ratio  target   met",
+        " 10,000  search p50   2 µs  1 µs  2.00x  ≤ 1.5x   NO",
+        " 10,000  get p50      1 µs  1 µs  1.00x  ≤ 1.5x   yes",
+        "targets met: 1/2",
+    ]
+    section = "load\n\nTargets (at the largest size):\n  open < 100 ms   1.4 ms  met\n  saves   1/s  MISSED\n\nafter"
+    assert tables.target_lines(section) == [
+        "Targets (at the largest size):",
+        "  open < 100 ms   1.4 ms  met",
+        "  saves   1/s  MISSED",
+    ]
+
+
+def test_every_recorded_benchmark_is_shown_in_the_benchmarks_readme():
+    recorded = {path.stem for path in (ROOT / "benchmarks" / "results").glob("*.txt")}
+    readme = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8")
+    assert recorded and recorded == set(re.findall(r"<!-- table:bench:(\S+) -->", readme))
+    assert set(tables.HEADLINE) <= recorded
