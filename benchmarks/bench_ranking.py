@@ -38,7 +38,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bench_store import TAGS, Corpus, RawStore, Row, interleaved, print_table, ratio_row  # noqa: E402
+from bench_store import TAGS, Corpus, RawStore, Row, environment, interleaved, print_table, ratio_row  # noqa: E402
 
 from memlab import MemoryStore, Ranking  # noqa: E402
 
@@ -161,6 +161,8 @@ def main() -> None:
     queries = [
         f"{query} {rng.choice(TAGS)}" if n % 2 else query for n, query in enumerate(corpus.queries(args.queries, 9))
     ]
+    print("\n".join(environment()))
+    print(f"settings:   sizes={sizes} queries={args.queries} seed={args.seed}; every other query names a tag\n")
     results: dict[int, list[Row]] = {}
     with tempfile.TemporaryDirectory() as folder:
         for size in sizes:
@@ -171,7 +173,7 @@ def main() -> None:
             else:
                 print("part 2 skipped: sqlite-vec and apsw are not installed (pip install -e '.[bench]')")
             print(f"N={size:,}: {time.perf_counter() - started:.0f} s", file=sys.stderr)
-    print_table(results, widths=(7, 36, 8))
+    print_table(results, widths=(7, 41, 8))
     print("\n(raw: sqlite3 FTS5 bm25 over the same rows; for dense, the same matrix already in memory)")
 
 
