@@ -127,3 +127,56 @@ def test_every_recorded_benchmark_is_shown_in_the_benchmarks_readme():
     readme = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8")
     assert recorded and recorded == set(re.findall(r"<!-- table:bench:(\S+) -->", readme))
     assert set(tables.HEADLINE) <= recorded
+
+
+def _front_page() -> str:
+    return " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+
+
+def test_the_front_pages_policy_lab_figures_are_the_committed_run():
+    from memlab import check
+
+    frame = check.load_table(ROOT / tables.CHECK_RESULTS)
+    leaks = frame[frame["verdict"] == "LEAK"]
+    text = _front_page()
+    steps, scenarios = (
+        (leaks["steps"].min(), leaks["steps"].max()),
+        (leaks["scenarios"].min(), leaks["scenarios"].max()),
+    )
+    assert (
+        f"counterexample of {steps[0]}–{steps[1]} steps within {scenarios[0]}–{scenarios[1]} random scenarios" in text
+    )
+    assert f"passes `strict` on {frame.attrs['trials']} scenarios per check" in text
+    assert set(leaks["policy"]) == set(frame["policy"]) - {"strict"}  # "finds a leak in every one of them"
+
+
+def test_the_front_pages_relevance_figures_are_the_committed_results():
+    from memlab.eval import Results
+    from memlab.eval.report import measures_table
+
+    success = measures_table(Results.load(ROOT / tables.RESULTS))["S@10"].str.rstrip("*").astype(float)
+    text = _front_page()
+    porter, context, boost, hybrid = (success[row] for row in ("porter", "porter+context", "memlab", "hybrid"))
+    assert (
+        f"success@10 from {porter:.3f} to {context:.3f}, the tag boost with context to {boost:.3f}, and a hybrid"
+        f" with a small dense model to {hybrid:.3f}" in text
+    )
+    stemmers = ["nltk-porter", "nltk-porter-original", "nltk-porter-martin", "snowball", "lancaster", "simplemma"]
+    assert "all within ±0.005 of porter" in text and max(abs(success[row] - porter) for row in stemmers) <= 0.005
+
+
+def test_the_front_pages_storage_figures_are_the_recorded_benchmarks():
+    text = _front_page()
+    agents = tables.recording("bench_agents").output
+    opened = re.search(
+        r"at ([\d,]+) agents × (\d+) memories:\n\s+open \(fresh process\) < 100 ms\s+([\d.]+ ms)", agents
+    )
+    assert opened and f"a store of {opened[1]} agents × {opened[2]} memories opens in {opened[3]}" in text
+    bulk = tables.recording("bench_bulk-1M").output
+    visible = [float(x) for x in re.findall(r"search (?:PUBLIC|INTERNAL) p50 vs raw-visible .*? ([\d.]+)x", bulk)]
+    assert (
+        len(visible) == 2 and f"search at 1M memories in one agent costs {min(visible):.2f}–{max(visible):.2f}x" in text
+    )
+    postgres = tables.recording("bench_postgres").output.split("N = 100,000")[1]
+    rls = re.search(r"RLS: search SQL p50, owner \| session role .* ([\d.]+)x", postgres)
+    assert rls and f"row-level security costs {rls[1]}x on search" in text
