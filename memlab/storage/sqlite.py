@@ -594,11 +594,7 @@ class SqliteStorage:
         return sorted(_first_per_key(ranked, lambda item: item.key), key=lambda item: -item.score)[:limit]
 
     def _query_vector(self, query: str) -> np.ndarray:
-        if self.embedder is None:
-            raise InvalidArgument(
-                "this ranking uses dense retrieval (dense > 0 or lexical = 0), but the store has no embedder: "
-                "open it with MemoryStore(..., embedder='minilm') (pip install 'memlab[dense]')"
-            )
+        self.ranking.require_embedder(self.embedder)
         return self.embedder.embed([query])[0]
 
     def _backfill(self, agent: str) -> None:
@@ -680,8 +676,8 @@ class SqliteStorage:
             effective = "AND rowid IN (SELECT memory_id FROM effective WHERE agent_id = ? AND taint = ?)"
         parameters += [match, *(() if only_effective_at is None else (only_effective_at[0], int(only_effective_at[1])))]
         ranked = self.conn.execute(
-            f'SELECT rowid, score FROM (SELECT rowid, {score} AS score FROM "{table}" WHERE "{table}" MATCH ? '
-            f"{effective} ORDER BY score, rowid LIMIT ?)",
+            f'SELECT rowid, {score} AS score FROM "{table}" WHERE "{table}" MATCH ? {effective} '
+            "ORDER BY score, rowid LIMIT ?",
             [*parameters, limit],
         ).fetchall()
         keys = dict(
