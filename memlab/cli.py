@@ -48,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         "--tune", action="store_true", help="tune the ranking on each half of the agents and report on the other half"
     )
     evaluate.add_argument("--out", help="a folder for per-query CSVs, summaries and a PNG chart")
+    evaluate.add_argument("--save", metavar="FOLDER", help="also keep the results where Results.load reads them")
     evaluate.add_argument("--depth", type=int, default=100, help="results kept per query (default 100)")
     evaluate.add_argument("--workers", type=int, default=None, help="processes (default: one per core)")
     evaluate.add_argument(
@@ -168,6 +169,9 @@ def _eval(args: argparse.Namespace) -> int:
             print(report.stemming_table(results, collection).to_string())
     if args.out:
         for path in report.write(results, collection, Path(args.out)):
+            print(f"wrote {path}")
+    if args.save:
+        for path in results.save(args.save):
             print(f"wrote {path}")
     return 0
 

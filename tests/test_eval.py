@@ -160,7 +160,7 @@ def test_locomo_baseline_is_reproduced_through_the_store(locomo_all):
 
 def test_the_cached_results_the_notebook_shows_equal_a_fresh_run(locomo_all):
     """Notebook 04 reads data/results/locomo instead of running two minutes: it must be what a run gives.
-    (Regenerate with ``run(load_locomo(), rows=ALL_ROWS).save("data/results/locomo")``.)"""
+    (Regenerate with ``memlab eval --all --save data/results/locomo``.)"""
     cached = Results.load(CACHED)
     lexical = ~cached.per_query["row"].isin(DENSE_ROWS)
     pd.testing.assert_frame_equal(

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
 from memlab import InvalidArgument
 from memlab.cli import main
-from memlab.eval import Collection, Document, Query, load_trec
+from memlab.eval import Collection, Document, Query, Results, load_trec
 from memlab.eval.measures import per_query
 from memlab.eval.runner import Configuration, run_configuration
 from memlab.eval.tuning import HELD_OUT, halves, tune
 
 SMALL_GRID = {"tag_boost": (0.0, 2.0), "source": (0.0, 1.0)}
+TUNED = Path(__file__).resolve().parent.parent / "data" / "results" / "locomo-tuned"
 HYBRID_HELD_OUT_S10 = 0.783  # RRF of memlab's FTS5 ranking and MiniLM, weight and k tuned held-out
 
 
@@ -82,7 +85,7 @@ def test_tuning_refuses_what_it_cannot_do(people):
 
 def test_memlab_eval_tune_reproduces_the_held_out_figures_on_locomo(tmp_path, capsys):
     """The held-out row of docs/relevance-lab.md: tuned on conversations 0-4, reported on 5-9, and the reverse."""
-    assert main(["eval", "--tune", "--out", str(tmp_path)]) == 0
+    assert main(["eval", "--tune", "--out", str(tmp_path), "--save", str(tmp_path / "saved")]) == 0
     out = capsys.readouterr().out
     assert "memlab, tuned on the first half: Ranking(" in out and "hybrid, tuned on the second half: Ranking(" in out
     summary = pd.read_csv(tmp_path / "summary.csv", index_col=0)
@@ -92,3 +95,16 @@ def test_memlab_eval_tune_reproduces_the_held_out_figures_on_locomo(tmp_path, ca
     assert fts["nDCG@10"] == pytest.approx(0.604, abs=0.01)
     hybrid = summary.loc["hybrid tuned (held-out)"]
     assert hybrid["S@10"] == pytest.approx(HYBRID_HELD_OUT_S10, abs=0.01)
+    # data/results/locomo-tuned feeds the tuning table of docs/relevance-lab.md (tools/tables.py): it must be what
+    # this run saved (regenerate with memlab eval --tune --save data/results/locomo-tuned).
+    fresh, committed = Results.load(tmp_path / "saved"), Results.load(TUNED)
+    lexical = ~fresh.per_query["row"].str.startswith("hybrid")  # ONNX scores may differ in the last bits
+    chosen = {row: about for row, about in fresh.configurations.items() if not row.startswith("hybrid")}
+    assert chosen == {row: committed.configurations[row] for row in chosen}  # the rankings each half chose
+    pd.testing.assert_frame_equal(
+        committed.per_query[lexical].reset_index(drop=True),
+        fresh.per_query[lexical].reset_index(drop=True),
+        check_dtype=False,
+    )
+    measures = ["S@1", "S@5", "S@10", "nDCG@10"]
+    assert (committed.summary[measures] - fresh.summary[measures]).abs().max().max() <= 0.005

@@ -22,6 +22,7 @@ from record import Recording  # noqa: E402
 
 RESULTS = "data/results/locomo"
 CHECK_RESULTS = "data/results/check.json"
+TUNED = "data/results/locomo-tuned"
 BENCHMARKS = "benchmarks/results"
 
 
@@ -44,10 +45,37 @@ def relevance(date: str | None) -> str:
     results = Results.load(ROOT / RESULTS)
     table = measures_table(results).to_string()
     return (
-        f"`memlab eval --all` on LoCoMo; the results in `{RESULTS}`, committed {date or 'in this tree'}"
-        f"\n(`python tools/tables.py` writes this table from them). `*` p < 0.05, `**` p < 0.01 against"
+        f"`memlab eval --all --save {RESULTS}` on LoCoMo, committed {date or 'in this tree'}"
+        f"\n(`python tools/tables.py` writes this table from the saved results). `*` p < 0.05, `**` p < 0.01 against"
         f" `{results.baseline}`, paired randomization test.\n\n```\n{table}\n```"
     )
+
+
+def tuning(date: str | None) -> str:
+    """The held-out tuning's measures and the rankings each half chose, from the committed ``--tune`` results."""
+    from memlab.eval import Results
+    from memlab.eval.report import measures_table
+    from memlab.eval.tuning import GRIDS, held_out_name
+
+    results = Results.load(ROOT / TUNED)
+    table = measures_table(results)[["S@1", "S@5", "S@10", "nDCG@10"]].to_string()
+    lines = ["| row | " + " | ".join(_halves(results, held_out_name("memlab"))) + " |", "|---|---|---|"]
+    for row, grid in GRIDS.items():
+        about = results.configurations.get(held_out_name(row))
+        if about is not None:
+            rankings = [about[half] for half in _halves(results, held_out_name(row))]
+            lines.append(f"| {row} | " + " | ".join(", ".join(f"{k} {r[k]:g}" for k in grid) for r in rankings) + " |")
+    return (
+        f"`memlab eval --tune --save {TUNED}` on LoCoMo, committed {date or 'in this tree'}"
+        f" (`python tools/tables.py` writes this from the saved results). Each half of the agents is answered with"
+        f" the ranking tuned on the other half;"
+        f" `*` p < 0.05, `**` p < 0.01 against `{results.baseline}`.\n\n```\n{table}\n```\n\n"
+        "The parameters each half's queries were answered with:\n\n" + "\n".join(lines)
+    )
+
+
+def _halves(results, row: str) -> list[str]:
+    return [name for name in results.configurations[row] if name.startswith("used on the")]
 
 
 def policy_lab(date: str | None) -> str:
@@ -59,7 +87,8 @@ def policy_lab(date: str | None) -> str:
     return (
         f"`memlab check --save {CHECK_RESULTS}` ({settings['trials']} scenarios of up to {settings['max_ops']}"
         f" operations per check, seed {settings['seed']}), committed {date or 'in this tree'}"
-        f"\n(`python tools/tables.py` writes this table from it; the seconds are that run's, on 2 cores):"
+        f"\n(`python tools/tables.py` writes this table from the saved results; the seconds are that run's,"
+        f" on 2 cores):"
         f"\n\n```\n{check.table_text(frame)}\n```"
     )
 
@@ -128,6 +157,7 @@ def headline(date: str | None) -> str:
 
 TABLES: dict[str, tuple[str, Callable[[str | None], str], str]] = {
     "relevance": ("docs/relevance-lab.md", relevance, RESULTS),
+    "tuning": ("docs/relevance-lab.md", tuning, TUNED),
     "policy-lab": ("docs/policy-lab.md", policy_lab, CHECK_RESULTS),
     "benchmark-targets": ("docs/benchmarks.md", headline, BENCHMARKS),
     **{
