@@ -169,6 +169,20 @@ def test_the_front_pages_relevance_figures_are_the_committed_results():
     assert "all within ±0.005 of porter" in text and max(abs(success[row] - porter) for row in stemmers) <= 0.005
 
 
+def test_the_relevance_labs_prose_figures_are_the_committed_results():
+    from memlab.eval import Results
+    from memlab.eval.report import measures_table
+
+    s = measures_table(Results.load(ROOT / tables.RESULTS))["S@10"].str.rstrip("*").astype(float)
+    text = " ".join((ROOT / "docs" / "relevance-lab.md").read_text(encoding="utf-8").split())
+    for phrase in (
+        f"success@10 {s['porter']:.3f} → {s['porter+context']:.3f}",
+        f"{s['porter']:.3f} → {s['porter+boost']:.3f} alone, {s['memlab']:.3f} with context",
+        f"MiniLM alone reaches {s['dense']:.3f}; fused, {s['hybrid']:.3f}",
+    ):
+        assert phrase in text
+
+
 def test_the_front_pages_storage_figures_are_the_recorded_benchmarks():
     text = _front_page()
     agents = tables.recording("bench_agents").output
