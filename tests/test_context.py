@@ -12,6 +12,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memlab import InvalidArgument, Level, MemoryStore, Ranking
 from memlab.tools import call
@@ -172,3 +174,39 @@ def test_a_host_attaches_the_current_message_to_the_models_saves(store):
     assert tools.call(s, "memory_save", {"key": "sister-city", "content": "Ana lives in Porto"})["saved"]
     got = tools.call(s, "memory_get", {"key": "sister-city"})
     assert (got["source"], got["occurred_at"]) == (message["text"], "2026-11-30T09:15:00")
+
+
+WORDS = ["ann", "bob", "tea", "jazz", "chess", "work", "hr", "lisbon"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    memories=st.lists(
+        st.tuples(
+            st.lists(st.sampled_from(WORDS), min_size=1, max_size=5),  # content
+            st.lists(st.sampled_from(WORDS[:4]), max_size=2),  # tags: a few words are also tags
+            st.sampled_from([Level.PUBLIC, Level.INTERNAL]),
+        ),
+        min_size=1,
+        max_size=25,
+    ),
+    query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
+    limit=st.integers(1, 6),
+    boost=st.sampled_from([0.5, 2.0, 10.0]),
+)
+def test_the_boosted_top_k_is_the_plain_ranking_boosted_then_cut(memories, query, limit, boost):
+    """The tag boost is computed from the plain top k and the tagged top k, never from every tagged memory: the
+    result must be what boosting every match of the plain ranking and then taking the first k gives, scores
+    included, at every taint."""
+    text = " ".join(query)
+    with MemoryStore() as store:
+        for number, (content, tags, level) in enumerate(memories):
+            store.session(taint=level).memory_save(f"m{number % 9}", " ".join(content), tags=tags)
+        for taint in (Level.PUBLIC, Level.INTERNAL, Level.CONFIDENTIAL):
+            session = store.session(taint=taint)
+            store.ranking = Ranking(tag_boost=0)
+            plain = session.memory_search(text, max_results=100)
+            boosted = [(h.memory.key, h.score + boost * bool(set(h.memory.tags) & set(query))) for h in plain]
+            expected = sorted(boosted, key=lambda hit: -hit[1])[:limit]  # stable: ties keep the save order
+            store.ranking = Ranking(tag_boost=boost)
+            assert [(h.memory.key, h.score) for h in session.memory_search(text, max_results=limit)] == expected
