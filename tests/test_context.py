@@ -195,9 +195,10 @@ WORDS = ["ann", "bob", "tea", "jazz", "chess", "work", "hr", "lisbon"]
     boost=st.sampled_from([0.5, 2.0, 10.0]),
 )
 def test_the_boosted_top_k_is_the_plain_ranking_boosted_then_cut(memories, query, limit, boost):
-    """The tag boost is computed from the plain top k and the tagged top k, never from every tagged memory: the
-    result must be what boosting every match of the plain ranking and then taking the first k gives, scores
-    included, at every taint."""
+    """Whatever SQL computes the tag boost, the result must be what boosting every match of the plain ranking
+    and then taking the first k gives, scores included, at every taint. (Computing it from the plain top k and
+    the tagged top k, two FTS5 queries, is exact but was slower at 100k memories than one query scoring every
+    match minus the boost: 1.76x the first wave's time against 1.35x, ``bench_ranking.py``.)"""
     text = " ".join(query)
     with MemoryStore() as store:
         for number, (content, tags, level) in enumerate(memories):

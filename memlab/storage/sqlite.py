@@ -660,43 +660,32 @@ class SqliteStorage:
     def _rank(
         self, table: str, match: str, query: str, limit: int, *, only_effective_at: tuple[int, Level] | None = None
     ) -> list[_Ranked]:
-        # Rank by the store's Ranking: bm25(...) with its column weights, minus the tag boost for the memories with
-        # a one-word tag equal to a query word, ties in rowid (save) order. The boost is exact without building
-        # the set of tagged memories (which costs when a tag is common): boosting only raises memories, so a
-        # memory in the boosted top `limit` is either in the plain top `limit` or in the top `limit` of the
-        # memories that match and carry the tag, one FTS5 query each (the tag phrase is on a column of weight 0,
-        # so it leaves bm25 unchanged). Only ids, keys and scores are read here: the rows and snippets of the
-        # hits shown are made by _hits (FTS5's snippet() here would be computed for every match).
+        # Rank by the store's Ranking: bm25(...) with its column weights, minus the tag boost, ties in rowid (save)
+        # order. The boost's subquery runs once: the memories whose tags column matches a query word, kept
+        # when one of their tags equals that word. Only the ids, keys and scores are read here: the rows and
+        # snippets of the hits shown are made by _hits (FTS5's snippet() here would be computed for every match).
         ranking = self.ranking
-        ranked = self._bm25(table, match, limit, only_effective_at)
-        tag_match = self._tag_match(query) if ranking.tag_boost else None
-        if tag_match is not None:
-            tagged = self._bm25(table, f"({match}) AND ({tag_match})", limit, only_effective_at)
-            boosted = {memory_id for memory_id, _ in tagged}
-            scores = {memory_id: score - ranking.tag_boost * (memory_id in boosted) for memory_id, score in ranked}
-            scores.update((memory_id, score - ranking.tag_boost) for memory_id, score in tagged)
-            ranked = sorted(scores.items(), key=lambda item: (item[1], item[0]))[:limit]
+        weights = ", ".join(str(weight) for weight in (*ranking.weights(), 0.0))  # the one-word tags: boost only
+        score, parameters = f'bm25("{table}", {weights})', []
+        boosted = self._boosted(table, query) if ranking.tag_boost else None
+        if boosted is not None:
+            score += f" - ? * (rowid IN ({boosted[0]}))"
+            parameters += [ranking.tag_boost, *boosted[1]]
+        effective = ""
+        if only_effective_at is not None:
+            effective = "AND rowid IN (SELECT memory_id FROM effective WHERE agent_id = ? AND taint = ?)"
+        parameters += [match, *(() if only_effective_at is None else (only_effective_at[0], int(only_effective_at[1])))]
+        ranked = self.conn.execute(
+            f'SELECT rowid, {score} AS score FROM "{table}" WHERE "{table}" MATCH ? {effective} '
+            "ORDER BY score, rowid LIMIT ?",
+            [*parameters, limit],
+        ).fetchall()
         keys = dict(
             self.conn.execute(
                 f"SELECT id, key FROM memories WHERE id IN ({', '.join('?' * len(ranked))})", [i for i, _ in ranked]
             )
         )
         return [_Ranked(memory_id, keys[memory_id], -score, table) for memory_id, score in ranked]
-
-    def _bm25(
-        self, table: str, match: str, limit: int, only_effective_at: tuple[int, Level] | None
-    ) -> list[tuple[int, float]]:
-        """The top ``limit`` (rowid, bm25 score) of ``table`` for ``match``, best first, ties in rowid order."""
-        weights = ", ".join(str(weight) for weight in (*self.ranking.weights(), 0.0))  # one-word tags: boost only
-        effective, parameters = "", [match]
-        if only_effective_at is not None:
-            effective = "AND rowid IN (SELECT memory_id FROM effective WHERE agent_id = ? AND taint = ?)"
-            parameters += [only_effective_at[0], int(only_effective_at[1])]
-        return self.conn.execute(
-            f'SELECT rowid, bm25("{table}", {weights}) AS score FROM "{table}" WHERE "{table}" MATCH ? {effective} '
-            "ORDER BY score, rowid LIMIT ?",
-            [*parameters, limit],
-        ).fetchall()
 
     def _hits(self, ranked: list[_Ranked], match: str | None, query: str) -> list[Hit]:
         """The hits shown: each ranked version's row and a snippet of its content, matched words marked — made
@@ -733,14 +722,15 @@ class SqliteStorage:
             for r in ranked
         ]
 
-    def _tag_match(self, query: str) -> str | None:
-        """An FTS5 expression matching the memories with a one-word tag equal to a word of ``query`` (both as
-        the analyzer's terms: case folded, stemmed), on the one-word-tags column alone; None when the query has
-        no word to look for."""
+    def _boosted(self, table: str, query: str) -> tuple[str, list[Any]] | None:
+        """SQL selecting the ids of the memories in ``table`` with a one-word tag equal to a word of ``query``
+        (both as the analyzer's terms: case folded, stemmed), and its parameters; None when the query has no
+        word to look for. It reads the index alone (the one-word-tags column), never the memories' rows."""
         tag_match = self.analyzer.match_expression(query)
         if tag_match is None:
             return None
-        return f"{indexed_columns(self.analyzer)[-1]} : ({tag_match})"
+        column = indexed_columns(self.analyzer)[-1]
+        return f'SELECT rowid FROM "{table}" WHERE "{table}" MATCH ?', [f"{column} : ({tag_match})"]
 
     # -- audit and auditor views --------------------------------------------------------------------
 
