@@ -214,3 +214,15 @@ def test_the_benchmark_runs_the_docs_cite_are_the_recorded_ones():
         cited = set(re.findall(r"of commit `?([0-9a-f]{7})`?|at commit `?([0-9a-f]{7})`?", page.read_text("utf-8")))
         for sha in {a or b for a, b in cited}:
             assert sha in recorded, f"{page.relative_to(ROOT)} cites a benchmark run of commit {sha}, not recorded"
+
+
+def test_the_semantics_page_states_the_default_ranking():
+    from memlab import Ranking
+
+    default = Ranking()
+    text = " ".join((ROOT / "docs" / "semantics.md").read_text(encoding="utf-8").split())
+    assert default.key == default.content == default.tags == default.when
+    assert (
+        f"key, content, tags and when {default.key:g}, source {default.source:g}, and a boost of"
+        f" {default.tag_boost:g} when a query word is one of the memory's tags" in text
+    )

@@ -29,6 +29,8 @@ RUN = [(name, code) for name, code in EXAMPLES if not NOT_RUN.match(code)]
 def test_the_collector_finds_the_examples():
     names = [name for name, _ in EXAMPLES]
     assert "README.md:1" in names and any(name.startswith("docs/policy-lab.md") for name in names)
+    for page in ("semantics", "storage", "relevance-lab", "agents-and-mcp"):  # each subject shows its API at work
+        assert any(name.startswith(f"docs/{page}.md") for name, code in RUN), page
     skipped = [code for _, code in EXAMPLES if NOT_RUN.match(code)]
     assert skipped and all("anthropic" in code for code in skipped)  # only what needs a model's API key
 
@@ -36,6 +38,7 @@ def test_the_collector_finds_the_examples():
 @pytest.mark.parametrize("code", [code for _, code in RUN], ids=[name for name, _ in RUN])
 def test_an_example_runs(code, request, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the examples make their stores in the working folder
+    (tmp_path / "data").symlink_to(ROOT / "data")  # and read data/ as a user in the repository's root would
     namespace: dict = {"__name__": "__example__"}
     exec(compile(code, request.node.callspec.id, "exec"), namespace)
     store = namespace.get("store")
