@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     evaluate.add_argument(
         "--rows",
         help="comma-separated rows: named configurations or analyzers (default: porter, porter+boost, "
-        "porter+context, memlab)",
+        "porter+context, memlab, dense, hybrid; the last two need memlab[dense] and are skipped without it)",
     )
     evaluate.add_argument("--all", action="store_true", help="every named row and every analyzer")
     evaluate.add_argument(

@@ -2,8 +2,8 @@
 
 A ``Policy`` decides the level a save gets, what a session may read, whether shadowing comes before
 search and tag filters, what a delete may touch, and how search statistics are scoped. ``Policy()``
-itself is ``strict``: exactly DESIGN.md. ``memlab.policies`` ships variants that model real mistakes;
-a researcher writes a new one by subclassing and overriding a method or a flag.
+itself is ``strict``: exactly the semantics of ``docs/semantics.md``. ``memlab.policies`` ships variants
+that model real mistakes; a researcher writes a new one by subclassing and overriding a method or a flag.
 
 A hook is a plain function ``hook(call: ToolCall) -> ToolCall``: it may change the call's arguments
 (and say so in ``call.notes``, which the audit keeps) or refuse the call by raising a ``MemlabError``.
@@ -94,7 +94,7 @@ def run_hooks(hooks: Sequence[Hook], call: ToolCall) -> ToolCall:
 
 
 class Policy:
-    """The strict policy, exactly DESIGN.md; subclass it to model a variant.
+    """The strict policy, exactly the documented semantics; subclass it to model a variant.
 
     Examples:
         >>> class PublicReadsInternal(Policy):

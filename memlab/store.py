@@ -45,7 +45,7 @@ class MemoryStore:
             opens as it is; a new path becomes a folder with one SQLite file per agent (``layout="file"``
             makes one SQLite file instead). None keeps the store in memory. A ``postgresql://`` URL keeps
             it in a PostgreSQL database shared by many hosts, gated by row-level security (``memlab[postgres]``).
-        policy: a ``Policy`` or the name of a registered one (default ``strict``, exactly DESIGN.md).
+        policy: a ``Policy`` or the name of a registered one (default ``strict``, exactly the documented semantics).
         analyzer: how text becomes index terms, by name (``memlab.search.analyzers``: ``porter`` — FTS5's
             built-in — by default, ``none``, ``trigram``, ``snowball``, ``nltk-porter``, ...).
         layout: ``"folder"`` (one file per agent; the default for a new path) or ``"file"`` (every

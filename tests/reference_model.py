@@ -1,4 +1,4 @@
-"""A small pure-Python model of DESIGN.md's semantics, to check the real store against.
+"""A small pure-Python model of memlab's semantics (docs/semantics.md), to check the real store against.
 
 It knows nothing of SQL or FTS5: versions are lists, the effective view is computed from scratch on every
 read, and search is "does any query word's stem occur among the memory's words".
@@ -14,7 +14,7 @@ from nltk.stem.porter import PorterStemmer
 from memlab import Level
 from memlab.search import query_terms
 
-# FTS5's porter tokenizer agrees with NLTK's porter in MARTIN_EXTENSIONS mode (DESIGN.md section 5).
+# FTS5's porter tokenizer agrees with NLTK's porter in MARTIN_EXTENSIONS mode (pinned in tests/test_stemstats.py).
 _stem = PorterStemmer(mode=PorterStemmer.MARTIN_EXTENSIONS).stem
 _WORD = re.compile(r"[^\W_]+")
 

@@ -183,6 +183,17 @@ def test_the_relevance_labs_prose_figures_are_the_committed_results():
         assert phrase in text
 
 
+def test_the_relevance_labs_ceiling_is_the_collections():
+    from memlab.eval import load_locomo
+
+    summary = load_locomo(ROOT / "data" / "locomo10.json").summary()
+    unjudged, ceiling = summary["queries"] - summary["judged_queries"], summary["judged_queries"] / summary["queries"]
+    claim = f"{unjudged} questions cite only turns no observation carries, so success@10 cannot pass {ceiling:.3f}"
+    assert claim in " ".join((ROOT / "docs" / "relevance-lab.md").read_text(encoding="utf-8").split())
+    notebook = (ROOT / "notebooks" / "04_stemming_relevance.ipynb").read_text(encoding="utf-8")
+    assert f"{unjudged} questions cite only turns no observation carries, so S@10 cannot pass {ceiling:.3f}" in notebook
+
+
 def test_the_front_pages_storage_figures_are_the_recorded_benchmarks():
     text = _front_page()
     agents = tables.recording("bench_agents").output

@@ -149,7 +149,7 @@ def test_the_rows_reproduce_the_headline_on_locomo(locomo_all):
 
 
 def test_locomo_baseline_is_reproduced_through_the_store(locomo_all):
-    """DESIGN.md section 4 measured success@10 with plain FTS5: porter 0.640, unicode61 0.595; stemmers +-0.005."""
+    """The design brief measured success@10 with plain FTS5: porter 0.640, unicode61 0.595; stemmers +-0.005."""
     success = locomo_all.summary["S@10"]
     assert success["porter"] == pytest.approx(0.640, abs=0.01)
     assert success["none"] == pytest.approx(0.595, abs=0.01)

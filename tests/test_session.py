@@ -1,4 +1,4 @@
-"""Sessions: live taint, the effective view, shadowing, writes and deletes (DESIGN.md section 1)."""
+"""Sessions: live taint, the effective view, shadowing, writes and deletes (docs/semantics.md, "The rules")."""
 
 import pytest
 

@@ -11,8 +11,8 @@ first-wave ranking) by a paired randomization test.
 
 On LoCoMo (about a minute; one process per row)::
 
-    results = run(load_locomo())                 # the default rows: porter, +boost, +context, memlab
-    results = run(load_locomo(), rows=ALL_ROWS)  # and every analyzer, dense and hybrid when installed
+    results = run(load_locomo())                 # the named rows: porter, +boost, +context, memlab, dense, hybrid
+    results = run(load_locomo(), rows=ALL_ROWS)  # and every analyzer (dense and hybrid need memlab[dense])
 
 Analyzers alone, on the tiny TREC fixture (the baseline comes first):
 

@@ -191,7 +191,7 @@ def _simplemma() -> Callable[[str], str]:
 
 
 register(Analyzer("none", "unicode61", description="FTS5 unicode61: case folding, no stemming", fts_stem=str))
-# FTS5's porter equals NLTK's in MARTIN_EXTENSIONS mode (DESIGN.md section 5; pinned in tests/test_stemstats.py).
+# FTS5's porter equals NLTK's in MARTIN_EXTENSIONS mode (pinned in tests/test_stemstats.py).
 register(
     Analyzer(
         "porter",
