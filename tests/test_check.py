@@ -110,6 +110,9 @@ def test_cli_saves_the_table_it_prints(tmp_path, capsys):
     assert check.table_text(saved) + "\n" == printed
     assert saved.attrs == {"checks": list(check.CHECKS), "trials": 30, "seed": 3, "max_ops": 8}
     assert set(saved["policy"]) == set(CAUGHT_BY) | {"strict"}
+    assert main(["check", "--policy", "strict", "--save", str(tmp_path / "one.json")]) == 2  # one policy: no table
+    assert "--save writes the table over all policies" in capsys.readouterr().err
+    assert not (tmp_path / "one.json").exists()
 
 
 def test_the_committed_check_results_are_what_memlab_check_finds_today():
