@@ -1,8 +1,12 @@
-"""Write the generated tables of ``docs/`` from the results they report, so that a page cannot drift from them.
+"""Write the generated tables of ``docs/`` and ``benchmarks/README.md`` from the results they report, so that a
+page cannot drift from them.
 
-A generated table sits between ``<!-- table:NAME -->`` and ``<!-- /table -->`` in a page; this script rewrites
-what lies between, naming the command that produced the results and their date. ``tests/test_docs.py`` fails
-when a committed block is not what this script writes for the committed results.
+The results: ``data/results/locomo`` (``memlab eval --all --save``), ``data/results/locomo-tuned``
+(``memlab eval --tune --save``), ``data/results/check.json`` (``memlab check --save``) and the benchmark runs
+in ``benchmarks/results/`` (``benchmarks/record.py``). A generated table sits between ``<!-- table:NAME -->``
+and ``<!-- /table -->`` in a page; this script rewrites what lies between, naming the command that produced the
+results and their date. ``tests/test_docs.py`` fails when a committed block is not what this script writes for
+the committed results.
 
 Usage, from the repository's root: ``python tools/tables.py`` (``--check`` only reports stale blocks, exit 1).
 """
@@ -14,11 +18,15 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from record import Recording  # noqa: E402
+
+if TYPE_CHECKING:
+    from memlab.eval import Results
 
 RESULTS = "data/results/locomo"
 CHECK_RESULTS = "data/results/check.json"
@@ -74,7 +82,8 @@ def tuning(date: str | None) -> str:
     )
 
 
-def _halves(results, row: str) -> list[str]:
+def _halves(results: Results, row: str) -> list[str]:
+    """The names under which a held-out row's configuration records the ranking used on each half."""
     return [name for name in results.configurations[row] if name.startswith("used on the")]
 
 
