@@ -139,9 +139,9 @@ def target_lines(output: str) -> list[str]:
 # The headline: each benchmark's targets as printed; the peers' (no targets) rows at a million documents.
 HEADLINE: dict[str, Callable[[str], list[str]]] = {
     "bench_agents": target_lines,
-    "bench_bulk": target_lines,
+    "bench_bulk-second-wave": target_lines,
     "bench_bulk-1M": target_lines,
-    "bench_store": target_lines,
+    "bench_store-second-wave": target_lines,
     "bench_ranking": target_lines,
     "bench_peers": lambda output: [
         line for line in output.split("\n") if line.startswith("engine ") or re.match(r"\S+\s+1,000,000 ", line)
