@@ -196,12 +196,12 @@ def test_the_relevance_labs_ceiling_is_the_collections():
 
 def test_the_front_pages_storage_figures_are_the_recorded_benchmarks():
     text = _front_page()
-    agents = tables.recording("bench_agents").output
+    agents = tables.recording("bench_agents-second-wave").output
     opened = re.search(
         r"at ([\d,]+) agents × (\d+) memories:\n\s+open \(fresh process\) < 100 ms\s+([\d.]+ ms)", agents
     )
     assert opened and f"a store of {opened[1]} agents × {opened[2]} memories opens in {opened[3]}" in text
-    bulk = tables.recording("bench_bulk-1M").output
+    bulk = tables.recording("bench_bulk-1M-second-wave").output
     visible = [float(x) for x in re.findall(r"search (?:PUBLIC|INTERNAL) p50 vs raw-visible .*? ([\d.]+)x", bulk)]
     assert (
         len(visible) == 2 and f"search at 1M memories in one agent costs {min(visible):.2f}–{max(visible):.2f}x" in text

@@ -138,9 +138,9 @@ def target_lines(output: str) -> list[str]:
 
 # The headline: each benchmark's targets as printed; the peers' (no targets) rows at a million documents.
 HEADLINE: dict[str, Callable[[str], list[str]]] = {
-    "bench_agents": target_lines,
+    "bench_agents-second-wave": target_lines,
     "bench_bulk-second-wave": target_lines,
-    "bench_bulk-1M": target_lines,
+    "bench_bulk-1M-second-wave": target_lines,
     "bench_store-second-wave": target_lines,
     "bench_ranking": target_lines,
     "bench_peers": lambda output: [
