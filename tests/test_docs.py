@@ -130,8 +130,9 @@ def test_every_recorded_benchmark_is_shown_in_the_benchmarks_readme():
     assert set(tables.HEADLINE) <= recorded
 
 
-def _front_page() -> str:
-    return " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+def _words(page: str) -> str:
+    """A page's text with its line breaks and runs of spaces made single spaces, as a reader reads a sentence."""
+    return " ".join((ROOT / page).read_text(encoding="utf-8").split())
 
 
 def test_the_front_pages_policy_lab_figures_are_the_committed_run():
@@ -139,7 +140,7 @@ def test_the_front_pages_policy_lab_figures_are_the_committed_run():
 
     frame = check.load_table(ROOT / tables.CHECK_RESULTS)
     leaks = frame[frame["verdict"] == "LEAK"]
-    text = _front_page()
+    text = _words("README.md")
     steps, scenarios = (
         (leaks["steps"].min(), leaks["steps"].max()),
         (leaks["scenarios"].min(), leaks["scenarios"].max()),
@@ -156,7 +157,7 @@ def test_the_front_pages_relevance_figures_are_the_committed_results():
     from memlab.eval.report import measures_table
 
     success = measures_table(Results.load(ROOT / tables.RESULTS))["S@10"].str.rstrip("*").astype(float)
-    text = _front_page()
+    text = _words("README.md")
     porter, context, boost, hybrid = (success[row] for row in ("porter", "porter+context", "memlab", "hybrid"))
     assert (
         f"success@10 from {porter:.3f} to {context:.3f}, the tag boost with context to {boost:.3f}, and a hybrid"
@@ -174,7 +175,7 @@ def test_the_relevance_labs_prose_figures_are_the_committed_results():
     from memlab.eval.report import measures_table
 
     s = measures_table(Results.load(ROOT / tables.RESULTS))["S@10"].str.rstrip("*").astype(float)
-    text = " ".join((ROOT / "docs" / "relevance-lab.md").read_text(encoding="utf-8").split())
+    text = _words("docs/relevance-lab.md")
     for phrase in (
         f"success@10 {s['porter']:.3f} → {s['porter+context']:.3f}",
         f"{s['porter']:.3f} → {s['porter+boost']:.3f} alone, {s['memlab']:.3f} with context",
@@ -189,13 +190,13 @@ def test_the_relevance_labs_ceiling_is_the_collections():
     summary = load_locomo(ROOT / "data" / "locomo10.json").summary()
     unjudged, ceiling = summary["queries"] - summary["judged_queries"], summary["judged_queries"] / summary["queries"]
     claim = f"{unjudged} questions cite only turns no observation carries, so success@10 cannot pass {ceiling:.3f}"
-    assert claim in " ".join((ROOT / "docs" / "relevance-lab.md").read_text(encoding="utf-8").split())
+    assert claim in _words("docs/relevance-lab.md")
     notebook = (ROOT / "notebooks" / "04_stemming_relevance.ipynb").read_text(encoding="utf-8")
     assert f"{unjudged} questions cite only turns no observation carries, so S@10 cannot pass {ceiling:.3f}" in notebook
 
 
 def test_the_front_pages_storage_figures_are_the_recorded_benchmarks():
-    text = _front_page()
+    text = _words("README.md")
     agents = tables.recording("bench_agents-second-wave").output
     opened = re.search(
         r"at ([\d,]+) agents × (\d+) memories:\n\s+open \(fresh process\) < 100 ms\s+([\d.]+ ms)", agents
@@ -215,11 +216,8 @@ def test_the_benchmark_runs_the_docs_cite_are_the_recorded_ones():
     """Prose quoting a benchmark names the commit it ran on; re-recording that benchmark at another commit
     fails here until the prose is brought up to date. (``benchmarks/README.md`` also keeps the history of
     earlier runs, so only the front page and the site are held to this.)"""
-    recorded = {
-        re.match(r"commit (\w+)", tables.recording(path.stem).provenance)[1]
-        for path in (ROOT / tables.BENCHMARKS).glob("*.txt")
-        if tables.recording(path.stem).provenance.startswith("commit ")
-    }
+    provenances = [tables.recording(path.stem).provenance for path in (ROOT / tables.BENCHMARKS).glob("*.txt")]
+    recorded = {match[1] for match in map(re.compile(r"commit (\w+)").match, provenances) if match}
     pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
     for page in pages:
         cited = set(re.findall(r"of commit `?([0-9a-f]{7})`?|at commit `?([0-9a-f]{7})`?", page.read_text("utf-8")))
@@ -231,7 +229,7 @@ def test_the_semantics_page_states_the_default_ranking():
     from memlab import Ranking
 
     default = Ranking()
-    text = " ".join((ROOT / "docs" / "semantics.md").read_text(encoding="utf-8").split())
+    text = _words("docs/semantics.md")
     assert default.key == default.content == default.tags == default.when
     assert (
         f"key, content, tags and when {default.key:g}, source {default.source:g}, and a boost of"
