@@ -248,7 +248,7 @@ def _check(args: argparse.Namespace) -> int:
             print(check.table_text(frame))
             if args.save:
                 check.save_table(frame, args.save)
-                print(f"saved to {args.save}", file=sys.stderr)
+                print(f"wrote {args.save}", file=sys.stderr)  # stdout stays the table
             return 0
         if args.save:
             raise InvalidArgument("--save writes the table over all policies: leave out --policy")
