@@ -1,4 +1,10 @@
-"""The storage backends every contract, model and noninterference test runs against."""
+"""The storage backends every contract, model and noninterference test runs against, and what each can do.
+
+``CAPABILITIES`` declares the optional features each backend has; a contract test that needs one is marked
+``@pytest.mark.requires("dense")`` and runs only where it is declared (tests/conftest.py, docs/testing.md).
+``detect`` finds the same table from the backends' behaviour, and ``tests/test_contract.py`` checks the two
+agree, so the declaration cannot drift from the code.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +13,38 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from memlab import MemoryStore
+from memlab import InvalidArgument, MemoryStore, Ranking, SchemaError
 from tests.pgserver import running_server
 
 # memory: one in-memory SQLite database; file: one SQLite file; folder: one SQLite file per agent;
 # postgres: a fresh database on the test session's PostgreSQL server (tests/pgserver.py).
 BACKENDS = ("memory", "file", "folder", "postgres")
+
+# What each optional capability means; a backend without it refuses the feature, or ignores it, as detected.
+REQUIRED = "every contract test without a requires mark: the semantics, the audit, verify, purge, bulk, context"
+OPTIONAL = {
+    "dense": "per-version vectors and dense or hybrid rankings (an embedder)",
+    "analyzers": "every registered analyzer (trigram, nltk-porter, ...), not only porter, snowball and none",
+    "view_rules": "views other than the lattice's with per-view statistics (the global-stats policy's, say)",
+    "fts5_ranking": "FTS5 bm25 scores, with the Ranking's column weights and tag boost (not ts_rank)",
+    "copy": "storage.copy(): a private in-memory fork of the store",
+    "files": "the store is files on disk: reopened by path, shared with other processes, its bytes scanned",
+}
+SQLITE = frozenset({"dense", "analyzers", "view_rules", "fts5_ranking"})
+CAPABILITIES: dict[str, frozenset[str]] = {
+    "memory": SQLITE | {"copy"},
+    "file": SQLITE | {"copy", "files"},
+    "folder": SQLITE | {"files"},
+    "postgres": frozenset(),
+}
+
+
+def has(backend: str, capability: str) -> bool:
+    """Whether ``backend`` has ``capability`` (one of ``OPTIONAL``), as ``CAPABILITIES`` declares."""
+    if capability not in OPTIONAL:
+        raise KeyError(f"unknown capability {capability!r}: one of {', '.join(OPTIONAL)}")
+    return capability in CAPABILITIES[backend]
+
 
 # Agent names that are hostile as file names, or differ only by case or LIKE wildcards: each must be its
 # own exact namespace, and none may reach outside the store's folder.
@@ -60,3 +92,78 @@ class WordsEmbedder:
                 vectors[row, hashlib.sha256(word.encode()).digest()[0] % self.dimensions] += 1.0
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.maximum(norms, 1e-12)
+
+
+def session_sql(store: MemoryStore, statement: str, agent: str = "main") -> None:
+    """Run ``statement`` on the connection ``agent``'s sessions write through: SQLite's file (the agent's own in
+    a folder store), or PostgreSQL as the session role at RESTRICTED."""
+    storage = store.storage
+    if hasattr(storage, "_pool"):
+        with storage._pool.connection() as conn, conn.transaction():
+            conn.execute("SELECT set_config('memlab.agent', %s, true), set_config('memlab.taint', '3', true)", (agent,))
+            conn.execute(statement)
+        return
+    (storage._file(agent) if hasattr(storage, "_file") else storage).db.execute(statement)
+
+
+def refused(backend: str) -> tuple[type[Exception], str]:
+    """The error a write the database forbids raises on ``backend``, and what its message says."""
+    if backend == "postgres":
+        import psycopg
+
+        return psycopg.errors.InsufficientPrivilege, "permission denied"
+    import sqlite3
+
+    return sqlite3.IntegrityError, "append-only"
+
+
+def _opens(backend: str, **options) -> bool:
+    """Whether ``backend`` opens with ``options``; a clear refusal (InvalidArgument, SchemaError) is a no."""
+    try:
+        with open_store(backend, **options):
+            return True
+    except (InvalidArgument, SchemaError):
+        return False
+
+
+def _ranks_by_fts5(backend: str) -> bool:
+    """The tag boost is FTS5's: a backend ranking by it scores a tagged match higher when the boost grows."""
+    with open_store(backend) as store:
+        session = store.session()
+        session.memory_save("k", "coffee", tags=["coffee"])
+        scores = []
+        for boost in (0.0, 5.0):
+            store.ranking = Ranking(tag_boost=boost)
+            scores.append(session.memory_search("coffee")[0].score)
+        return scores[0] != scores[1]
+
+
+def _copies(backend: str) -> bool:
+    with open_store(backend) as store:
+        store.session().memory_save("k", "v")
+        copy = getattr(store.storage, "copy", None)
+        if copy is None:
+            return False
+        with MemoryStore(storage=copy()) as forked:
+            return forked.session().memory_get("k").content == "v"
+
+
+def _is_files(backend: str) -> bool:
+    with open_store(backend) as store:
+        path = getattr(store.storage, "path", None)
+        return path is not None and Path(path).exists()
+
+
+_PROBES = {
+    "dense": lambda backend: _opens(backend, embedder=WordsEmbedder()),
+    "analyzers": lambda backend: _opens(backend, analyzer="trigram"),
+    "view_rules": lambda backend: _opens(backend, policy="global-stats"),
+    "fts5_ranking": _ranks_by_fts5,
+    "copy": _copies,
+    "files": _is_files,
+}
+
+
+def detect(backend: str) -> frozenset[str]:
+    """The optional capabilities ``backend`` shows when each is tried."""
+    return frozenset(capability for capability in OPTIONAL if _PROBES[capability](backend))

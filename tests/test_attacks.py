@@ -18,6 +18,8 @@ from memlab.arguments import MAX_ARGUMENT_NAME_CHARS, MAX_KEY_CHARS, MAX_QUERY_C
 
 SURROGATE = json.loads('"caf\\ud800"')  # what a host's json.loads of model output can produce
 
+pytestmark = pytest.mark.contract
+
 
 @pytest.mark.parametrize(
     "tool, arguments",

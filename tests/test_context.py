@@ -17,16 +17,13 @@ from hypothesis import strategies as st
 
 from memlab import InvalidArgument, Level, MemoryStore, Ranking
 from memlab.tools import call
-from tests.backends import BACKENDS, open_store
+from tests.backends import open_store
 
 SOURCE = "Caroline: I went to the pottery workshop in Lisbon yesterday!"
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-@pytest.fixture(params=BACKENDS)
-def store(request):
-    with open_store(request.param) as store:
-        yield store
+pytestmark = pytest.mark.contract
 
 
 def test_context_is_stored_shown_and_searchable(store):
@@ -113,7 +110,7 @@ def test_bulk_saves_carry_context(store):
     assert [h.memory.key for h in s.memory_search("hello")] == ["a"]
 
 
-@pytest.mark.parametrize("backend", [backend for backend in BACKENDS if backend != "postgres"])
+@pytest.mark.requires("fts5_ranking")
 def test_the_tag_boost_puts_the_named_speakers_memory_first(backend):
     """bm25 gives a word in most memories (a speaker's name) almost no weight; the tag says whose memory it is.
     (PostgreSQL ranks by ts_rank, which has no idf to floor: the boost is FTS5's.)"""

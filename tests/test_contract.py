@@ -18,8 +18,10 @@ import pytest
 from memlab import InvalidArgument, Level, MemoryStore, SchemaError
 from memlab.storage import FolderStorage, PostgresStorage, SqliteStorage, StorageProvider
 from memlab.storage.schema import SCHEMA_VERSION
-from tests.backends import BACKENDS, HOSTILE_AGENTS, open_store
+from tests.backends import CAPABILITIES, HOSTILE_AGENTS, detect, open_store
 from tests.conftest import fixed_clock
+
+pytestmark = pytest.mark.contract
 
 ON_DISK = ["file", "folder"]
 
@@ -45,6 +47,13 @@ def test_every_implementation_takes_the_protocols_parameters(implementation):
         declared = inspect.signature(getattr(StorageProvider, name)).parameters
         actual = inspect.signature(getattr(implementation, name)).parameters
         assert [(p.name, p.kind) for p in actual.values()] == [(p.name, p.kind) for p in declared.values()], name
+
+
+def test_the_declared_capabilities_are_what_each_backend_does(backend):
+    """tests/backends.py declares what each backend can do; trying each feature must find exactly that.
+    Guards: a capability added to or dropped from a backend's CAPABILITIES entry (or a backend that starts or
+    stops refusing a feature) without the other changing."""
+    assert detect(backend) == CAPABILITIES[backend]
 
 
 def test_a_new_path_is_a_folder_unless_a_file_is_asked_for(tmp_path):
@@ -129,7 +138,6 @@ def test_a_file_that_is_not_sqlite_is_refused(tmp_path):
         MemoryStore(path)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_a_write_that_fails_leaves_nothing_behind(backend, monkeypatch):
     with open_store(backend) as store:
         session = store.session()
@@ -174,7 +182,6 @@ def _snapshot(store: MemoryStore) -> dict:
     }
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_a_bulk_save_equals_saving_one_by_one(backend):
     """The store, the views at every taint, the search results and the audit are the same."""
     snapshots = []
@@ -194,7 +201,6 @@ def test_a_bulk_save_equals_saving_one_by_one(backend):
     assert snapshots[0] == snapshots[1]
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_a_bad_record_writes_nothing_of_its_batch(backend):
     records = [*RECORDS, {"key": "ok", "content": "fine"}, {"key": "bad\x00key", "content": "x"}]
     with open_store(backend) as store:

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from memlab import InvalidArgument, Level, MemoryStore
-from tests.backends import BACKENDS, open_store
+from tests.backends import open_store
+
+pytestmark = pytest.mark.contract
 
 SECRET = "the launch code is zebra-quokka-kiwi"  # words no hex digest can contain
 TAG = "quagga-tag"
@@ -20,10 +22,10 @@ def _store_bytes(path: Path) -> bytes:
     return b"".join(file.read_bytes() for file in files + siblings if file.exists())
 
 
-@pytest.mark.parametrize("layout", ["file", "folder"])
-def test_purged_content_is_in_no_byte_of_the_store(tmp_path, layout):
+@pytest.mark.requires("files")
+def test_purged_content_is_in_no_byte_of_the_store(tmp_path, backend):
     path = tmp_path / "store"
-    with MemoryStore(path, layout=layout) as store:
+    with MemoryStore(path, layout=backend) as store:
         session = store.session(Level.CONFIDENTIAL)
         for n in range(300):  # enough rows for several index segments and pages
             session.memory_save(f"note-{n}", f"an ordinary note number {n} about the weather", tags=["note"])
@@ -50,7 +52,6 @@ def test_purged_content_is_in_no_byte_of_the_store(tmp_path, layout):
         assert fragment not in raw, fragment
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_purging_one_level_uncovers_the_version_below(backend):
     with open_store(backend) as store:
         store.session(Level.PUBLIC).memory_save("user-name", "Sam")

@@ -1,22 +1,26 @@
 """Recall into the prompt: grouping, order, the budget, the gates and the audit of ``Session.recall``."""
 
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from memlab import InvalidArgument, Level, MemoryStore, tools
 from memlab.recall import HEADING, render
+from tests.backends import open_store
+
+pytestmark = pytest.mark.contract
 
 
-def ticking_store() -> MemoryStore:
+def ticking_store(backend: str) -> AbstractContextManager[MemoryStore]:
     """A store whose clock moves one day per reading, so "newest first" is unambiguous."""
     days = iter(range(10_000))
-    return MemoryStore(clock=lambda: datetime(2026, 1, 1, tzinfo=UTC) + timedelta(days=next(days)))
+    return open_store(backend, clock=lambda: datetime(2026, 1, 1, tzinfo=UTC) + timedelta(days=next(days)))
 
 
 @pytest.fixture
-def session():
-    with ticking_store() as store:
+def session(backend):
+    with ticking_store(backend) as store:
         yield store.session(Level.INTERNAL, session_id="host")
 
 
@@ -75,8 +79,8 @@ def test_a_long_memory_that_does_not_fit_is_skipped_not_truncated(session):
     assert text.endswith("(1 older memory left out; memory_search finds them)")
 
 
-def test_recall_obeys_the_gates_and_shadowing():
-    with ticking_store() as store:
+def test_recall_obeys_the_gates_and_shadowing(backend):
+    with ticking_store(backend) as store:
         store.session(Level.PUBLIC).memory_save("user-name", "Sam", tags=["personal"])
         secret = store.session(Level.CONFIDENTIAL)
         secret.memory_save("user-name", "Samantha Rivera", tags=["personal"])

@@ -6,7 +6,10 @@ from hypothesis import given, settings
 
 from memlab import Level, MemoryStore
 from memlab.search import match_expression, query_terms
+from tests.backends import has
 from tests.reference_model import _WORD, _stem
+
+pytestmark = pytest.mark.contract
 
 HOSTILE_QUERIES = [
     "what's my name?",
@@ -149,7 +152,7 @@ def test_lower_version_never_surfaces_when_the_higher_one_is_visible(store):
     assert [h.memory.content for h in store.session().memory_search("accounting")] == ["Sam from accounting"]
 
 
-def test_results_are_ranked_and_limited(store):
+def test_results_are_ranked_and_limited(store, backend):
     session = store.session()
     session.memory_save("a", "coffee")
     session.memory_save("b", "coffee coffee coffee with milk and sugar and more words here")
@@ -157,7 +160,8 @@ def test_results_are_ranked_and_limited(store):
     for n in range(20):
         session.memory_save(f"filler-{n}", f"unrelated text number {n}")
     hits = session.memory_search("coffee", max_results=5)
-    assert [h.memory.key for h in hits] == ["a", "b"]
+    # bm25 normalises by length: the short memory first; ts_rank counts occurrences: the repeated word first.
+    assert [h.memory.key for h in hits] == (["a", "b"] if has(backend, "fts5_ranking") else ["b", "a"])
     assert hits[0].score > hits[1].score > 0
     assert len(session.memory_search("unrelated", max_results=3)) == 3
 
@@ -166,7 +170,25 @@ def test_equal_scores_keep_save_order(store):
     session = store.session()
     for key in ["z", "m", "a"]:
         session.memory_save(key, "same words")
-    assert [h.memory.key for h in session.memory_search("same")] == ["z", "m", "a"]
+    assert [h.memory.key for h in session.memory_search("words")] == ["z", "m", "a"]
+
+
+def test_only_memlabs_short_stopword_list_is_dropped(store, backend, request):
+    """docs/semantics.md: a short list of English stopwords is dropped unless nothing else remains. A word
+    outside that list ("same") is a word, and a query of stopwords only ("who") still searches for them."""
+    if backend == "postgres":
+        request.applymarker(
+            pytest.mark.xfail(
+                strict=True,
+                reason="known bug: PostgreSQL's english configuration drops its own, longer, stopword list "
+                "from documents and queries (to_tsvector/to_tsquery), so these words are never found",
+            )
+        )
+    session = store.session()
+    session.memory_save("same", "the same words")
+    session.memory_save("who", "who is it")
+    assert [h.memory.key for h in session.memory_search("same")] == ["same"]
+    assert [h.memory.key for h in session.memory_search("who is it?")] == ["who"]
 
 
 def _scores(session, query):

@@ -4,6 +4,8 @@ import pytest
 
 from memlab import InvalidArgument, Level, NotFound, TaintError
 
+pytestmark = pytest.mark.contract
+
 
 def test_session_defaults(store):
     session = store.session()
@@ -152,11 +154,11 @@ def test_agents_are_isolated_exactly(store):
     """No case folding, no LIKE wildcards: every character of the agent name counts."""
     names = ["main", "Main", "ma_n", "m%", "mainé", "main x"]
     for name in names:
-        store.session(agent=name).memory_save("who", name)
+        store.session(agent=name).memory_save("whoami", name)
     for name in names:
         session = store.session(agent=name)
         assert [m.content for m in session.memory_list()] == [name]
-        assert [h.memory.content for h in session.memory_search("who")] == [name]
+        assert [h.memory.content for h in session.memory_search("whoami")] == [name]
     with pytest.raises(InvalidArgument, match="whitespace"):
         store.session(agent="main ")  # a look-alike of "main" is refused, not a namespace of its own
 

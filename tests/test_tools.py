@@ -7,6 +7,8 @@ import pytest
 from memlab import Denied, Level, tools
 from memlab.policy import LEVEL_LIKE_ARGUMENTS, ToolCall, strip_level_arguments
 
+pytestmark = pytest.mark.contract
+
 TOOL_NAMES = ["memory_save", "memory_get", "memory_search", "memory_list", "memory_delete"]
 
 
