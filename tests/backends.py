@@ -29,13 +29,14 @@ OPTIONAL = {
     "fts5_ranking": "FTS5 bm25 scores, with the Ranking's column weights and tag boost (not ts_rank)",
     "copy": "storage.copy(): a private in-memory fork of the store",
     "files": "the store is files on disk: reopened by path, shared with other processes, its bytes scanned",
+    "persistent": "the store outlives its MemoryStore and reopens from a location (a path or a URL: --db)",
 }
 SQLITE = frozenset({"dense", "analyzers", "view_rules", "fts5_ranking"})
 CAPABILITIES: dict[str, frozenset[str]] = {
     "memory": SQLITE | {"copy"},
-    "file": SQLITE | {"copy", "files"},
-    "folder": SQLITE | {"files"},
-    "postgres": frozenset(),
+    "file": SQLITE | {"copy", "files", "persistent"},
+    "folder": SQLITE | {"files", "persistent"},
+    "postgres": frozenset({"persistent"}),
 }
 
 
@@ -70,6 +71,27 @@ def open_store(backend: str, **options) -> Iterator[MemoryStore]:
     with tempfile.TemporaryDirectory() as folder:
         with MemoryStore(Path(folder) / "store", layout=backend, **options) as store:
             yield store
+
+
+@contextlib.contextmanager
+def store_location(backend: str) -> Iterator[str]:
+    """Where a new store of ``backend`` lives, for ``MemoryStore(location)`` and the commands' ``--db``: a new
+    folder, an empty single-file store, or a fresh database; removed afterwards."""
+    if backend == "memory":
+        raise ValueError("an in-memory store has no location (it lacks the persistent capability)")
+    if backend == "postgres":
+        server = running_server()
+        url = server.fresh_database()
+        try:
+            yield url
+        finally:
+            server.drop_database(url)
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "store"
+        if backend == "file":
+            MemoryStore(path, layout="file").close()  # an existing file opens as a file store
+        yield str(path)
 
 
 class WordsEmbedder:
@@ -154,6 +176,16 @@ def _is_files(backend: str) -> bool:
         return path is not None and Path(path).exists()
 
 
+def _reopens(backend: str) -> bool:
+    if backend == "memory":
+        return False
+    with store_location(backend) as location:
+        with MemoryStore(location) as store:
+            store.session().memory_save("k", "v")
+        with MemoryStore(location) as store:
+            return store.session().memory_get("k").content == "v"
+
+
 _PROBES = {
     "dense": lambda backend: _opens(backend, embedder=WordsEmbedder()),
     "analyzers": lambda backend: _opens(backend, analyzer="trigram"),
@@ -161,6 +193,7 @@ _PROBES = {
     "fts5_ranking": _ranks_by_fts5,
     "copy": _copies,
     "files": _is_files,
+    "persistent": _reopens,
 }
 
 

@@ -10,8 +10,17 @@ import pytest
 
 from memlab import Level, MemoryStore, SchemaError
 from memlab.cli import main
-from tests.backends import HOSTILE_AGENTS
+from tests.backends import HOSTILE_AGENTS, store_location
 from tests.conftest import fixed_clock
+
+pytestmark = pytest.mark.contract
+
+
+@pytest.fixture
+def location(backend):
+    """Where a new store of ``backend`` lives (a path or a URL), for ``--db``."""
+    with store_location(backend) as where:
+        yield where
 
 
 def _write_jsonl(path, records: list, extra_lines: dict[int, str] | None = None) -> None:
@@ -21,11 +30,12 @@ def _write_jsonl(path, records: list, extra_lines: dict[int, str] | None = None)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def test_import_loads_every_line_at_the_given_taint(tmp_path, capsys):
+@pytest.mark.requires("persistent")
+def test_import_loads_every_line_at_the_given_taint(tmp_path, capsys, location):
     source = tmp_path / "notes.jsonl"
     records = [{"key": f"note-{n}", "content": f"fact number {n} about coffee", "tags": ["import"]} for n in range(250)]
     _write_jsonl(source, records, {100: ""})  # a blank line is skipped
-    db = tmp_path / "store"
+    db = location
     code = main(
         ["import", str(source), "--db", str(db), "--agent", "alice", "--taint", "internal", "--batch-size", "64"]
     )
