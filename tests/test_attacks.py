@@ -15,6 +15,7 @@ from hypothesis import given, settings
 
 from memlab import Denied, InvalidArgument, Level, MemoryStore, tools
 from memlab.arguments import MAX_ARGUMENT_NAME_CHARS, MAX_KEY_CHARS, MAX_QUERY_CHARS
+from tests.backends import open_store
 
 SURROGATE = json.loads('"caf\\ud800"')  # what a host's json.loads of model output can produce
 
@@ -125,8 +126,8 @@ def test_the_call_path_uses_one_taint_snapshot(store):
     assert memory.classification.name == row["taint"] == "PUBLIC"
 
 
-def test_the_existence_oracle_audits_what_the_caller_got():
-    with MemoryStore(policy="existence-oracle") as store:
+def test_the_existence_oracle_audits_what_the_caller_got(backend):
+    with open_store(backend, policy="existence-oracle") as store:
         store.session(Level.CONFIDENTIAL).memory_save("salary", "90k")
         with pytest.raises(Denied):
             store.session(Level.PUBLIC).memory_get("salary")

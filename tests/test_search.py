@@ -1,12 +1,14 @@
 """Search: natural language only, stemming, shadowing before matching, statistics from visible levels only."""
 
+import contextlib
+
 import hypothesis.strategies as st
 import pytest
 from hypothesis import given, settings
 
 from memlab import Level, MemoryStore
 from memlab.search import match_expression, query_terms
-from tests.backends import has
+from tests.backends import has, open_store
 from tests.reference_model import _WORD, _stem
 
 pytestmark = pytest.mark.contract
@@ -90,9 +92,28 @@ def _expected(query: str) -> set[str]:
     }
 
 
+# Queries of memlab's stopwords only, which PostgreSQL's english configuration drops (the known bug of
+# test_only_memlabs_short_stopword_list_is_dropped).
+_POSTGRES_DROPS = {"AND", "OR OR"}
+
+
+@pytest.fixture(scope="module")
+def notes_stores():
+    """One store per backend holding ``_NOTES``, made on first use and shared by the module's queries."""
+    stores = contextlib.ExitStack()
+    with stores:
+        yield {}, stores
+
+
 @pytest.mark.parametrize("query", HOSTILE_QUERIES)
-def test_hostile_queries_are_plain_words(query):
-    hits = _shared.session().memory_search(query, max_results=100)
+def test_hostile_queries_are_plain_words(query, backend, notes_stores, request):
+    if backend == "postgres" and query in _POSTGRES_DROPS:
+        request.applymarker(pytest.mark.xfail(strict=True, reason="known bug: PostgreSQL drops these stopwords"))
+    opened, stores = notes_stores
+    if backend not in opened:
+        opened[backend] = stores.enter_context(open_store(backend))
+        opened[backend].session().memory_save_many([{"key": key, "content": text} for key, text in _NOTES.items()])
+    hits = opened[backend].session().memory_search(query, max_results=100)
     assert {hit.memory.key for hit in hits} == _expected(query)
 
 
