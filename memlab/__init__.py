@@ -1,10 +1,12 @@
 """memlab: classification-gated persistent memory for LLM agents, as a research toolkit."""
 
-from memlab.errors import Denied, InvalidArgument, MemlabError, NotFound, SchemaError, TaintError
+from memlab.errors import Denied, InternalError, InvalidArgument, MemlabError, NotFound, SchemaError, TaintError
 from memlab.levels import Level, can_flow_to
+from memlab.policy import Policy
 from memlab.records import AuditEvent, Hit, Memory, TaintEvent
 from memlab.search.ranking import Ranking
 from memlab.session import Session
+from memlab.storage.verify import Verification
 from memlab.store import MemoryStore
 from memlab.tools import spine
 
@@ -14,6 +16,8 @@ __all__ = [
     "MemoryStore",
     "Session",
     "Ranking",
+    "Policy",
+    "Verification",
     "Level",
     "can_flow_to",
     "Memory",
@@ -26,5 +30,6 @@ __all__ = [
     "Denied",
     "TaintError",
     "SchemaError",
+    "InternalError",
     "spine",
 ]

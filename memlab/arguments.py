@@ -1,7 +1,7 @@
 """Validation of tool arguments, shared by the Python API and the LLM-facing tool layer.
 
 Each validator takes a raw value and returns the clean one or raises ``InvalidArgument`` naming the
-argument and what was wrong; ``bind`` checks a whole call (unknown and missing arguments too).
+argument and what was wrong; ``memlab.tooldefs`` says which tool takes which, and checks a whole call.
 """
 
 from __future__ import annotations
@@ -10,19 +10,15 @@ import datetime
 import hashlib
 import re
 import unicodedata
-from collections.abc import Callable, Mapping
 from typing import Any
 
 from memlab.errors import InvalidArgument
 
 __all__ = [
-    "bind",
     "agent",
     "session_id",
     "summary",
     "shown",
-    "TOOL_PARAMETERS",
-    "REQUIRED",
     "DEFAULT_MAX_RESULTS",
     "MAX_RESULTS_CAP",
     "MAX_KEY_CHARS",
@@ -191,48 +187,3 @@ def max_results(value: Any) -> int:
     if value < 1:
         raise InvalidArgument(f"max_results must be a positive integer, not {value}")
     return min(value, MAX_RESULTS_CAP)
-
-
-TOOL_PARAMETERS: dict[str, dict[str, Callable[[Any], Any]]] = {
-    # source and occurred_at are supplied by the host (the Python API, or a hook on the model's calls); the
-    # schemas the model sees (memlab.tools) do not offer them.
-    "memory_save": {"key": key, "content": content, "tags": tags, "source": source, "occurred_at": occurred_at},
-    "memory_get": {"key": key},
-    "memory_search": {"query": query, "max_results": max_results},
-    "memory_list": {"tag": tag},
-    "memory_delete": {"key": key},
-}
-REQUIRED: dict[str, frozenset[str]] = {
-    "memory_save": frozenset({"key", "content"}),
-    "memory_get": frozenset({"key"}),
-    "memory_search": frozenset({"query"}),
-    "memory_list": frozenset(),
-    "memory_delete": frozenset({"key"}),
-}
-
-
-def bind(tool: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
-    """Validate a tool's arguments and return them cleaned, optional ones filled in.
-
-    Raises:
-        InvalidArgument: unknown tool, unknown or missing argument, or a bad value.
-
-    Examples:
-        >>> bind("memory_search", {"query": "name"})
-        {'query': 'name', 'max_results': 10}
-    """
-    if tool not in TOOL_PARAMETERS:
-        raise InvalidArgument(f"unknown tool {shown(tool)}; the tools are {', '.join(TOOL_PARAMETERS)}")
-    if not isinstance(arguments, Mapping):
-        raise InvalidArgument(f"arguments must be an object, not {type(arguments).__name__}")
-    parameters = TOOL_PARAMETERS[tool]
-    unknown = sorted((name for name in arguments if name not in parameters), key=str)
-    if unknown:
-        names = ", ".join(shown(name) for name in unknown[:3]) + (
-            f" and {len(unknown) - 3} more" if len(unknown) > 3 else ""
-        )
-        raise InvalidArgument(f"{tool} takes no argument {names}; it takes {', '.join(parameters)}")
-    missing = sorted(name for name in REQUIRED[tool] if arguments.get(name) is None)
-    if missing:
-        raise InvalidArgument(f"{tool} needs {', '.join(map(repr, missing))}")
-    return {name: validate(arguments.get(name)) for name, validate in parameters.items()}

@@ -18,7 +18,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from memlab import arguments
+from memlab import tooldefs
 from memlab.errors import InvalidArgument, MemlabError
 
 __all__ = ["read_records", "check_file", "run_import"]
@@ -58,7 +58,7 @@ def check_file(path: Path) -> tuple[int, list[str]]:
         try:
             if not isinstance(record, dict):
                 raise InvalidArgument(f"a record must be an object, not {type(record).__name__}")
-            arguments.bind("memory_save", record)
+            tooldefs.bind("memory_save", record)
         except InvalidArgument as error:
             problems.append(f"{path}:{number}: {error}")
     return count, problems

@@ -10,14 +10,9 @@ Examples:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from memlab.levels import Level
-from memlab.policy import Policy
+from memlab.policy import Policy, Visible
 from memlab.registry import Registry
-
-if TYPE_CHECKING:
-    from memlab.session import Session
 
 __all__ = ["register", "get", "names", "resolve", "Policy"]
 
@@ -32,8 +27,8 @@ class FrozenTaint(Policy):
         "escalation are written down (found in the reference implementation)"
     )
 
-    def save_level(self, session: Session, taint: Level) -> Level:
-        return session.initial_taint
+    def save_level(self, taint: Level, *, initial_taint: Level) -> Level:
+        return initial_taint
 
 
 class ShadowAfterMatch(Policy):
@@ -61,9 +56,9 @@ class WriteDownDelete(Policy):
     name = "write-down-delete"
     models = "a delete removes the key's visible version even when it lies below the session's taint"
 
-    def delete_level(self, session: Session, key: str, taint: Level) -> Level:
-        visible = session.store.storage.effective(session.agent, taint, key)
-        return taint if visible is None else visible.classification
+    def delete_level(self, key: str, taint: Level, *, visible: Visible) -> Level:
+        level = visible(key)
+        return taint if level is None else level
 
 
 for _policy in (Policy(), FrozenTaint(), ShadowAfterMatch(), GlobalStats(), ExistenceOracle(), WriteDownDelete()):

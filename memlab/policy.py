@@ -27,14 +27,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memlab.arguments import shown
 from memlab.levels import Level, can_flow_to
 from memlab.storage.rules import ViewRules
-
-if TYPE_CHECKING:
-    from memlab.session import Session
 
 __all__ = [
     "ToolCall",
@@ -43,19 +40,25 @@ __all__ = [
     "strip_level_arguments",
     "DEFAULT_HOOKS",
     "run_hooks",
+    "Visible",
     "Policy",
 ]
 
 
 @dataclass
 class ToolCall:
-    """A tool call on its way to the session: hooks see and may change it."""
+    """A tool call on its way to the session: hooks see and may change its arguments and notes.
 
-    session: Session
+    A hook sees who calls (agent, session id) and at which taint, never the session itself: a hook cannot
+    escalate, read or write through it.
+    """
+
     tool: str
     arguments: dict[str, Any]
-    taint: Level | None = None
+    taint: Level = Level.PUBLIC
     """The session's taint when the call began: what the policy, the storage and the audit use."""
+    agent: str = "main"
+    session_id: str = ""
     notes: list[str] = field(default_factory=list)
 
 
@@ -73,7 +76,7 @@ def strip_level_arguments(call: ToolCall) -> ToolCall:
     The note names the argument, never its value (a model may put anything there).
 
     Examples:
-        >>> strip_level_arguments(ToolCall(None, "memory_save", {"key": "k", "classification": "PUBLIC"})).notes
+        >>> strip_level_arguments(ToolCall("memory_save", {"key": "k", "classification": "PUBLIC"})).notes
         ["stripped argument 'classification': the classification is always the session's taint"]
     """
     for name in list(call.arguments):
@@ -84,6 +87,10 @@ def strip_level_arguments(call: ToolCall) -> ToolCall:
 
 
 DEFAULT_HOOKS: tuple[Hook, ...] = (strip_level_arguments,)
+
+
+Visible = Callable[[str], Level | None]
+"""The classification of a key's version in the caller's effective view (None: the key is not visible)."""
 
 
 def run_hooks(hooks: Sequence[Hook], call: ToolCall) -> ToolCall:
@@ -117,13 +124,16 @@ class Policy:
         """May a session at ``taint`` read a version classified ``classification``?"""
         return can_flow_to(classification, taint)
 
-    def save_level(self, session: Session, taint: Level) -> Level:
+    def save_level(self, taint: Level, *, initial_taint: Level) -> Level:
         """The classification a save gets: ``taint``, the session's taint when the call began (no caller's
-        choice, no write-down)."""
+        choice, no write-down); ``initial_taint`` is the taint the session started at."""
         return taint
 
-    def delete_level(self, session: Session, key: str, taint: Level) -> Level:
-        """The level whose current version of ``key`` a delete soft-deletes: exactly the call's taint."""
+    def delete_level(self, key: str, taint: Level, *, visible: Visible) -> Level:
+        """The level whose current version of ``key`` a delete soft-deletes: exactly the call's taint.
+
+        ``visible`` tells the classification of a key's version in the caller's effective view, for variants
+        that ask (it reads only when called)."""
         return taint
 
     def view_rules(self) -> ViewRules:

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from memlab import arguments
+from memlab import arguments, tooldefs
 from memlab.errors import Denied, InternalError, InvalidArgument, MemlabError, NotFound, TaintError
 from memlab.levels import Level
 from memlab.policy import ToolCall, run_hooks
 from memlab.recall import DEFAULT_BUDGET_CHARS
-from memlab.recall import budget as recall_budget
 from memlab.recall import render as render_recall
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 
@@ -120,8 +120,8 @@ class Session:
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
             raise InvalidArgument(f"batch_size must be a positive integer, not {batch_size!r}")
         taint = self._taint  # the whole import acts at one level, as a single call would
-        level = self.store.policy.save_level(self, taint)
-        bulk = ToolCall(self, "memory_save_many", {}, taint=taint)  # what a refused or failed import is audited as
+        level = self.store.policy.save_level(taint, initial_taint=self.initial_taint)
+        bulk = self._tool_call("memory_save_many", {}, taint)  # what a refused or failed import is audited as
         try:
             return self._save_many(records, batch_size, taint, level, bulk)
         finally:
@@ -131,20 +131,21 @@ class Session:
         self, records: Iterable[Mapping[str, Any]], batch_size: int, taint: Level, level: Level, bulk: ToolCall
     ) -> list[Memory]:
         saved: list[Memory] = []
+        save = tooldefs.get("memory_save")
         for first, batch in enumerate(_batches(records, batch_size)):
             versions, events = [], []
             for number, record in enumerate(batch, start=first * batch_size + 1):
-                call = ToolCall(self, "memory_save", dict(record) if isinstance(record, Mapping) else {}, taint=taint)
+                call = self._tool_call(save.name, record, taint)
                 try:
                     if not isinstance(record, Mapping):
                         kind = type(record).__name__
                         raise InvalidArgument(f"must be an object with key, content and tags, not {kind}")
                     call = run_hooks(self.store.hooks, call)  # hooks apply to every door, a record at a time
-                    args = arguments.bind(call.tool, call.arguments)
+                    args = save.bind(call.arguments)
                 except MemlabError as error:
                     refusal = type(error)(f"record {number}: {error} ({len(saved)} records saved before it)")
                     refusal.record = number
-                    raise self._failure(taint, bulk, refusal) from None
+                    raise self._failed_call(taint, bulk, refusal) from None
                 event = self._event(taint, call, args)
                 versions.append(_new_version(args, event.keywords["at"]))
                 events.append(event)
@@ -152,8 +153,8 @@ class Session:
                 saved += self.store.storage.save_many(
                     self.agent, level, versions, saved_by=self.id, audit=_in_order(events)
                 )
-            except Exception as error:
-                raise self._failure(taint, bulk, error) from error
+            except Exception as error:  # the batch's transaction rolled back: no row of it was written
+                raise self._failed_call(taint, bulk, error) from error
         return saved
 
     def memory_get(self, key: str) -> Memory | None:
@@ -201,7 +202,7 @@ class Session:
             ### personal
             - user-name: Sam (2026-01-01)
         """
-        return self._call("memory_recall", {"budget_chars": budget_chars}, bind=_bind_recall)[0]
+        return self._call("memory_recall", {"budget_chars": budget_chars}, host=True)[0]
 
     # -- one path for every call --------------------------------------------------------------------
 
@@ -226,39 +227,50 @@ class Session:
         """
         return self._call(tool, {} if arguments is None else arguments)[0]
 
-    def _call(
-        self, tool: Any, raw: Any, *, bind: Callable[..., dict[str, Any]] = arguments.bind
-    ) -> tuple[Any, dict[str, Any]]:
+    def _call(self, tool: Any, raw: Any, *, host: bool = False) -> tuple[Any, dict[str, Any]]:
         """``call``, also returning the validated arguments (the tool layer renders results with them).
 
-        ``bind`` validates the arguments; only ``recall`` passes its own, so the tool layer knows five tools.
+        The tool comes from the one table of tools (``memlab.tooldefs``) and runs ``Session._<tool>``; a host's
+        tool (``memory_recall``) only when ``host``. This is the one place that guarantees one audit row per
+        call: the tool's storage call writes it in the transaction of its effect (``_Audit.through``), and when
+        none did — the call was refused or invalid before it, or its transaction rolled back — it is written
+        here, once, with the failure.
         """
         taint = self._taint  # the live taint, read once: the whole call acts at one level
-        call = ToolCall(self, tool, dict(raw) if isinstance(raw, Mapping) else {}, taint=taint)
+        call = self._tool_call(tool, raw, taint)
+        audit: _Audit | None = None
         try:
             if not isinstance(raw, Mapping):
                 raise InvalidArgument(f"arguments must be an object, not {type(raw).__name__}")
             call = run_hooks(self.store.hooks, call)
-            args = bind(call.tool, call.arguments)
-            event = self._event(taint, call, args)
-            return getattr(self, f"_{call.tool}")(taint, event, **args), args
+            definition = tooldefs.get(call.tool, host=host)
+            args = definition.bind(call.arguments)
+            audit = _Audit(self._event(taint, call, args))
+            return getattr(self, f"_{definition.name}")(taint, audit, **args), args
         except Exception as error:
-            failure = self._failure(taint, call, error)
+            failure = self._failed_call(taint, call, error, write=audit is None or not audit.written)
             if failure is error:
                 raise
             raise failure from error
         finally:
             self.store.notify()  # every call appended an audit row, whatever its outcome
 
-    def _failure(self, taint: Level, call: ToolCall, error: Exception) -> MemlabError:
-        """Audit a call that failed and return what its caller gets: a ``MemlabError`` as it is (unless the
-        storage already audited it), anything else as an ``InternalError`` audited with its class name only."""
+    def _tool_call(self, tool: Any, raw: Any, taint: Level) -> ToolCall:
+        return ToolCall(
+            tool, dict(raw) if isinstance(raw, Mapping) else {}, taint=taint, agent=self.agent, session_id=self.id
+        )
+
+    def _failed_call(self, taint: Level, call: ToolCall, error: Exception, *, write: bool = True) -> MemlabError:
+        """What the caller of a failed call gets: a ``MemlabError`` as it is, anything else as an
+        ``InternalError`` (audited with its class name only); its audit row is written here when ``write`` (no
+        storage call wrote one)."""
         if isinstance(error, MemlabError):
-            if not getattr(error, "audited", False):
-                self.store.storage.append_audit(_failed(self._event(taint, call), error))
-            return error
-        failure = InternalError(f"{arguments.summary(call.tool, 64)} failed: {type(error).__name__}")
-        self.store.storage.append_audit(self._event(taint, call)(outcome=failure.code, message=type(error).__name__))
+            failure, outcome, message = error, error.code, str(error)
+        else:
+            failure = InternalError(f"{arguments.summary(call.tool, 64)} failed: {type(error).__name__}")
+            outcome, message = failure.code, type(error).__name__
+        if write:
+            self.store.storage.append_audit(self._event(taint, call)(outcome=outcome, message=message))
         return failure
 
     def _event(self, taint: Level, call: ToolCall, args: Mapping[str, Any] | None = None) -> partial[AuditEvent]:
@@ -280,76 +292,106 @@ class Session:
             notes=tuple(call.notes),
         )
 
-    def _memory_save(self, taint: Level, event: partial[AuditEvent], **args: Any) -> Memory:
-        (memory,) = self.store.storage.save_many(
+    def _memory_save(self, taint: Level, audit: _Audit, **args: Any) -> Memory:
+        (memory,) = audit.through(
+            self.store.storage.save_many,
             self.agent,
-            self.store.policy.save_level(self, taint),
-            [_new_version(args, event.keywords["at"])],
+            self.store.policy.save_level(taint, initial_taint=self.initial_taint),
+            [_new_version(args, audit.at)],
             saved_by=self.id,
-            audit=lambda memory: event(records=(memory.ref(),)),
+            audit=lambda memory: audit.event(records=(memory.ref(),)),
         )
         return memory
 
-    def _memory_get(self, taint: Level, event: partial[AuditEvent], *, key: str) -> Memory | None:
+    def _memory_get(self, taint: Level, audit: _Audit, *, key: str) -> Memory | None:
         refusal: list[Denied] = []
 
-        def audit(memory: Memory | None) -> AuditEvent:
+        def complete(memory: Memory | None) -> AuditEvent:
             if memory is not None:
-                return event(records=(memory.ref(),))
+                return audit.event(records=(memory.ref(),))
             if self.store.policy.reveal_hidden and self.store.storage.exists(self.agent, key):
                 # The existence-oracle variant: the audit records the answer the caller gets.
-                refusal.append(_audited(Denied(f"memory {key!r} exists but is classified above this session's level")))
-                return _failed(event, refusal[0])
-            return event(outcome="not_found")
+                refusal.append(Denied(f"memory {key!r} exists but is classified above this session's level"))
+                return _failed(audit.event, refusal[0])
+            return audit.event(outcome="not_found")
 
-        memory = self.store.storage.effective(self.agent, taint, key, audit=audit)
+        memory = audit.through(self.store.storage.effective, self.agent, taint, key, audit=complete)
         if refusal:
             raise refusal[0]
         return memory
 
-    def _memory_search(self, taint: Level, event: partial[AuditEvent], *, query: str, max_results: int) -> list[Hit]:
-        return self.store.storage.search(
+    def _memory_search(self, taint: Level, audit: _Audit, *, query: str, max_results: int) -> list[Hit]:
+        return audit.through(
+            self.store.storage.search,
             self.agent,
             taint,
             query,
             max_results,
-            audit=lambda hits: event(records=tuple(hit.memory.ref() for hit in hits)),
+            audit=lambda hits: audit.event(records=tuple(hit.memory.ref() for hit in hits)),
         )
 
-    def _memory_list(self, taint: Level, event: partial[AuditEvent], *, tag: str | None) -> list[Memory]:
-        return self.store.storage.effective_view(
+    def _memory_list(self, taint: Level, audit: _Audit, *, tag: str | None) -> list[Memory]:
+        return audit.through(
+            self.store.storage.effective_view,
             self.agent,
             taint,
             tag=tag,
-            audit=lambda view: event(records=tuple(memory.ref() for memory in view)),
+            audit=lambda view: audit.event(records=tuple(memory.ref() for memory in view)),
         )
 
-    def _memory_recall(self, taint: Level, event: partial[AuditEvent], *, budget_chars: int) -> str:
+    def _memory_recall(self, taint: Level, audit: _Audit, *, budget_chars: int) -> str:
         shown: list[str] = []
 
-        def audit(view: list[Memory]) -> AuditEvent:
+        def complete(view: list[Memory]) -> AuditEvent:
             # Rendered inside the read's transaction so the audit names exactly the versions shown.
             text, memories = render_recall(view, budget_chars)
             shown.append(text)
-            return event(records=tuple(memory.ref() for memory in memories))
+            return audit.event(records=tuple(memory.ref() for memory in memories))
 
-        self.store.storage.effective_view(self.agent, taint, audit=audit)
+        audit.through(self.store.storage.effective_view, self.agent, taint, audit=complete)
         return shown[0]
 
-    def _memory_delete(self, taint: Level, event: partial[AuditEvent], *, key: str) -> Memory:
-        deleted = self.store.storage.delete(
+    def _memory_delete(self, taint: Level, audit: _Audit, *, key: str) -> Memory:
+        deleted = audit.through(
+            self.store.storage.delete,
             self.agent,
             key,
-            self.store.policy.delete_level(self, key, taint),
-            deleted_at=event.keywords["at"],
+            self.store.policy.delete_level(key, taint, visible=partial(self._visible, taint)),
+            deleted_at=audit.at,
             deleted_by=self.id,
             audit=lambda memory: (
-                event(records=(memory.ref(),)) if memory is not None else _failed(event, _not_found(key))
+                audit.event(records=(memory.ref(),)) if memory is not None else _failed(audit.event, _not_found(key))
             ),
         )
         if deleted is None:
-            raise _audited(_not_found(key))
+            raise _not_found(key)
         return deleted
+
+    def _visible(self, taint: Level, key: str) -> Level | None:
+        """The classification of ``key``'s version in this session's effective view at ``taint`` (unaudited:
+        the policy reads it while deciding a call whose own audit row says what was done)."""
+        memory = self.store.storage.effective(self.agent, taint, key)
+        return None if memory is None else memory.classification
+
+
+@dataclass
+class _Audit:
+    """The audit row of one call: the event, to be completed with its outcome and records, and whether a storage
+    call has written it."""
+
+    event: partial[AuditEvent]
+    written: bool = False
+
+    @property
+    def at(self) -> str:
+        return self.event.keywords["at"]
+
+    def through(self, storage_call: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        """Run a storage call that writes this row in its transaction: once it returns, the row is written
+        (a storage call that raises has rolled back, row included)."""
+        result = storage_call(*args, **kwargs)
+        self.written = True
+        return result
 
 
 def _new_version(args: Mapping[str, Any], saved_at: str) -> NewVersion:
@@ -369,19 +411,9 @@ def _batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
         yield batch
 
 
-def _bind_recall(tool: str, given: Mapping[str, Any]) -> dict[str, Any]:
-    return {"budget_chars": recall_budget(given.get("budget_chars"))}
-
-
 def _not_found(key: str) -> NotFound:
     # The message depends on the key alone: a hidden version and no version at all read the same.
     return NotFound(f"no memory with key {key!r} at this session's level")
-
-
-def _audited(error: MemlabError) -> MemlabError:
-    """Mark an error whose audit row the storage already wrote, in the transaction that decided it."""
-    error.audited = True
-    return error
 
 
 def _failed(event: partial[AuditEvent], error: MemlabError) -> AuditEvent:

@@ -114,6 +114,27 @@ class MemoryStore:
         """Close the database."""
         self.storage.close()
 
+    def fork(self, *, clock: Callable[[], datetime] | None = None) -> MemoryStore:
+        """A private in-memory copy of this store, under its policy and ranking: the checkers and experiments
+        fork a template instead of building a store per trial (cheap for small stores).
+
+        Raises:
+            InvalidArgument: the store is not in memory or a single SQLite file.
+
+        Examples:
+            >>> twin = store.fork()
+            >>> twin.session().memory_save("only-in-the-twin", "x").version
+            1
+            >>> store.session().memory_get("only-in-the-twin") is None
+            True
+        """
+        copy = getattr(self.storage, "copy", None)
+        if copy is None:
+            raise InvalidArgument(
+                f"only an in-memory or single-file store can be forked, not {type(self.storage).__name__}"
+            )
+        return MemoryStore(policy=self.policy, storage=copy(), ranking=self.ranking, clock=clock or self.clock)
+
     @property
     def ranking(self) -> Ranking:
         """How search orders matches: column weights and the tag boost (``memlab.search.ranking``)."""

@@ -19,92 +19,19 @@ from functools import cache
 from importlib.resources import files
 from typing import Any, Literal
 
-from memlab.arguments import DEFAULT_MAX_RESULTS, MAX_RESULTS_CAP
 from memlab.errors import InvalidArgument, MemlabError
 from memlab.records import Hit, Memory
 from memlab.session import Session
+from memlab.tooldefs import MODEL_TOOLS, TOOLS
 
 __all__ = ["SCHEMAS", "TOOL_NAMES", "for_openai", "for_anthropic", "spine", "call"]
 
 log = logging.getLogger(__name__)
 
-_KEY = {"type": "string", "description": "Unique identifier of the memory, e.g. 'user-name' or 'project-deadline'."}
+SCHEMAS: list[dict[str, Any]] = [TOOLS[name].schema() for name in MODEL_TOOLS]
+"""The five tools as JSON Schema, from the one table of tools (``memlab.tooldefs``)."""
 
-SCHEMAS: list[dict[str, Any]] = [
-    {
-        "name": "memory_save",
-        "description": "Save a fact or piece of information to durable memory. The classification is set "
-        "automatically to the session's current security level; it cannot be chosen.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "key": _KEY,
-                "content": {"type": "string", "description": "The content to remember."},
-                "tags": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "description": "Tags for grouping, e.g. ['personal', 'preference'].",
-                },
-            },
-            "required": ["key", "content"],
-            "additionalProperties": False,
-        },
-    },
-    {
-        "name": "memory_get",
-        "description": "Retrieve one memory by key, if it exists and is accessible at the current security level. "
-        "Versions at a higher classification shadow lower ones.",
-        "parameters": {
-            "type": "object",
-            "properties": {"key": {**_KEY, "description": "The key of the memory to retrieve."}},
-            "required": ["key"],
-            "additionalProperties": False,
-        },
-    },
-    {
-        "name": "memory_search",
-        "description": "Search all accessible memories with natural language (full-text search with stemming).",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "Natural-language search query."},
-                "max_results": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": MAX_RESULTS_CAP,
-                    "default": DEFAULT_MAX_RESULTS,
-                    "description": f"Maximum number of results (default {DEFAULT_MAX_RESULTS}).",
-                },
-            },
-            "required": ["query"],
-            "additionalProperties": False,
-        },
-    },
-    {
-        "name": "memory_list",
-        "description": "List all accessible memories, optionally filtered by tag.",
-        "parameters": {
-            "type": "object",
-            "properties": {"tag": {"type": "string", "description": "Tag to filter by."}},
-            "required": [],
-            "additionalProperties": False,
-        },
-    },
-    {
-        "name": "memory_delete",
-        "description": "Delete a memory by key. Only memories at the session's current security level can be "
-        "deleted; the record is hidden but kept for audit.",
-        "parameters": {
-            "type": "object",
-            "properties": {"key": {**_KEY, "description": "The key of the memory to delete."}},
-            "required": ["key"],
-            "additionalProperties": False,
-        },
-    },
-]
-
-
-TOOL_NAMES: tuple[str, ...] = tuple(schema["name"] for schema in SCHEMAS)
+TOOL_NAMES: tuple[str, ...] = MODEL_TOOLS
 
 
 def for_openai(api: Literal["chat_completions", "responses"] = "chat_completions") -> list[dict[str, Any]]:

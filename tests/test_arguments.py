@@ -3,7 +3,8 @@
 import pytest
 
 from memlab import InvalidArgument, tools
-from memlab.arguments import MAX_RESULTS_CAP, REQUIRED, TOOL_PARAMETERS, bind
+from memlab.arguments import MAX_RESULTS_CAP
+from memlab.tooldefs import TOOLS, bind
 
 BAD_CALLS = [
     ("memory_save", {"content": "x"}, "needs 'key'"),
@@ -52,7 +53,11 @@ def test_tool_layer_answers_bad_input_with_an_error_result(store, tool, argument
 def _expressible_in_python(case) -> bool:
     """Calls whose arguments fit the method's signature (Python itself rejects unknown or missing names)."""
     tool, arguments, _ = case
-    return tool in REQUIRED and set(arguments) <= set(TOOL_PARAMETERS[tool]) and REQUIRED[tool] <= set(arguments)
+    if tool not in TOOLS or not TOOLS[tool].for_model:
+        return False
+    parameters = TOOLS[tool].parameters
+    required = {parameter.name for parameter in parameters if parameter.required}
+    return set(arguments) <= {parameter.name for parameter in parameters} and required <= set(arguments)
 
 
 @pytest.mark.parametrize("tool, arguments, message", [c for c in BAD_CALLS if _expressible_in_python(c)])

@@ -117,7 +117,7 @@ def test_the_call_path_uses_one_taint_snapshot(store):
     session = store.session(Level.PUBLIC)
 
     def escalate_midway(call):
-        call.session.escalate(Level.CONFIDENTIAL, reason="another thread")
+        session.escalate(Level.CONFIDENTIAL, reason="another thread")  # a hook sees no session: it closes over one
         return call
 
     store.hooks.append(escalate_midway)

@@ -14,7 +14,6 @@ from memlab.errors import MemlabError
 from memlab.policy import Policy
 from memlab.records import Hit, Memory
 from memlab.session import Session
-from memlab.storage import SqliteStorage
 from memlab.store import MemoryStore
 
 KEYS = ("k1", "k2")
@@ -31,15 +30,13 @@ class World:
 
 
 @functools.lru_cache(maxsize=16)
-def template(policy: Policy) -> SqliteStorage:
-    """An empty store with the agent's tables already made; each world starts as a copy of it."""
-    storage = SqliteStorage(rules=policy.view_rules())
-    storage.create_agent("main")
-    return storage
+def template(policy: Policy) -> MemoryStore:
+    """An empty store under ``policy``; each world starts as a fork of it."""
+    return MemoryStore(policy=policy)
 
 
 def open_world(policy: Policy, actors: Sequence[Actor], steps: Sequence[Step], *, with_high: bool) -> World:
-    world = World(MemoryStore(policy=policy, storage=template(policy).copy(), clock=lambda: EPOCH))
+    world = World(template(policy).fork(clock=lambda: EPOCH))
     used = {step.actor for step in steps if with_high or not step.high}
     for actor in actors:
         if actor.name in used:

@@ -23,6 +23,7 @@ from memlab.search.ranking import Ranking
 from memlab.storage.folder import FolderStorage
 from memlab.storage.postgres import PostgresStorage, is_postgres_url
 from memlab.storage.rules import ViewRules
+from memlab.storage.schema import TRIGGERS
 from memlab.storage.sqlite import SqliteStorage
 from memlab.storage.verify import Verification, verify_path
 
@@ -36,6 +37,7 @@ __all__ = [
     "open_storage",
     "verify_path",
     "LAYOUTS",
+    "TRIGGERS",
 ]
 
 LAYOUTS = ("folder", "file")

@@ -18,13 +18,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from memlab.demo import effective_views
 from memlab.eval.collections import Collection
 from memlab.policy import Policy
 from memlab.store import MemoryStore
 from memlab.widgets.audit import AuditViewer, filter_audit, taint_timeline
 from memlab.widgets.classroom import Classroom
+from memlab.widgets.figures import audit_timeline_figure, visibility_figure
 from memlab.widgets.inspector import ShadowInspector
 from memlab.widgets.policylab import PolicyLab, run_check, steps_table, verdict
+from memlab.widgets.render import highlight
 from memlab.widgets.simulator import SessionSimulator, SessionSpec, run_tool, tool_arguments
 from memlab.widgets.stemming import DEFAULT_ANALYZERS, StemmingLab, analyze_table, indexed_session, top_results
 from memlab.widgets.views import effective_view, saved_keys, shadow_table, versions_table, view_changes
@@ -57,6 +60,10 @@ __all__ = [
     "run_check",
     "verdict",
     "steps_table",
+    "effective_views",
+    "highlight",
+    "audit_timeline_figure",
+    "visibility_figure",
 ]
 
 

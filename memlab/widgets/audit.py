@@ -19,8 +19,8 @@ from collections.abc import Collection
 import ipywidgets as widgets
 import pandas as pd
 
+from memlab import Verification
 from memlab.levels import Level
-from memlab.storage import Verification
 from memlab.store import MemoryStore
 from memlab.widgets.render import LEVEL_COLOURS, THEME, Panel, badge, html_table, level_row, pill
 
