@@ -206,6 +206,18 @@ def test_nothing_the_session_role_reads_in_the_tables_moves_with_saves_above_its
     assert worlds[0][4] == [("a", 0, 1, True), ("b", 0, 1, True)]  # what it may read, it reads
 
 
+def test_the_planners_samples_are_hidden_from_the_session_role(pg_url):
+    """``pg_stats`` would show sampled content and keys of every level; it hides a table under RLS."""
+    _filled(pg_url)
+    with _owner(pg_url) as owner:
+        owner.execute("ANALYZE memories")
+        assert owner.execute("SELECT count(*) FROM pg_stats WHERE tablename = 'memories'").fetchone()[0] > 0
+    with _attacker(pg_url) as conn:
+        _claimed(pg_url, conn, "main", Level.RESTRICTED)
+        assert conn.execute("SELECT count(*) FROM pg_stats WHERE tablename = 'memories'").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM pg_stats_ext WHERE tablename = 'memories'").fetchone()[0] == 0
+
+
 # -- P3: deletes -------------------------------------------------------------------------------------------
 
 

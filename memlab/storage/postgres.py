@@ -962,10 +962,11 @@ def _gate_sql(schema: str, role: str) -> list[str]:
         # they are LEAKPROOF, and @@ is not: a session's search could not use the GIN index and would match
         # every row of its agent. This function, run as the owner, uses the index under the policy's very
         # condition and returns the matches' keys, levels and versions, numbered in save order; the rows
-        # themselves are still read, and gated, as the session.
+        # themselves are still read, and gated, as the session. ROWS 10: so the planner joins them to the table
+        # through its index, not by scanning every row (4x slower at 10k).
         "CREATE FUNCTION matches(q tsquery) RETURNS TABLE (match_key text, match_level smallint, match_version "
-        f"integer, saved_order bigint) LANGUAGE sql STABLE {definer} AS $$ SELECT key, classification, version, "
-        f"row_number() OVER (ORDER BY id) FROM {schema}.memories WHERE document @@ q AND current "
+        f"integer, saved_order bigint) LANGUAGE sql STABLE ROWS 10 {definer} AS $$ SELECT key, classification, "
+        f"version, row_number() OVER (ORDER BY id) FROM {schema}.memories WHERE document @@ q AND current "
         f"AND deleted_at IS NULL AND {agent_is} AND classification <= {taint} $$",
         *(f"REVOKE ALL ON FUNCTION {function} FROM PUBLIC" for function in (*functions, "is_claimed_session(text)")),
         *(f"GRANT EXECUTE ON FUNCTION {function} TO {role}" for function in (*functions, "is_claimed_session(text)")),
