@@ -2,11 +2,15 @@
 
 Two roles share the work. The **owner** (the role in the URL) creates the schema and does what only an
 auditor does: read the audit, history and sessions, purge, verify. Every session call runs as a separate
-role that owns nothing (``memlab_session`` by default) in a short transaction that first sets
-``memlab.agent`` and ``memlab.taint`` (``set_config(..., true)``, i.e. ``SET LOCAL``). Row-level security
-policies on every table it can read admit only rows of that agent at a classification <= that taint
-(``current_setting(..., true)``: a missing setting admits nothing), and it may write only at exactly its
-taint; it may INSERT audit rows but never read, update, delete or truncate them. The SQL below also
+role that owns nothing (``memlab_session`` by default) in a short transaction that first sets a claim,
+``memlab.claim = agent|taint|txid|mac``: an HMAC-SHA256 with a key only the owner can read (``claim_key``),
+over the agent, the taint and the transaction's own id. Row-level security policies on every table it can
+read compare with ``claimed_agent()`` and ``claimed_taint()``, computed once per statement by a ``SECURITY
+DEFINER`` function that returns them only when the mac verifies in this very transaction: settings the role
+sets itself, forged claims and claims replayed from another transaction admit nothing. The policies admit
+rows of that agent at a classification <= that taint, and writes at exactly that taint; the role may INSERT
+audit rows but never read, update, delete or truncate them, may not read the table-wide ``id`` (nor
+``ctid`` or ``xmin``), and cannot undo a deletion (trigger ``deletions_are_final``). The SQL below also
 filters by agent and level, so the policies are a second gate that a buggy query cannot pass.
 
 There are no materialised views to maintain (a session at a low level could not update the views of the
