@@ -7,7 +7,9 @@ CONFIDENTIAL by ``i % 3``) through ``memory_save_many``; then, interleaving the 
 * ``memory_get`` at CONFIDENTIAL, p50 / p95;
 * ``memory_search`` at PUBLIC and CONFIDENTIAL, p50 / p95;
 * the RLS overhead: the search and get SQL memlab runs, executed by hand as the session role (row-level
-  security on) and as the owner (RLS does not apply to a table's owner), same statement and parameters.
+  security on) and as the owner (RLS does not apply to a table's owner), same statement and parameters, each
+  in a transaction that first sets memlab's signed claim, as memlab does;
+* ``store.purge`` of a few keys, p50 (PostgreSQL rewrites the table and its indexes: ``VACUUM FULL``).
 
 After each bulk load the PostgreSQL table is ``VACUUM ANALYZE``d (as autovacuum would soon do).
 
@@ -18,6 +20,7 @@ its own key and reading it back, and checks no write was lost and versions have 
 Usage::
 
     python benchmarks/bench_postgres.py [--sizes 10000,100000] [--agents 10000] [--processes 8 --rounds 500]
+        [--purges 5]
         [--db postgresql://owner@host/db]
 
 Without ``--db`` a throwaway server is started from the machine's PostgreSQL binaries (``tests/pgserver.py``),
@@ -122,6 +125,18 @@ def bench_size(corpus: Corpus, size: int, args: argparse.Namespace, fresh: Calla
         )
         lines += _percentiles(f"search top 10, {level.name}", searches)
     lines += rls_overhead(postgres.storage, queries, keys)
+    purged = [f"note-{n}" for n in rng.sample(range(size), args.purges)]
+    purges = interleaved(
+        {name: (lambda key, s=s: s.purge("main", key, reason="bench")) for name, s in stores.items()}, purged
+    )
+    lines.append(
+        (
+            "purge one key p50 (PostgreSQL: VACUUM FULL)",
+            purges["sqlite"].p50_us / 1e3,
+            purges["postgres"].p50_us / 1e3,
+            "ms",
+        )
+    )
     sqlite.close()
     postgres.close()
     return lines
@@ -151,9 +166,9 @@ def rls_overhead(storage: PostgresStorage, queries: Sequence[str], keys: Sequenc
     from memlab.search.query import query_terms
 
     def run(conn, sql: str, parameters: tuple) -> None:
-        with conn.transaction():
-            conn.execute("SELECT set_config('memlab.agent', 'main', true), set_config('memlab.taint', '0', true)")
-            conn.execute(sql, parameters).fetchall()
+        with conn.transaction(), conn.cursor() as cursor:
+            storage._claim(cursor, "main", Level.PUBLIC)  # as memlab does: the owner's search needs it too
+            cursor.execute(sql, parameters).fetchall()
 
     search = storage._search_sql
     searches = interleaved(
@@ -280,6 +295,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--saves", type=int, default=1000, help="timed single saves per size")
     parser.add_argument("--gets", type=int, default=1000, help="timed gets per size")
     parser.add_argument("--queries", type=int, default=300, help="timed searches per size and level")
+    parser.add_argument("--purges", type=int, default=5, help="timed purges per size")
     parser.add_argument("--agents", type=int, default=10_000, help="agents of 10 memories (0: skip)")
     parser.add_argument("--processes", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=500, help="rounds per process (0: skip)")

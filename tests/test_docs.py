@@ -207,7 +207,7 @@ def test_the_front_pages_storage_figures_are_the_recorded_benchmarks():
     assert (
         len(visible) == 2 and f"search at 1M memories in one agent costs {min(visible):.2f}–{max(visible):.2f}x" in text
     )
-    postgres = tables.recording("bench_postgres").output.split("N = 100,000")[1]
+    postgres = tables.recording("bench_postgres").output.split("N = 100,000 memories")[1]
     rls = re.search(r"RLS: search SQL p50, owner \| session role .* ([\d.]+)x", postgres)
     assert rls and f"row-level security costs {rls[1]}x on search" in text
 

@@ -18,18 +18,22 @@ import pytest
 from memlab import InvalidArgument, Level, MemoryStore, SchemaError, tools
 from memlab.errors import Denied
 from memlab.storage import PostgresStorage, verify_path
+from memlab.storage import postgres as backend
+from memlab.storage.postgres import claim
 from tests.conftest import fixed_clock
 
 REFUSED = psycopg.errors.InsufficientPrivilege
 
 
 def _session_sql(url: str, agent: str | None, taint: Level | None) -> psycopg.Connection:
-    """A connection as memlab's session role, in a transaction that set (or not) the agent and taint."""
+    """A connection as memlab's session role, in a transaction that claims ``agent`` at ``taint`` as memlab does
+    (with the owner's key); missing either, its claim names nothing."""
     conn = psycopg.connect(url.replace("postgres@", "memlab_session@"), options="-c search_path=memlab")
-    if agent is not None:
-        conn.execute("SELECT set_config('memlab.agent', %s, true)", (agent,))
-    if taint is not None:
-        conn.execute("SELECT set_config('memlab.taint', %s, true)", (str(int(taint)),))
+    txid = conn.execute("SELECT pg_current_xact_id()::text").fetchone()[0]
+    with psycopg.connect(url, options="-c search_path=memlab") as owner:
+        (key,) = owner.execute("SELECT key FROM claim_key").fetchone()
+    made = claim(bytes(key), agent or "", taint if taint is not None else Level.PUBLIC, txid)
+    conn.execute("SELECT set_config('memlab.claim', %s, true)", (made if agent and taint is not None else "",))
     return conn
 
 
@@ -52,7 +56,7 @@ HAND_WRITTEN = {
     "every row": "SELECT key, classification, agent FROM memories",
     "a self-join": "SELECT h.key, h.classification, h.agent FROM memories l JOIN memories h ON h.key = l.key",
     "another agent's by name": "SELECT key, classification, agent FROM memories WHERE agent = 'bob' "
-    "UNION ALL SELECT key, classification, agent FROM memories WHERE agent <> current_setting('memlab.agent')",
+    "UNION ALL SELECT key, classification, agent FROM memories WHERE agent <> claimed_agent()",
     "the higher levels by name": "SELECT key, classification, agent FROM memories WHERE classification > 0",
     "the search SQL without its filters": (
         "SELECT m.key, m.classification, m.agent FROM memories m, to_tsquery('english', 'coffee | plan') q "
@@ -72,12 +76,15 @@ def test_hand_written_sql_as_the_session_role_sees_nothing_above_its_taint_or_of
     assert rows or "by name" in query, "the query sees the PUBLIC rows of its agent"
 
 
-def test_select_star_as_the_session_role_at_public(pg_url):
+def test_every_column_as_the_session_role_at_public(pg_url):
+    """All it may read (not the table-wide id: ``SELECT *`` is refused, tests/test_postgres_gate.py says why)."""
     _filled(pg_url)
     with _session_sql(pg_url, "main", Level.PUBLIC) as conn:
-        cursor = conn.execute("SELECT * FROM memories")
+        cursor = conn.execute(f"SELECT {backend._READABLE} FROM memories")
         names = [column.name for column in cursor.description]
         rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        with pytest.raises(REFUSED):
+            conn.execute("SELECT * FROM memories")
     assert sorted(row["key"] for row in rows) == ["only-public", "plan"]
     assert {(row["classification"], row["agent"]) for row in rows} == {(0, "main")}
 
@@ -149,7 +156,7 @@ def _save_at(store: MemoryStore, level: Level, *, taint: Level) -> None:
     storage: PostgresStorage = store.storage
 
     def work(cursor, head):
-        cursor.execute("SELECT set_config('memlab.taint', %s, true)", (str(int(taint)),))
+        storage._claim(cursor, "main", taint)
         cursor.execute(
             "INSERT INTO memories (agent, key, content, tags, classification, version, saved_at, saved_by, "
             "commitment, current) VALUES ('main', 'k', 'x', '[]', %s, 1, 'now', 's', 'c', true)",
@@ -250,7 +257,32 @@ def test_a_schema_1_store_gains_the_context_columns_in_place(pg_url):
         assert [h.memory.key for h in s.memory_search("tea November")] == ["note"]
         assert s.memory_get("plan").source is None and store.verify().ok
     with psycopg.connect(pg_url, autocommit=True, options="-c search_path=memlab") as conn:
-        assert conn.execute("SELECT value FROM memlab_meta WHERE name = 'schema_version'").fetchone() == ("2",)
+        assert conn.execute("SELECT value FROM memlab_meta WHERE name = 'schema_version'").fetchone() == ("3",)
+
+
+def test_a_schema_2_store_trades_its_forgeable_policies_for_the_claim(pg_url):
+    """A store made before the claim (schema 2: policies on settings the session role could set itself)."""
+    _filled(pg_url)
+    old = "agent = current_setting('memlab.agent', true) AND classification <= current_setting('memlab.taint')::int"
+    with psycopg.connect(pg_url, autocommit=True, options="-c search_path=memlab") as conn, conn.transaction():
+        conn.execute("DROP POLICY memories_read ON memories")
+        conn.execute(f"CREATE POLICY memories_read ON memories FOR SELECT TO memlab_session USING ({old})")
+        conn.execute("GRANT SELECT ON memories TO memlab_session")
+        conn.execute("UPDATE memlab_meta SET value = '2' WHERE name = 'schema_version'")
+
+    def forged(conn):
+        conn.execute("SET memlab.agent = 'bob'")
+        conn.execute("SET memlab.taint = '3'")
+        return conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+
+    with psycopg.connect(pg_url.replace("postgres@", "memlab_session@"), options="-c search_path=memlab") as conn:
+        assert forged(conn) == 1, "the old policy admits a forged setting"
+    with MemoryStore(pg_url) as store:
+        assert store.verify().ok
+        found = store.session(Level.PUBLIC).memory_search("coffee")
+        assert sorted(hit.memory.key for hit in found) == ["only-public", "plan"]
+    with psycopg.connect(pg_url.replace("postgres@", "memlab_session@"), options="-c search_path=memlab") as conn:
+        assert forged(conn) == 0
 
 
 # -- tampering ---------------------------------------------------------------------------------------------

@@ -136,7 +136,7 @@ TAMPERING = {
     ),
     "a delete undone": (
         _unguarded("UPDATE memories SET deleted_at = NULL, deleted_by = NULL WHERE key = 'salary' AND version = 2"),
-        "effective view of key 'salary'",
+        "salary@CONFIDENTIAL/v2 of agent 'main': audited as deleted, but live",
     ),
     "a view pointed at a secret": (
         (

@@ -165,6 +165,8 @@ def check_versions(rows: Iterable[Sequence[Any]], audited: Audited, prefix: str,
         if deleted_at is not None and (agent, ref) not in purges:
             if deletes.get((agent, ref)) != chain.deletion_digest(digest, deleted_at, deleted_by):
                 problems.append(f"{where}: its deletion does not match an audited delete")
+        elif deleted_at is None and (agent, ref) in deletes:
+            problems.append(f"{where}: audited as deleted, but live (its delete undone)")
     for agent, ref in sorted(saves.keys() - seen):
         problems.append(f"{prefix}version {ref} of agent {agent!r}: audited as saved, but missing (removed)")
     return count
