@@ -9,7 +9,11 @@ What it catches, in the order it looks (the first problem is the first broken li
    author or time edited (the digest in the save's audit row no longer matches), a version with no save
    in the audit (forged) or a save in the audit with no version (removed), a delete or purge that the
    audit does not record;
-5. views — an ``effective`` row that is not what the versions say a session at that taint sees.
+5. views — an ``effective`` row that is not what the versions say a session at that taint sees;
+6. indexes — ``agents.indexed_levels`` not the levels that had a save, an FTS5 index missing, one that is
+   not the store's (a renamed or made-up table), one holding other versions than the effective view at its
+   level, or other terms than those versions' (compared with an index rebuilt from them), and vectors of
+   versions that do not exist or were purged.
 
 It reads only; a database-level attacker who rewrites the whole chain consistently is caught only by
 comparing ``head`` with a copy kept elsewhere (print it, log it, sign it).
@@ -17,6 +21,7 @@ comparing ``head`` with a copy kept elsewhere (print it, log it, sign it).
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -24,9 +29,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memlab.levels import Level
+from memlab.search.analyzers import Analyzer
+from memlab.search.analyzers import resolve as resolve_analyzer
 from memlab.storage import chain
 from memlab.storage.rules import ViewRules
-from memlab.storage.schema import missing_objects
+from memlab.storage.schema import fts_table, indexed_columns, missing_objects
 
 __all__ = ["Verification", "Audited", "verify_file", "verify_path", "combine", "check_chain", "check_versions"]
 
@@ -53,8 +60,11 @@ class Verification:
         return f"BROKEN: {len(self.problems)} problems; the first:\n  {shown}{more}"
 
 
-def verify_file(db, genesis: str, rules: ViewRules, *, label: str = "") -> Verification:
-    """Check one SQLite store file (a ``sqlite_utils.Database``) as described in the module's docstring."""
+def verify_file(
+    db, genesis: str, rules: ViewRules, *, label: str = "", analyzer: Analyzer | None = None
+) -> Verification:
+    """Check one SQLite store file (a ``sqlite_utils.Database``) as described in the module's docstring;
+    ``analyzer`` is the one its indexes were built with (by default the one its meta names)."""
     prefix = f"{label}: " if label else ""
     missing = missing_objects(db)
     if missing:
@@ -81,6 +91,7 @@ def verify_file(db, genesis: str, rules: ViewRules, *, label: str = "") -> Verif
         problems,
     )
     problems.extend(prefix + problem for problem in _check_views(conn, rules))
+    problems.extend(prefix + problem for problem in _check_indexes(conn, rules, analyzer))
     return Verification(audit_rows=audited.rows, versions=versions, head=audited.head, problems=tuple(problems))
 
 
@@ -192,6 +203,126 @@ def _check_views(conn: sqlite3.Connection, rules: ViewRules) -> list[str]:
         f"the effective view of key {key!r} at {Level(taint).name} is not what the versions give (edited)"
         for _, key, taint in wrong
     ]
+
+
+_SHADOWS = ("data", "idx", "docsize", "config", "content")  # the tables FTS5 keeps for an index named T: T_data...
+_ALL_LEVELS = sum(1 << int(level) for level in Level)
+
+
+def _live(conn: sqlite3.Connection) -> dict[int, dict[str, dict[Level, int]]]:
+    """agent id -> key -> level -> id of the live version (the newest at its level, not deleted)."""
+    live: dict[int, dict[str, dict[Level, int]]] = {}
+    for agent_id, key, level, memory_id, deleted_at in conn.execute(
+        "SELECT agent_id, key, classification, id, deleted_at FROM memories m WHERE version = "
+        "(SELECT MAX(version) FROM memories WHERE agent_id = m.agent_id AND key = m.key "
+        "AND classification = m.classification)"
+    ):
+        if deleted_at is None:
+            live.setdefault(agent_id, {}).setdefault(key, {})[Level(level)] = memory_id
+    return live
+
+
+def _check_indexes(conn: sqlite3.Connection, rules: ViewRules, analyzer: Analyzer | None) -> list[str]:
+    """Each agent's FTS5 indexes against the views they must hold, every table named like one, the vectors."""
+    problems: list[str] = []
+    if analyzer is None:
+        row = conn.execute("SELECT value FROM memlab_meta WHERE name = 'analyzer'").fetchone()
+        try:
+            analyzer = resolve_analyzer(row[0] if row else None)
+        except Exception:  # an analyzer this process does not know: the terms cannot be rebuilt, the rest is checked
+            analyzer = None
+    live = _live(conn)
+    expected: dict[str, tuple[int, Level | None, set[int]]] = {}  # index -> agent id, level, the versions it holds
+    for agent_id, name, mask in conn.execute("SELECT id, name, indexed_levels FROM agents ORDER BY id").fetchall():
+        used = {
+            row[0]
+            for row in conn.execute("SELECT DISTINCT classification FROM memories WHERE agent_id = ?", (agent_id,))
+        }
+        should = sum(1 << level for level in used) if rules.lattice_visibility else _ALL_LEVELS
+        if mask != should:
+            problems.append(
+                f"agent {name!r}: indexed_levels is {mask!r}, not {should} (the levels it saved at): "
+                "searches would miss indexes (edited)"
+            )
+        for level in Level:
+            if should & (1 << int(level)):
+                ids = {
+                    row[0]
+                    for row in conn.execute(
+                        "SELECT memory_id FROM effective WHERE agent_id = ? AND taint = ?", (agent_id, int(level))
+                    )
+                }
+                expected[fts_table(agent_id, level)] = (agent_id, level, ids)
+        if rules.global_statistics:
+            ids = {memory_id for levels in live.get(agent_id, {}).values() for memory_id in levels.values()}
+            expected[fts_table(agent_id, None)] = (agent_id, None, ids)
+    tables = {name: sql or "" for name, sql in conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'")}
+    indexes = {name for name, sql in tables.items() if sql.upper().startswith("CREATE VIRTUAL")}
+    for name in sorted(tables):
+        owner = name.rsplit("_", 1)[0] if name.rsplit("_", 1)[-1] in _SHADOWS else None
+        if name in indexes or name.startswith("fts_") or owner in indexes:
+            if name not in expected and (owner not in expected or name in indexes):
+                problems.append(f"table {name}: not an index this store keeps (renamed or made up)")
+    for table, (_, level, ids) in sorted(expected.items()):
+        shown = "every level" if level is None else level.name
+        if table not in indexes:
+            problems.append(f"{table}: the index of {shown} is missing")
+            continue
+        try:
+            held = {row[0] for row in conn.execute(f'SELECT id FROM "{table}_docsize"')}
+        except sqlite3.DatabaseError as error:
+            problems.append(f"{table}: cannot be read ({error})")
+            continue
+        if held != ids:
+            problems.append(
+                f"{table}: holds {len(held - ids)} versions outside the view of {shown} and lacks {len(ids - held)} "
+                "of it (edited: a search there could read up)"
+            )
+        elif analyzer is not None and not _same_terms(conn, table, analyzer, ids):
+            problems.append(f"{table}: its terms are not those of the versions it indexes (edited)")
+    stray = conn.execute(
+        "SELECT COUNT(*) FROM vectors v LEFT JOIN memories m ON m.id = v.memory_id "
+        "WHERE m.id IS NULL OR m.purged_at IS NOT NULL"
+    ).fetchone()[0]
+    if stray:
+        problems.append(f"vectors: {stray} rows belong to no version, or to a purged one")
+    return problems
+
+
+def _same_terms(conn: sqlite3.Connection, table: str, analyzer: Analyzer, ids: set[int]) -> bool:
+    """Whether index ``table`` holds exactly the terms (and their places) of versions ``ids``: compared, term by
+    term, with an index rebuilt from them in the connection's temporary schema."""
+    columns = indexed_columns(analyzer)
+    tokenize = "'" + analyzer.tokenize.replace("'", "''") + "'"
+    rebuilt = "memlab_verify_index"
+    conn.execute(f"DROP TABLE IF EXISTS temp.{rebuilt}")
+    conn.execute(
+        f"CREATE VIRTUAL TABLE temp.{rebuilt} USING fts5({', '.join(columns)}, content='', tokenize={tokenize})"
+    )
+    try:
+        conn.execute(
+            f"INSERT INTO temp.{rebuilt} (rowid, {', '.join(columns)}) SELECT id, {', '.join(columns)} "
+            "FROM main.memories WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
+            (json.dumps(sorted(ids)),),
+        )
+        conn.execute(f'CREATE VIRTUAL TABLE temp.{rebuilt}_held USING fts5vocab(main, "{table}", instance)')
+        conn.execute(f"CREATE VIRTUAL TABLE temp.{rebuilt}_rebuilt USING fts5vocab(temp, {rebuilt}, instance)")
+        try:
+            order = "ORDER BY term, doc, col, offset"
+            held = conn.execute(f"SELECT term, doc, col, offset FROM temp.{rebuilt}_held {order}")
+            again = conn.execute(f"SELECT term, doc, col, offset FROM temp.{rebuilt}_rebuilt {order}")
+            try:
+                return all(a == b for a, b in itertools.zip_longest(held, again))
+            finally:
+                held.close()  # a statement still running would lock the tables dropped below
+                again.close()
+        except sqlite3.DatabaseError:
+            return False
+        finally:
+            conn.execute(f"DROP TABLE temp.{rebuilt}_held")
+            conn.execute(f"DROP TABLE temp.{rebuilt}_rebuilt")
+    finally:
+        conn.execute(f"DROP TABLE temp.{rebuilt}")
 
 
 def combine(results: list[Verification]) -> Verification:
