@@ -21,6 +21,7 @@ comparing ``head`` with a copy kept elsewhere (print it, log it, sign it).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import sqlite3
@@ -35,7 +36,16 @@ from memlab.storage import chain
 from memlab.storage.rules import ViewRules
 from memlab.storage.schema import fts_table, indexed_columns, missing_objects
 
-__all__ = ["Verification", "Audited", "verify_file", "verify_path", "combine", "check_chain", "check_versions"]
+__all__ = [
+    "Verification",
+    "Audited",
+    "verify_file",
+    "verify_path",
+    "combine",
+    "check_chain",
+    "check_versions",
+    "read_only",
+]
 
 
 @dataclass(frozen=True)
@@ -335,7 +345,7 @@ def combine(results: list[Verification]) -> Verification:
     )
 
 
-def verify_path(path, rules: ViewRules | None = None) -> Verification:
+def verify_path(path, rules: ViewRules | None = None, *, analyzer: Analyzer | None = None) -> Verification:
     """Verify the store at ``path`` (a file, a folder or a ``postgresql://`` URL) without opening it as a
     store: read-only, and it works on a store too damaged to open.
 
@@ -347,42 +357,33 @@ def verify_path(path, rules: ViewRules | None = None) -> Verification:
     import sqlite_utils
 
     from memlab.errors import SchemaError
-    from memlab.storage.folder import CATALOGUE
+    from memlab.storage.folder import verify_folder
     from memlab.storage.postgres import is_postgres_url, verify_url
 
     if is_postgres_url(path):
         return verify_url(path)
     path, rules = Path(path), rules or ViewRules.lattice()
     if path.is_dir():
-        catalogue = path / CATALOGUE
-        if not catalogue.is_file():
-            raise SchemaError(f"{path} is not a memlab store folder (no {CATALOGUE})")
-        with _read_only(catalogue) as conn:
-            files = conn.execute("SELECT name, file FROM agents ORDER BY name").fetchall()
-        results = []
-        for agent, file in files:
-            target = path / file
-            if not target.resolve().is_relative_to(path.resolve()) or not target.is_file():
-                results.append(Verification(problems=(f"agent {agent!r}: its file {file} is missing",)))
-            else:
-                results.append(verify_path(target, rules))
-        return combine(results)
+        return verify_folder(path, rules, analyzer=analyzer)
     if not path.is_file():
         raise SchemaError(f"{path} does not exist")
     try:
-        with _read_only(path) as conn:
+        with read_only(path) as conn:
             meta = dict(conn.execute("SELECT name, value FROM memlab_meta").fetchall())
             if "chain_genesis" not in meta:
                 raise SchemaError(f"{path} has no audit chain (schema version {meta.get('schema_version')!r})")
             return verify_file(
-                sqlite_utils.Database(conn, execute_plugins=False), meta["chain_genesis"], rules, label=str(path)
+                sqlite_utils.Database(conn, execute_plugins=False),
+                meta["chain_genesis"],
+                rules,
+                label=str(path),
+                analyzer=analyzer,
             )
     except sqlite3.DatabaseError as error:
         raise SchemaError(f"cannot read {path} as a memlab store: {error}") from error
 
 
-def _read_only(path) -> sqlite3.Connection:
-    import contextlib
-
+def read_only(path) -> contextlib.closing[sqlite3.Connection]:
+    """A read-only connection to the SQLite file at ``path``, closed on leaving the ``with`` block."""
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     return contextlib.closing(conn)
