@@ -250,3 +250,62 @@ def test_untouched_indexes_verify(tmp_path):
         session.memory_delete("note")
         assert store.verify().ok, store.verify()
     assert verify_path(path).ok
+
+
+# -- V5: the tail of a chain, a rolled-back file, an agent removed whole ---------------------------------
+
+
+def test_the_audits_tail_removed_is_caught_against_the_catalogues_record(folder):
+    _sql(_file(folder, "ann"), *_unguarded("DELETE FROM audit WHERE seq = (SELECT MAX(seq) FROM audit)"))
+    assert "agent 'ann': its audit ends before seq 2, which the catalogue recorded" in _problems(folder)
+
+
+def test_a_file_rolled_back_to_an_older_copy_of_itself_is_caught(folder, tmp_path):
+    ann = _file(folder, "ann")
+    older = tmp_path / "older.db"
+    shutil.copy(ann, older)
+    with MemoryStore(folder) as store:
+        store.session(Level.CONFIDENTIAL, agent="ann").memory_delete("plan")
+    shutil.copy(older, ann)
+    assert "agent 'ann': its audit ends before seq 3, which the catalogue recorded" in _problems(folder)
+
+
+def test_a_rollback_caught_up_with_forged_calls_is_caught(folder, tmp_path):
+    """A rolled-back file given as many calls again as it had: the row at the recorded length is another."""
+    ann = _file(folder, "ann")
+    older = tmp_path / "older.db"
+    shutil.copy(ann, older)
+    with MemoryStore(folder) as store:
+        store.session(Level.CONFIDENTIAL, agent="ann").memory_delete("plan")
+    shutil.copy(older, ann)
+    with MemoryStore(older, layout="file") as forked:  # the same file, another third call
+        forked.session(agent="ann").memory_get("note")
+    shutil.copy(older, ann)
+    assert "agent 'ann': its audit row seq 3 is not the head the catalogue recorded" in _problems(folder)
+
+
+def test_an_agent_removed_with_its_catalogue_row_is_caught_by_the_log(folder):
+    ann = _file(folder, "ann")
+    ann.unlink()
+    _sql(folder / "catalogue.db", "DELETE FROM agents WHERE name = 'ann'")
+    assert "agent 'ann': logged as created, but not in the catalogue (removed)" in _problems(folder)
+
+
+def test_the_log_of_agents_is_append_only_and_chained(folder):
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        _sql(folder / "catalogue.db", "DELETE FROM agent_log WHERE name = 'ann'")
+    _sql(
+        folder / "catalogue.db",
+        "DROP TRIGGER agent_log_no_delete",
+        "DELETE FROM agent_log WHERE name = 'ann'",
+        "DELETE FROM agents WHERE name = 'ann'",
+    )
+    assert "the catalogue's log of agents, entry 1: removed, edited or forged" in _problems(folder)
+
+
+def test_verifying_a_folder_store_records_the_heads_it_verified(folder):
+    with MemoryStore(folder) as store:
+        store.session(agent="ann").memory_get("note")
+        assert store.verify().ok
+        _sql(_file(folder, "ann"), *_unguarded("DELETE FROM audit WHERE seq = 3"))
+        assert not store.verify().ok
