@@ -309,3 +309,52 @@ def test_verifying_a_folder_store_records_the_heads_it_verified(folder):
         assert store.verify().ok
         _sql(_file(folder, "ann"), *_unguarded("DELETE FROM audit WHERE seq = 3"))
         assert not store.verify().ok
+
+
+# -- V6: sessions and escalations, against the audited calls ---------------------------------------------
+
+
+@pytest.fixture
+def escalated(tmp_path) -> Path:
+    path = tmp_path / "sessions.db"
+    with MemoryStore(path, layout="file") as store:
+        session = store.session(Level.PUBLIC, session_id="chat")
+        session.memory_get("note")
+        session.escalate(Level.CONFIDENTIAL, reason="read the HR file")
+        session.memory_save("plan", "acquire Initech")
+        store.session(Level.INTERNAL, session_id="quiet")
+    return path
+
+
+SESSION_TAMPERING = {
+    "an escalation deleted": (
+        "DELETE FROM taint_events",
+        "session 'chat': audited at CONFIDENTIAL, a taint it never held",
+    ),
+    "an escalation forged out of order": (
+        "INSERT INTO taint_events (session_id, at, from_level, to_level, reason) "
+        "VALUES ('quiet', 'now', 'PUBLIC', 'CONFIDENTIAL', 'forged')",
+        "session 'quiet': escalation 1 starts at PUBLIC, not at INTERNAL",
+    ),
+    "a starting taint edited": (
+        "UPDATE sessions SET taint = 'CONFIDENTIAL' WHERE id = 'chat'",
+        "session 'chat': escalation 1 starts at PUBLIC, not at CONFIDENTIAL",
+    ),
+    "a session deleted": (
+        "DELETE FROM sessions WHERE id = 'chat'",
+        "session 'chat': audited, but missing",
+    ),
+}
+
+
+@pytest.mark.parametrize("method", list(SESSION_TAMPERING))
+def test_sessions_and_escalations_are_checked_against_the_audit(escalated, method):
+    statement, problem = SESSION_TAMPERING[method]
+    assert verify_path(escalated).ok
+    _sql(escalated, "PRAGMA foreign_keys = OFF", statement)
+    assert problem in _problems(escalated)
+
+
+def test_a_folder_agents_sessions_are_checked_too(folder):
+    _sql(_file(folder, "ann"), "DELETE FROM sessions")
+    assert "audited, but missing" in _problems(folder)

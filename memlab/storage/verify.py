@@ -9,8 +9,10 @@ What it catches, in the order it looks (the first problem is the first broken li
    author or time edited (the digest in the save's audit row no longer matches), a version with no save
    in the audit (forged) or a save in the audit with no version (removed), a delete or purge that the
    audit does not record;
-5. views — an ``effective`` row that is not what the versions say a session at that taint sees;
-6. indexes — ``agents.indexed_levels`` not the levels that had a save, an FTS5 index missing, one that is
+5. sessions — an audited session missing, escalations that do not climb from its starting taint, a call
+   audited at a taint the session never held (``check_sessions``);
+6. views — an ``effective`` row that is not what the versions say a session at that taint sees;
+7. indexes — ``agents.indexed_levels`` not the levels that had a save, an FTS5 index missing, one that is
    not the store's (a renamed or made-up table), one holding other versions than the effective view at its
    level, or other terms than those versions' (compared with an index rebuilt from them), and vectors of
    versions that do not exist or were purged.
@@ -44,6 +46,7 @@ __all__ = [
     "combine",
     "check_chain",
     "check_versions",
+    "check_sessions",
     "read_only",
 ]
 
@@ -100,6 +103,14 @@ def verify_file(
         prefix,
         problems,
     )
+    problems.extend(
+        check_sessions(
+            conn.execute("SELECT id, agent, taint FROM sessions ORDER BY created_at, id"),
+            conn.execute("SELECT session_id, from_level, to_level FROM taint_events ORDER BY id"),
+            audited,
+            prefix,
+        )
+    )
     problems.extend(prefix + problem for problem in _check_views(conn, rules))
     problems.extend(prefix + problem for problem in _check_indexes(conn, rules, analyzer))
     return Verification(audit_rows=audited.rows, versions=versions, head=audited.head, problems=tuple(problems))
@@ -114,6 +125,8 @@ class Audited:
     saves: dict[tuple[str, str], str | None] = field(default_factory=dict)
     deletes: dict[tuple[str, str], str | None] = field(default_factory=dict)
     purges: set[tuple[str, str]] = field(default_factory=set)
+    sessions: dict[str, tuple[set[str], set[str]]] = field(default_factory=dict)
+    """session id -> the agents and the taints its audited calls name (a purge is the auditor's, no session's)."""
 
 
 def check_chain(rows: Iterable[Sequence[Any]], genesis: str, prefix: str, problems: list[str]) -> Audited:
@@ -134,6 +147,10 @@ def check_chain(rows: Iterable[Sequence[Any]], genesis: str, prefix: str, proble
             problems.append(f"{prefix}audit row seq {seq}: its hash does not follow (edited, forged or reordered)")
             previous = stored  # go on from the stored hash, so one edit is reported once
         agent, tool, outcome, records, digest = fields[3], fields[5], fields[8], fields[9], fields[12]
+        if tool != "purge":
+            agents, taints = audited.sessions.setdefault(fields[2], (set(), set()))
+            agents.add(agent)
+            taints.add(fields[4])
         if outcome != "ok":
             continue
         refs = _refs(records)
@@ -145,6 +162,48 @@ def check_chain(rows: Iterable[Sequence[Any]], genesis: str, prefix: str, proble
             audited.purges.update((agent, ref) for ref in refs)
     audited.head = previous if audited.rows else ""
     return audited
+
+
+def check_sessions(
+    sessions: Iterable[Sequence[Any]], events: Iterable[Sequence[Any]], audited: Audited, prefix: str
+) -> list[str]:
+    """Sessions (id, agent, starting taint) and taint events (session id, from, to; in order) against the
+    audited calls: every audited session exists, of the agent its calls name; its escalations climb from its
+    starting taint, each from where the last ended; every call was made at a taint it held. What no audited call
+    contradicts (an escalation after a session's last call, a session never used, a reason) is not checked."""
+    problems: list[str] = []
+    held: dict[str, tuple[str, list[str]]] = {}
+    for session_id, agent, taint in sessions:
+        held[session_id] = (agent, [taint])
+    for session_id, from_level, to_level in events:
+        if session_id not in held:
+            problems.append(f"{prefix}session {session_id!r}: escalated, but missing (removed)")
+            continue
+        levels = held[session_id][1]
+        number = len(levels)
+        if from_level != levels[-1]:
+            problems.append(
+                f"{prefix}session {session_id!r}: escalation {number} starts at {from_level}, not at {levels[-1]}"
+            )
+        elif not (
+            to_level in Level.__members__ and from_level in Level.__members__ and Level[to_level] > Level[from_level]
+        ):
+            problems.append(
+                f"{prefix}session {session_id!r}: escalation {number} does not climb ({from_level} to {to_level})"
+            )
+        levels.append(to_level)
+    for session_id, (agents, taints) in sorted(audited.sessions.items()):
+        if session_id not in held:
+            problems.append(f"{prefix}session {session_id!r}: audited, but missing (removed)")
+            continue
+        agent, levels = held[session_id]
+        if agents != {agent}:
+            problems.append(f"{prefix}session {session_id!r}: of agent {agent!r}, but audited for {sorted(agents)}")
+        problems.extend(
+            f"{prefix}session {session_id!r}: audited at {taint}, a taint it never held (an escalation removed?)"
+            for taint in sorted(taints - set(levels))
+        )
+    return problems
 
 
 def _refs(records: str) -> list[str]:
