@@ -416,7 +416,7 @@ def verify_path(path, rules: ViewRules | None = None, *, analyzer: Analyzer | No
     import sqlite_utils
 
     from memlab.errors import SchemaError
-    from memlab.storage.folder import verify_folder
+    from memlab.storage.folder_verify import verify_folder
     from memlab.storage.postgres import is_postgres_url, verify_url
 
     if is_postgres_url(path):
