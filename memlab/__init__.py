@@ -1,6 +1,15 @@
 """memlab: classification-gated persistent memory for LLM agents, as a research toolkit."""
 
-from memlab.errors import Denied, InternalError, InvalidArgument, MemlabError, NotFound, SchemaError, TaintError
+from memlab.errors import (
+    Denied,
+    IntegrityError,
+    InternalError,
+    InvalidArgument,
+    MemlabError,
+    NotFound,
+    SchemaError,
+    TaintError,
+)
 from memlab.levels import Level, can_flow_to
 from memlab.policy import Policy
 from memlab.records import AuditEvent, Hit, Memory, TaintEvent
@@ -31,5 +40,6 @@ __all__ = [
     "TaintError",
     "SchemaError",
     "InternalError",
+    "IntegrityError",
     "spine",
 ]

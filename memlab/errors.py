@@ -1,6 +1,15 @@
 """The exception hierarchy: every error memlab raises derives from ``MemlabError``."""
 
-__all__ = ["MemlabError", "InvalidArgument", "NotFound", "Denied", "TaintError", "SchemaError", "InternalError"]
+__all__ = [
+    "MemlabError",
+    "InvalidArgument",
+    "NotFound",
+    "Denied",
+    "TaintError",
+    "SchemaError",
+    "IntegrityError",
+    "InternalError",
+]
 
 
 class MemlabError(Exception):
@@ -37,6 +46,13 @@ class SchemaError(MemlabError):
     """The database is not a memlab store this version can open safely."""
 
     code = "schema_error"
+
+
+class IntegrityError(MemlabError):
+    """The store contradicts itself (a search index returned a version outside the session's view): it has been
+    damaged or tampered with, so the call fails closed; ``memlab verify`` names the damage."""
+
+    code = "integrity_error"
 
 
 class InternalError(MemlabError):

@@ -10,6 +10,7 @@ PostgreSQL database shared by many hosts, where row-level security is the gate. 
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -166,9 +167,17 @@ def open_storage(
             storage.ranking = ranking
         return storage
     path = Path(path)
-    found = "folder" if path.is_dir() else "file" if path.exists() else None
+    found = _layout_found(path)
     if found is not None and layout is not None and found != layout:
         raise InvalidArgument(f"{path} is a {found} store, not a {layout} store (memlab migrate converts a file)")
     if (found or layout or "folder") == "file":
         return SqliteStorage(path, rules=rules, analyzer=analyzer, ranking=ranking, embedder=embedder)
     return FolderStorage(path, rules=rules, analyzer=analyzer, ranking=ranking, embedder=embedder)
+
+
+def _layout_found(path: Path) -> str | None:
+    """What ``path`` holds: a folder, a file or nothing, from one look (another process may be creating it)."""
+    try:
+        return "folder" if stat.S_ISDIR(path.stat().st_mode) else "file"
+    except FileNotFoundError:
+        return None

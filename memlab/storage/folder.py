@@ -3,7 +3,9 @@
 Layout::
 
     memories/                     the store's folder
-      catalogue.db                format, analyzer, views; agent names; session ids
+      .lock                       held while the store or an agent's file is created (fcntl.flock)
+      catalogue.db                format, analyzer, views; agent names, the chained log of their creation,
+                                  each agent's audit length and head as last recorded; session ids
       agents/3f/3f2a…c1.db        one agent: memories, views, level indexes, sessions, taint events, audit
 
 An agent's file is an ordinary single-file store (``SqliteStorage``) holding exactly that agent, so every
@@ -11,11 +13,20 @@ call stays one transaction in one file — WAL does not make transactions across
 and bm25 statistics cannot cross agents or levels. SQLite parses a file's whole schema on every
 connection; here each schema is a dozen objects whatever the number of agents, so opening the store and
 every call cost the same for 10 agents or 10,000. A file is named by a hash of the agent's name, never by
-the name itself: no path traversal, no case folding, any Unicode name.
+the name itself: no path traversal, no case folding, any Unicode name. Symbolic links inside the folder are
+refused: a file written through one would leave the store.
+
+The catalogue is checked against the files: an agent it lists must have its non-empty file, holding that agent
+only, and a file must belong to an agent it lists; anything else is refused on open (``SchemaError``) rather
+than recreated or served. What it records of each agent's chain (length and head, when a file is closed or
+the store verified) lets ``verify`` see an audit's tail removed or a file rolled back
+(``memlab.storage.folder_verify``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import sqlite3
@@ -35,14 +46,16 @@ from memlab.search.analyzers import Analyzer
 from memlab.search.analyzers import resolve as resolve_analyzer
 from memlab.search.dense import Embedder
 from memlab.search.ranking import Ranking
+from memlab.storage import chain
 from memlab.storage.rules import ViewRules
 from memlab.storage.schema import check_meta
 from memlab.storage.sqlite import SqliteStorage
-from memlab.storage.verify import Verification, combine
+from memlab.storage.verify import Verification, read_only
 
-__all__ = ["FolderStorage", "CATALOGUE", "FORMAT"]
+__all__ = ["FolderStorage", "CATALOGUE", "FORMAT", "LOCK"]
 
 CATALOGUE = "catalogue.db"
+LOCK = ".lock"
 FORMAT = "memlab-folder"
 SCHEMA_VERSION = 1
 DEFAULT_CACHE_SIZE = 64  # open agent files; each holds three descriptors (file, WAL, shared memory)
@@ -94,12 +107,17 @@ class FolderStorage:
         if not self.path.parent.is_dir():
             raise SchemaError(f"cannot create the store folder {self.path}: {self.path.parent} does not exist")
         catalogue = self.path / CATALOGUE
-        if self.path.is_dir() and not catalogue.exists() and any(self.path.iterdir()):
-            shown = ", ".join(sorted(entry.name for entry in self.path.iterdir())[:5])
-            raise SchemaError(f"not a memlab store: the folder {self.path} holds other files ({shown})")
+        if self.path.is_dir():
+            _refuse_other_files(self.path)  # before a lock file is made in a folder that is not a store
         try:
             self.path.mkdir(exist_ok=True)
-            conn = sqlite3.connect(catalogue, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
+            # Three processes opening one new folder at once: the check and the catalogue's creation are one step.
+            with _folder_lock(self.path):
+                _refuse_other_files(self.path)
+                _refuse_links(self.path)
+                conn = sqlite3.connect(
+                    catalogue, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
+                )
         except (OSError, sqlite3.Error) as error:
             raise SchemaError(f"cannot open the store folder {self.path}: {error}") from error
         try:
@@ -124,10 +142,15 @@ class FolderStorage:
         return conn
 
     def _catalogue_write(self, sql: str, parameters: tuple[Any, ...]) -> None:
+        with self._catalogue_transaction() as conn:
+            conn.execute(sql, parameters)
+
+    @contextlib.contextmanager
+    def _catalogue_transaction(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
             self._catalogue.execute("BEGIN IMMEDIATE")
             try:
-                self._catalogue.execute(sql, parameters)
+                yield self._catalogue
             except BaseException:
                 self._catalogue.execute("ROLLBACK")
                 raise
@@ -142,8 +165,8 @@ class FolderStorage:
 
     def agent_path(self, agent: str) -> Path:
         """The file that holds ``agent``: named by a hash of the name, two hex digits of fan-out."""
-        digest = hashlib.sha256(_encoded(agent)).hexdigest()[:32]
-        return self.path / "agents" / digest[:2] / f"{digest}.db"
+        _encoded(agent)
+        return self.path / "agents" / _fan_out(agent)
 
     @property
     def ranking(self) -> Ranking:
@@ -165,10 +188,16 @@ class FolderStorage:
                 self._files.move_to_end(agent)
                 return storage
             path = self.agent_path(agent)
-            if not path.exists():
-                if not create:
-                    return None
-                self._create_file(agent, path)
+            if self._damage(agent, path) is not None:
+                # Being made by another process, new, or damaged: under the folder's lock it is one of the three.
+                with _folder_lock(self.path):
+                    damage = self._damage(agent, path)
+                    if damage == "":
+                        if not create:
+                            return None
+                        self._create_file(agent, path)
+                    elif damage is not None:
+                        raise SchemaError(f"{damage}: the store folder is damaged or tampered with (`memlab verify`)")
             storage = SqliteStorage(
                 path,
                 rules=self.rules,
@@ -183,14 +212,51 @@ class FolderStorage:
                 raise SchemaError(f"{path} holds agent {others[0]!r}, not {agent!r}: the store folder is damaged")
             self._files[agent] = storage
             while len(self._files) > self.cache_size:
-                _, evicted = self._files.popitem(last=False)
-                evicted.close()
+                evicted, closing = self._files.popitem(last=False)
+                self._close_file(evicted, closing)
             return storage
 
-    def _create_file(self, agent: str, path: Path) -> None:
-        """Register the agent, then make its file from the empty template (atomically: link, never replace)."""
+    def _damage(self, agent: str, path: Path) -> str | None:
+        """None when the agent's file is in place; "" when the agent is new (neither catalogued nor on disk);
+        otherwise what is wrong."""
         relative = str(path.relative_to(self.path))
-        self._catalogue_write("INSERT OR IGNORE INTO agents (name, file) VALUES (?, ?)", (agent, relative))
+        for link in (path.parent.parent, path.parent, path):
+            if link.is_symlink():
+                return f"{link} is a symbolic link"
+        row = self._catalogue.execute("SELECT file FROM agents WHERE name = ?", (agent,)).fetchone()
+        if row is None:
+            return "" if not path.exists() else f"{relative} holds agent {agent!r}, whom the catalogue does not list"
+        if row[0] != relative:
+            return f"the catalogue names the file {row[0]} for agent {agent!r}, not {relative}"
+        if not path.is_file():
+            return f"agent {agent!r} is in the catalogue, but its file {relative} is missing"
+        if path.stat().st_size == 0:
+            return f"agent {agent!r} is in the catalogue, but its file {relative} is empty"
+        return None
+
+    def _close_file(self, agent: str, storage: SqliteStorage) -> None:
+        """Close an agent's file, recording its chain's length and head in the catalogue first."""
+        try:
+            self._record_head(agent, storage.conn)
+        finally:
+            storage.close()
+
+    def _record_head(self, agent: str, conn: sqlite3.Connection) -> None:
+        """Record the agent's audit length and head; a record only moves forward (another process may be ahead)."""
+        last = conn.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
+        if last is not None:
+            self._catalogue_write(
+                "UPDATE agents SET audit_rows = ?, audit_head = ? WHERE name = ? AND COALESCE(audit_rows, 0) < ?",
+                (last[0], last[1], agent, last[0]),
+            )
+
+    def _create_file(self, agent: str, path: Path) -> None:
+        """Register the agent (and log its creation, chained), then make its file from the empty template
+        (atomically: link, never replace). The caller holds the folder's lock."""
+        relative = str(path.relative_to(self.path))
+        with self._catalogue_transaction() as conn:
+            if conn.execute("INSERT OR IGNORE INTO agents (name, file) VALUES (?, ?)", (agent, relative)).rowcount:
+                _log_agent(conn, agent, relative)
         path.parent.mkdir(parents=True, exist_ok=True)
         draft = path.with_name(f".{uuid.uuid4().hex}.tmp")
         draft.write_bytes(self._empty_file())
@@ -218,6 +284,7 @@ class FolderStorage:
     def add_session(self, session_id: str, agent: str, taint: Level, created_at: str) -> None:
         # Session ids are unique in the whole store, as in a single file: the catalogue holds them.
         _encoded(agent)
+        self._file(agent)  # a damaged agent is refused before the session is recorded
         try:
             self._catalogue_write(
                 "INSERT INTO sessions (id, agent, taint, created_at) VALUES (?, ?, ?, ?)",
@@ -346,23 +413,25 @@ class FolderStorage:
         return rows
 
     def verify(self) -> Verification:
-        """Verify every agent's file (``memlab.storage.verify``); problems name the file."""
-        results = []
-        for agent in self.agents():
-            with self._lock:
-                storage = self._file(agent, create=False)
-                results.append(
-                    storage.verify()
-                    if storage is not None
-                    else Verification(problems=(f"agent {agent!r}: its file is missing",))
-                )
-        return combine(results)
+        """Verify the folder (``memlab.storage.folder_verify``); when it is intact, record every agent's chain as
+        it stands, so a later removal of its tail or a rollback of its file is seen."""
+        from memlab.storage.folder_verify import verify_folder
+
+        with self._lock:
+            result = verify_folder(self.path, self.rules, analyzer=self.analyzer)
+            if result.ok:
+                for agent in self.agents():
+                    with read_only(self.agent_path(agent)) as conn:
+                        self._record_head(agent, conn)
+            return result
 
     def close(self) -> None:
         with self._lock:
-            while self._files:
-                self._files.popitem()[1].close()
-            self._catalogue.close()
+            try:
+                while self._files:
+                    self._close_file(*self._files.popitem())
+            finally:
+                self._catalogue.close()
 
 
 def _encoded(agent: str) -> bytes:
@@ -394,3 +463,96 @@ def _ensure_catalogue(db: sqlite_utils.Database, analyzer: str, views: str) -> N
             not_null={"agent", "taint", "created_at"},
         )
     check_meta(db, FORMAT, SCHEMA_VERSION, analyzer, views)
+    _ensure_records(db)
+
+
+def _ensure_records(db: sqlite_utils.Database) -> None:
+    """Give a catalogue what it records of its agents (added in place to a catalogue made before them): each
+    agent's audit length and head, and the append-only, chained log of agent creations."""
+    columns = {column.name for column in db["agents"].columns}
+    if {"audit_rows", "audit_head"} <= columns and "agent_log" in db.table_names():
+        return
+    conn = db.conn
+    began = not conn.in_transaction  # a new catalogue is made in its creator's transaction
+    if began:
+        conn.execute("BEGIN IMMEDIATE")
+    try:
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(agents)")}
+        if "audit_rows" not in columns:
+            conn.execute("ALTER TABLE agents ADD COLUMN audit_rows INTEGER")
+            conn.execute("ALTER TABLE agents ADD COLUMN audit_head TEXT")
+        if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'agent_log'").fetchone():
+            conn.execute(
+                "INSERT OR IGNORE INTO memlab_meta (name, value) VALUES ('chain_genesis', ?)", (chain.genesis(),)
+            )
+            conn.execute(
+                "CREATE TABLE agent_log (seq INTEGER PRIMARY KEY, name TEXT NOT NULL, file TEXT NOT NULL, "
+                "hash TEXT NOT NULL)"
+            )
+            for name, sql in _LOG_TRIGGERS.items():
+                conn.execute(f"CREATE TRIGGER {name} {sql}")
+            for name, file in conn.execute("SELECT name, file FROM agents ORDER BY rowid").fetchall():
+                _log_agent(conn, name, file)
+    except BaseException:
+        if began:
+            conn.execute("ROLLBACK")
+        raise
+    if began:
+        conn.execute("COMMIT")
+
+
+_APPEND_ONLY = "BEGIN SELECT RAISE(ABORT, 'the log of agents is append-only'); END"
+_LOG_TRIGGERS = {
+    "agent_log_no_update": f"BEFORE UPDATE ON agent_log {_APPEND_ONLY}",
+    "agent_log_no_delete": f"BEFORE DELETE ON agent_log {_APPEND_ONLY}",
+}
+
+
+def _log_agent(conn: sqlite3.Connection, agent: str, file: str) -> None:
+    """Append an agent's creation to the catalogue's log, chained to the entry before."""
+    last = conn.execute("SELECT seq, hash FROM agent_log ORDER BY seq DESC LIMIT 1").fetchone()
+    if last is None:
+        genesis = conn.execute("SELECT value FROM memlab_meta WHERE name = 'chain_genesis'").fetchone()[0]
+        last = (0, genesis)
+    seq = last[0] + 1
+    conn.execute(
+        "INSERT INTO agent_log (seq, name, file, hash) VALUES (?, ?, ?, ?)",
+        (seq, agent, file, chain.audit_hash(last[1], (seq, agent, file))),
+    )
+
+
+@contextlib.contextmanager
+def _folder_lock(path: Path) -> Iterator[None]:
+    """Hold the store folder's lock (between processes, and between stores opened in one process)."""
+    with open(path / LOCK, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _refuse_other_files(path: Path) -> None:
+    """Refuse a folder holding files but no catalogue. One listing, so a catalogue being made is seen whole."""
+    entries = set(os.listdir(path))
+    if CATALOGUE not in entries and entries - {LOCK}:
+        shown = ", ".join(sorted(entries - {LOCK})[:5])
+        raise SchemaError(f"not a memlab store: the folder {path} holds other files ({shown})")
+
+
+def _refuse_links(path: Path) -> None:
+    """Refuse a symbolic link where the store writes: the catalogue, ``agents`` and its fan-out folders (an agent's
+    own file is checked when it is opened)."""
+    agents = path / "agents"
+    places = [path / name for name in (CATALOGUE, f"{CATALOGUE}-wal", f"{CATALOGUE}-shm", LOCK)] + [agents]
+    if agents.is_dir() and not agents.is_symlink():
+        places += [Path(entry.path) for entry in os.scandir(agents)]
+    for place in places:
+        if place.is_symlink():
+            raise SchemaError(f"{place} is a symbolic link: the store folder is damaged or tampered with")
+
+
+def _fan_out(agent: str) -> str:
+    """An agent's file under ``agents/``: named by a hash of the name, two hex digits of fan-out."""
+    digest = hashlib.sha256(agent.encode("utf-8")).hexdigest()[:32]
+    return f"{digest[:2]}/{digest}.db"

@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import sqlite_utils
 
-from memlab.errors import InvalidArgument, SchemaError
+from memlab.errors import IntegrityError, InvalidArgument, SchemaError
 from memlab.levels import Level
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.search.analyzers import Analyzer
@@ -571,10 +571,30 @@ class SqliteStorage:
             agent_id, indexed = self._agent(agent)
             lexical = self._lexical(agent_id, indexed, taint, match, depth) if ranking.lexical > 0 else []
             dense = [] if vector is None else self._dense(agent_id, taint, vector, depth)
+            self._check_in_view(agent_id, lexical + dense)
             ranked = _fuse(lexical, dense, ranking) if fused else lexical or dense
             hits = self._hits(ranked[:limit], match, query)
             self._append_audit(audit(hits))
         return hits
+
+    def _check_in_view(self, agent_id: int | None, ranked: list[_Ranked]) -> None:
+        """Fail closed when an index returned a version outside the view it must hold: the second gate, after the
+        index itself (nothing guards an FTS5 index against a database-level write, so one can be made to read up).
+
+        Raises:
+            IntegrityError: naming the index, never the version (its key may be above the session's taint).
+        """
+        for item in ranked:
+            row = self.conn.execute(
+                "SELECT memory_id FROM effective WHERE agent_id = ? AND key = ? AND taint = ?",
+                (agent_id, item.key, item.view),
+            ).fetchone()
+            if row is None or row[0] != item.memory_id:
+                where = f"the search index {item.table}" if item.table else "the vectors table"
+                raise IntegrityError(
+                    f"{where} returned a version outside the view it holds: this store has been damaged or "
+                    "tampered with (run `memlab verify`)"
+                )
 
     def _lexical(
         self, agent_id: int | None, indexed: int, taint: Level, match: str | None, limit: int
@@ -584,13 +604,13 @@ class SqliteStorage:
         if not used or match is None:
             return []
         if self.rules.global_statistics:
-            return self._rank(fts_table(agent_id, None), match, limit, only_effective_at=(agent_id, taint))
+            return self._rank(fts_table(agent_id, None), match, limit, taint, only_effective_at=agent_id)
         if self.rules.shadow_before_match:
             # The index of the highest used level <= taint holds exactly the session's effective view.
-            return self._rank(fts_table(agent_id, max(used)), match, limit)
+            return self._rank(fts_table(agent_id, max(used)), match, limit, max(used))
         # Match first, shadow among the matches: each used level's view is searched and, per key,
         # the hit from the highest level wins, even when a higher version did not match.
-        ranked = (self._rank(fts_table(agent_id, level), match, limit) for level in reversed(used))
+        ranked = (self._rank(fts_table(agent_id, level), match, limit, level) for level in reversed(used))
         return sorted(_first_per_key(ranked, lambda item: item.key), key=lambda item: -item.score)[:limit]
 
     def _query_vector(self, query: str) -> np.ndarray:
@@ -632,7 +652,7 @@ class SqliteStorage:
         else:
             chosen = np.arange(scores.size)
         order = chosen[np.lexsort((view.ids[chosen], -scores[chosen]))][:limit]
-        return [_Ranked(int(view.ids[i]), view.keys[i], float(scores[i]), None) for i in order]
+        return [_Ranked(int(view.ids[i]), view.keys[i], float(scores[i]), None, int(taint)) for i in order]
 
     def _vector_view(self, agent_id: int | None, taint: Level) -> _VectorView:
         """The vectors of the effective view at ``taint`` as one matrix, kept while nothing changes it."""
@@ -658,8 +678,10 @@ class SqliteStorage:
         return view
 
     def _rank(
-        self, table: str, match: str, limit: int, *, only_effective_at: tuple[int, Level] | None = None
+        self, table: str, match: str, limit: int, view: Level, *, only_effective_at: int | None = None
     ) -> list[_Ranked]:
+        """The top ``limit`` matches of index ``table``, which holds the effective view at ``view`` (or, with
+        ``only_effective_at`` an agent id, every live version, filtered to that agent's view at ``view``)."""
         # Rank by the store's Ranking: bm25(...) with its column weights, minus the tag boost, ties in rowid (save)
         # order. A memory earns the boost when a query word is one of its one-word tags: a hit of the query in
         # the one-word-tags column (weight 0 in the ranking). A second bm25() weighing only that column is
@@ -678,7 +700,7 @@ class SqliteStorage:
         effective = ""
         if only_effective_at is not None:
             effective = "AND rowid IN (SELECT memory_id FROM effective WHERE agent_id = ? AND taint = ?)"
-        parameters += [match, *(() if only_effective_at is None else (only_effective_at[0], int(only_effective_at[1])))]
+        parameters += [match, *(() if only_effective_at is None else (only_effective_at, int(view)))]
         ranked = self.conn.execute(
             f'SELECT rowid, {score} AS score FROM "{table}" WHERE "{table}" MATCH ? {effective} '
             "ORDER BY score, rowid LIMIT ?",
@@ -689,7 +711,8 @@ class SqliteStorage:
                 f"SELECT id, key FROM memories WHERE id IN ({', '.join('?' * len(ranked))})", [i for i, _ in ranked]
             )
         )
-        return [_Ranked(memory_id, keys[memory_id], -score, table) for memory_id, score in ranked]
+        # A rowid without a version can only be a tampered index: its key is None, and _check_in_view refuses it.
+        return [_Ranked(memory_id, keys.get(memory_id), -score, table, int(view)) for memory_id, score in ranked]
 
     def _hits(self, ranked: list[_Ranked], match: str | None, query: str) -> list[Hit]:
         """The hits shown: each ranked version's row and a snippet of its content, matched words marked — made
@@ -830,12 +853,14 @@ class _VectorView(NamedTuple):
 
 
 class _Ranked(NamedTuple):
-    """A version in a ranking, before its row is read: its id, key and score, and the FTS5 index that found it."""
+    """A version in a ranking, before its row is read: its id, key and score, the FTS5 index that found it, and
+    the taint whose effective view must hold it."""
 
     memory_id: int
     key: str
     score: float
     table: str | None
+    view: int
 
 
 def _fuse(lexical: list[_Ranked], dense: list[_Ranked], ranking: Ranking) -> list[_Ranked]:

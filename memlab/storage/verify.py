@@ -9,7 +9,13 @@ What it catches, in the order it looks (the first problem is the first broken li
    author or time edited (the digest in the save's audit row no longer matches), a version with no save
    in the audit (forged) or a save in the audit with no version (removed), a delete or purge that the
    audit does not record;
-5. views — an ``effective`` row that is not what the versions say a session at that taint sees.
+5. sessions — an audited session missing, escalations that do not climb from its starting taint, a call
+   audited at a taint the session never held (``check_sessions``);
+6. views — an ``effective`` row that is not what the versions say a session at that taint sees;
+7. indexes — ``agents.indexed_levels`` not the levels that had a save, an FTS5 index missing, one that is
+   not the store's (a renamed or made-up table), one holding other versions than the effective view at its
+   level, or other terms than those versions' (compared with an index rebuilt from them), and vectors of
+   versions that do not exist or were purged.
 
 It reads only; a database-level attacker who rewrites the whole chain consistently is caught only by
 comparing ``head`` with a copy kept elsewhere (print it, log it, sign it).
@@ -17,6 +23,8 @@ comparing ``head`` with a copy kept elsewhere (print it, log it, sign it).
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -24,11 +32,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memlab.levels import Level
+from memlab.search.analyzers import Analyzer
+from memlab.search.analyzers import resolve as resolve_analyzer
 from memlab.storage import chain
 from memlab.storage.rules import ViewRules
-from memlab.storage.schema import missing_objects
+from memlab.storage.schema import fts_table, indexed_columns, missing_objects
 
-__all__ = ["Verification", "Audited", "verify_file", "verify_path", "combine", "check_chain", "check_versions"]
+__all__ = [
+    "Verification",
+    "Audited",
+    "verify_file",
+    "verify_path",
+    "combine",
+    "check_chain",
+    "check_versions",
+    "check_sessions",
+    "read_only",
+]
 
 
 @dataclass(frozen=True)
@@ -53,8 +73,11 @@ class Verification:
         return f"BROKEN: {len(self.problems)} problems; the first:\n  {shown}{more}"
 
 
-def verify_file(db, genesis: str, rules: ViewRules, *, label: str = "") -> Verification:
-    """Check one SQLite store file (a ``sqlite_utils.Database``) as described in the module's docstring."""
+def verify_file(
+    db, genesis: str, rules: ViewRules, *, label: str = "", analyzer: Analyzer | None = None
+) -> Verification:
+    """Check one SQLite store file (a ``sqlite_utils.Database``) as described in the module's docstring;
+    ``analyzer`` is the one its indexes were built with (by default the one its meta names)."""
     prefix = f"{label}: " if label else ""
     missing = missing_objects(db)
     if missing:
@@ -80,7 +103,16 @@ def verify_file(db, genesis: str, rules: ViewRules, *, label: str = "") -> Verif
         prefix,
         problems,
     )
+    problems.extend(
+        check_sessions(
+            conn.execute("SELECT id, agent, taint FROM sessions ORDER BY created_at, id"),
+            conn.execute("SELECT session_id, from_level, to_level FROM taint_events ORDER BY id"),
+            audited,
+            prefix,
+        )
+    )
     problems.extend(prefix + problem for problem in _check_views(conn, rules))
+    problems.extend(prefix + problem for problem in _check_indexes(conn, rules, analyzer))
     return Verification(audit_rows=audited.rows, versions=versions, head=audited.head, problems=tuple(problems))
 
 
@@ -93,6 +125,8 @@ class Audited:
     saves: dict[tuple[str, str], str | None] = field(default_factory=dict)
     deletes: dict[tuple[str, str], str | None] = field(default_factory=dict)
     purges: set[tuple[str, str]] = field(default_factory=set)
+    sessions: dict[str, tuple[set[str], set[str]]] = field(default_factory=dict)
+    """session id -> the agents and the taints its audited calls name (a purge is the auditor's, no session's)."""
 
 
 def check_chain(rows: Iterable[Sequence[Any]], genesis: str, prefix: str, problems: list[str]) -> Audited:
@@ -113,6 +147,10 @@ def check_chain(rows: Iterable[Sequence[Any]], genesis: str, prefix: str, proble
             problems.append(f"{prefix}audit row seq {seq}: its hash does not follow (edited, forged or reordered)")
             previous = stored  # go on from the stored hash, so one edit is reported once
         agent, tool, outcome, records, digest = fields[3], fields[5], fields[8], fields[9], fields[12]
+        if tool != "purge":
+            agents, taints = audited.sessions.setdefault(fields[2], (set(), set()))
+            agents.add(agent)
+            taints.add(fields[4])
         if outcome != "ok":
             continue
         refs = _refs(records)
@@ -124,6 +162,48 @@ def check_chain(rows: Iterable[Sequence[Any]], genesis: str, prefix: str, proble
             audited.purges.update((agent, ref) for ref in refs)
     audited.head = previous if audited.rows else ""
     return audited
+
+
+def check_sessions(
+    sessions: Iterable[Sequence[Any]], events: Iterable[Sequence[Any]], audited: Audited, prefix: str
+) -> list[str]:
+    """Sessions (id, agent, starting taint) and taint events (session id, from, to; in order) against the
+    audited calls: every audited session exists, of the agent its calls name; its escalations climb from its
+    starting taint, each from where the last ended; every call was made at a taint it held. What no audited call
+    contradicts (an escalation after a session's last call, a session never used, a reason) is not checked."""
+    problems: list[str] = []
+    held: dict[str, tuple[str, list[str]]] = {}
+    for session_id, agent, taint in sessions:
+        held[session_id] = (agent, [taint])
+    for session_id, from_level, to_level in events:
+        if session_id not in held:
+            problems.append(f"{prefix}session {session_id!r}: escalated, but missing (removed)")
+            continue
+        levels = held[session_id][1]
+        number = len(levels)
+        if from_level != levels[-1]:
+            problems.append(
+                f"{prefix}session {session_id!r}: escalation {number} starts at {from_level}, not at {levels[-1]}"
+            )
+        elif not (
+            to_level in Level.__members__ and from_level in Level.__members__ and Level[to_level] > Level[from_level]
+        ):
+            problems.append(
+                f"{prefix}session {session_id!r}: escalation {number} does not climb ({from_level} to {to_level})"
+            )
+        levels.append(to_level)
+    for session_id, (agents, taints) in sorted(audited.sessions.items()):
+        if session_id not in held:
+            problems.append(f"{prefix}session {session_id!r}: audited, but missing (removed)")
+            continue
+        agent, levels = held[session_id]
+        if agents != {agent}:
+            problems.append(f"{prefix}session {session_id!r}: of agent {agent!r}, but audited for {sorted(agents)}")
+        problems.extend(
+            f"{prefix}session {session_id!r}: audited at {taint}, a taint it never held (an escalation removed?)"
+            for taint in sorted(taints - set(levels))
+        )
+    return problems
 
 
 def _refs(records: str) -> list[str]:
@@ -196,6 +276,126 @@ def _check_views(conn: sqlite3.Connection, rules: ViewRules) -> list[str]:
     ]
 
 
+_SHADOWS = ("data", "idx", "docsize", "config", "content")  # the tables FTS5 keeps for an index named T: T_data...
+_ALL_LEVELS = sum(1 << int(level) for level in Level)
+
+
+def _live(conn: sqlite3.Connection) -> dict[int, dict[str, dict[Level, int]]]:
+    """agent id -> key -> level -> id of the live version (the newest at its level, not deleted)."""
+    live: dict[int, dict[str, dict[Level, int]]] = {}
+    for agent_id, key, level, memory_id, deleted_at in conn.execute(
+        "SELECT agent_id, key, classification, id, deleted_at FROM memories m WHERE version = "
+        "(SELECT MAX(version) FROM memories WHERE agent_id = m.agent_id AND key = m.key "
+        "AND classification = m.classification)"
+    ):
+        if deleted_at is None:
+            live.setdefault(agent_id, {}).setdefault(key, {})[Level(level)] = memory_id
+    return live
+
+
+def _check_indexes(conn: sqlite3.Connection, rules: ViewRules, analyzer: Analyzer | None) -> list[str]:
+    """Each agent's FTS5 indexes against the views they must hold, every table named like one, the vectors."""
+    problems: list[str] = []
+    if analyzer is None:
+        row = conn.execute("SELECT value FROM memlab_meta WHERE name = 'analyzer'").fetchone()
+        try:
+            analyzer = resolve_analyzer(row[0] if row else None)
+        except Exception:  # an analyzer this process does not know: the terms cannot be rebuilt, the rest is checked
+            analyzer = None
+    live = _live(conn)
+    expected: dict[str, tuple[int, Level | None, set[int]]] = {}  # index -> agent id, level, the versions it holds
+    for agent_id, name, mask in conn.execute("SELECT id, name, indexed_levels FROM agents ORDER BY id").fetchall():
+        used = {
+            row[0]
+            for row in conn.execute("SELECT DISTINCT classification FROM memories WHERE agent_id = ?", (agent_id,))
+        }
+        should = sum(1 << level for level in used) if rules.lattice_visibility else _ALL_LEVELS
+        if mask != should:
+            problems.append(
+                f"agent {name!r}: indexed_levels is {mask!r}, not {should} (the levels it saved at): "
+                "searches would miss indexes (edited)"
+            )
+        for level in Level:
+            if should & (1 << int(level)):
+                ids = {
+                    row[0]
+                    for row in conn.execute(
+                        "SELECT memory_id FROM effective WHERE agent_id = ? AND taint = ?", (agent_id, int(level))
+                    )
+                }
+                expected[fts_table(agent_id, level)] = (agent_id, level, ids)
+        if rules.global_statistics:
+            ids = {memory_id for levels in live.get(agent_id, {}).values() for memory_id in levels.values()}
+            expected[fts_table(agent_id, None)] = (agent_id, None, ids)
+    tables = {name: sql or "" for name, sql in conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'")}
+    indexes = {name for name, sql in tables.items() if sql.upper().startswith("CREATE VIRTUAL")}
+    for name in sorted(tables):
+        owner = name.rsplit("_", 1)[0] if name.rsplit("_", 1)[-1] in _SHADOWS else None
+        if name in indexes or name.startswith("fts_") or owner in indexes:
+            if name not in expected and (owner not in expected or name in indexes):
+                problems.append(f"table {name}: not an index this store keeps (renamed or made up)")
+    for table, (_, level, ids) in sorted(expected.items()):
+        shown = "every level" if level is None else level.name
+        if table not in indexes:
+            problems.append(f"{table}: the index of {shown} is missing")
+            continue
+        try:
+            held = {row[0] for row in conn.execute(f'SELECT id FROM "{table}_docsize"')}
+        except sqlite3.DatabaseError as error:
+            problems.append(f"{table}: cannot be read ({error})")
+            continue
+        if held != ids:
+            problems.append(
+                f"{table}: holds {len(held - ids)} versions outside the view of {shown} and lacks {len(ids - held)} "
+                "of it (edited: a search there could read up)"
+            )
+        elif analyzer is not None and not _same_terms(conn, table, analyzer, ids):
+            problems.append(f"{table}: its terms are not those of the versions it indexes (edited)")
+    stray = conn.execute(
+        "SELECT COUNT(*) FROM vectors v LEFT JOIN memories m ON m.id = v.memory_id "
+        "WHERE m.id IS NULL OR m.purged_at IS NOT NULL"
+    ).fetchone()[0]
+    if stray:
+        problems.append(f"vectors: {stray} rows belong to no version, or to a purged one")
+    return problems
+
+
+def _same_terms(conn: sqlite3.Connection, table: str, analyzer: Analyzer, ids: set[int]) -> bool:
+    """Whether index ``table`` holds exactly the terms (and their places) of versions ``ids``: compared, term by
+    term, with an index rebuilt from them in the connection's temporary schema."""
+    columns = indexed_columns(analyzer)
+    tokenize = "'" + analyzer.tokenize.replace("'", "''") + "'"
+    rebuilt = "memlab_verify_index"
+    conn.execute(f"DROP TABLE IF EXISTS temp.{rebuilt}")
+    conn.execute(
+        f"CREATE VIRTUAL TABLE temp.{rebuilt} USING fts5({', '.join(columns)}, content='', tokenize={tokenize})"
+    )
+    try:
+        conn.execute(
+            f"INSERT INTO temp.{rebuilt} (rowid, {', '.join(columns)}) SELECT id, {', '.join(columns)} "
+            "FROM main.memories WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
+            (json.dumps(sorted(ids)),),
+        )
+        conn.execute(f'CREATE VIRTUAL TABLE temp.{rebuilt}_held USING fts5vocab(main, "{table}", instance)')
+        conn.execute(f"CREATE VIRTUAL TABLE temp.{rebuilt}_rebuilt USING fts5vocab(temp, {rebuilt}, instance)")
+        try:
+            order = "ORDER BY term, doc, col, offset"
+            held = conn.execute(f"SELECT term, doc, col, offset FROM temp.{rebuilt}_held {order}")
+            again = conn.execute(f"SELECT term, doc, col, offset FROM temp.{rebuilt}_rebuilt {order}")
+            try:
+                return all(a == b for a, b in itertools.zip_longest(held, again))
+            finally:
+                held.close()  # a statement still running would lock the tables dropped below
+                again.close()
+        except sqlite3.DatabaseError:
+            return False
+        finally:
+            conn.execute(f"DROP TABLE temp.{rebuilt}_held")
+            conn.execute(f"DROP TABLE temp.{rebuilt}_rebuilt")
+    finally:
+        conn.execute(f"DROP TABLE temp.{rebuilt}")
+
+
 def combine(results: list[Verification]) -> Verification:
     """One verification of several files (a store folder's agents), problems in file order."""
     return Verification(
@@ -206,7 +406,7 @@ def combine(results: list[Verification]) -> Verification:
     )
 
 
-def verify_path(path, rules: ViewRules | None = None) -> Verification:
+def verify_path(path, rules: ViewRules | None = None, *, analyzer: Analyzer | None = None) -> Verification:
     """Verify the store at ``path`` (a file, a folder or a ``postgresql://`` URL) without opening it as a
     store: read-only, and it works on a store too damaged to open.
 
@@ -218,42 +418,33 @@ def verify_path(path, rules: ViewRules | None = None) -> Verification:
     import sqlite_utils
 
     from memlab.errors import SchemaError
-    from memlab.storage.folder import CATALOGUE
+    from memlab.storage.folder_verify import verify_folder
     from memlab.storage.postgres import is_postgres_url, verify_url
 
     if is_postgres_url(path):
         return verify_url(path)
     path, rules = Path(path), rules or ViewRules.lattice()
     if path.is_dir():
-        catalogue = path / CATALOGUE
-        if not catalogue.is_file():
-            raise SchemaError(f"{path} is not a memlab store folder (no {CATALOGUE})")
-        with _read_only(catalogue) as conn:
-            files = conn.execute("SELECT name, file FROM agents ORDER BY name").fetchall()
-        results = []
-        for agent, file in files:
-            target = path / file
-            if not target.resolve().is_relative_to(path.resolve()) or not target.is_file():
-                results.append(Verification(problems=(f"agent {agent!r}: its file {file} is missing",)))
-            else:
-                results.append(verify_path(target, rules))
-        return combine(results)
+        return verify_folder(path, rules, analyzer=analyzer)
     if not path.is_file():
         raise SchemaError(f"{path} does not exist")
     try:
-        with _read_only(path) as conn:
+        with read_only(path) as conn:
             meta = dict(conn.execute("SELECT name, value FROM memlab_meta").fetchall())
             if "chain_genesis" not in meta:
                 raise SchemaError(f"{path} has no audit chain (schema version {meta.get('schema_version')!r})")
             return verify_file(
-                sqlite_utils.Database(conn, execute_plugins=False), meta["chain_genesis"], rules, label=str(path)
+                sqlite_utils.Database(conn, execute_plugins=False),
+                meta["chain_genesis"],
+                rules,
+                label=str(path),
+                analyzer=analyzer,
             )
     except sqlite3.DatabaseError as error:
         raise SchemaError(f"cannot read {path} as a memlab store: {error}") from error
 
 
-def _read_only(path) -> sqlite3.Connection:
-    import contextlib
-
+def read_only(path) -> contextlib.closing[sqlite3.Connection]:
+    """A read-only connection to the SQLite file at ``path``, closed on leaving the ``with`` block."""
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     return contextlib.closing(conn)
