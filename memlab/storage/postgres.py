@@ -52,7 +52,8 @@ from memlab.search.ranking import Ranking, when_words
 from memlab.storage import chain
 from memlab.storage.rules import ViewRules
 from memlab.storage.schema import check_meta_values
-from memlab.storage.verify import Audited, Verification, check_chain, check_versions, combine
+from memlab.storage.seal import Audited, chain_rows, check_chain, check_sessions, check_versions, deletion, seal
+from memlab.storage.verify import Verification, combine
 
 __all__ = ["PostgresStorage", "TEXT_SEARCH_CONFIGS", "is_postgres_url", "verify_url"]
 
@@ -356,14 +357,12 @@ class PostgresStorage:
                     new.source,
                     new.occurred_at,
                 )
-                tags, salt = json.dumps(new.tags), chain.new_salt()
-                bound = chain.commitment(salt, new.content, tags, new.source, new.occurred_at)
-                digests.append(
-                    chain.version_digest(agent, new.key, level, memory.version, new.saved_at, saved_by, bound)
-                )
+                sealed = seal(agent, new, level, memory.version, saved_by)
+                digests.append(sealed.digest)
                 rows.append(
-                    (agent, new.key, new.content, tags, new.source, new.occurred_at, when_words(new.occurred_at))
-                    + (level, memory.version, new.saved_at, saved_by, salt, bound, last[new.key] == n)
+                    (agent, new.key, new.content, sealed.tags, new.source, new.occurred_at)
+                    + (when_words(new.occurred_at), level, memory.version, new.saved_at, saved_by, sealed.salt)
+                    + (sealed.commitment, last[new.key] == n)
                 )
                 saved.append(memory)
             cursor.executemany(
@@ -401,11 +400,8 @@ class PostgresStorage:
                 self._append_audits(cursor, agent, head, [audit(None)])
                 return None
             memory = _memory(row[:-1])
-            version = chain.version_digest(
-                agent, key, int(classification), memory.version, memory.saved_at, memory.saved_by, row[-1]
-            )
             self._append_audits(
-                cursor, agent, head, [audit(memory)], [chain.deletion_digest(version, deleted_at, deleted_by)]
+                cursor, agent, head, [audit(memory)], [deletion(agent, memory, row[-1], deleted_at, deleted_by)]
             )
             return memory
 
@@ -574,28 +570,10 @@ class PostgresStorage:
         events: Sequence[AuditEvent],
         digests: Sequence[str | None] = (),
     ) -> None:
-        """Append audit rows to the chain ``head`` (``memlab.storage.chain``) and move it."""
+        """Append audit rows to the chain ``head`` (``memlab.storage.seal``) and move it."""
         level, seq, previous = head
-        rows = []
-        for event, digest in zip(events, digests or [None] * len(events), strict=True):
-            seq += 1
-            fields = (
-                seq,
-                event.at,
-                _storable(event.session_id),
-                event.agent,
-                event.taint.name,
-                event.tool,
-                _storable(event.key),
-                _storable(event.query),
-                event.outcome,
-                json.dumps(event.records) if event.records else "[]",
-                json.dumps(event.notes) if event.notes else "[]",
-                _storable(event.message),
-                digest,
-            )
-            previous = chain.audit_hash(previous, fields)
-            rows.append((*fields, previous))
+        rows = chain_rows(events, digests, seq=seq, previous=previous, text=_storable)
+        seq, previous = (rows[-1][0], rows[-1][-1]) if rows else (seq, previous)
         cursor.executemany(f"INSERT INTO audit ({_AUDIT_COLUMNS}) VALUES ({', '.join(['%s'] * 14)})", rows)
         cursor.execute(
             "UPDATE chain_heads SET seq = %s, hash = %s WHERE agent = %s AND taint = %s",
@@ -732,6 +710,10 @@ def _verify(cursor, schema: str, session_role: str) -> Verification:
             audited.saves |= one.saves
             audited.deletes |= one.deletes
             audited.purges |= one.purges
+            for session_id, (agents, taints) in one.sessions.items():
+                merged = audited.sessions.setdefault(session_id, (set(), set()))
+                merged[0].update(agents)
+                merged[1].update(taints)
         strays = cursor.execute(
             "SELECT count(*) FROM audit WHERE agent = %s AND taint <> ALL(%s)",
             (agent, [Level(level).name for level, _ in chains]),
@@ -747,6 +729,16 @@ def _verify(cursor, schema: str, session_role: str) -> Verification:
             audited,
             prefix,
             found,
+        )
+        found += check_sessions(
+            cursor.execute("SELECT id, agent, taint FROM sessions WHERE agent = %s ORDER BY id", (agent,)).fetchall(),
+            cursor.execute(
+                "SELECT t.session_id, t.from_level, t.to_level FROM taint_events t "
+                "JOIN sessions s ON s.id = t.session_id WHERE s.agent = %s ORDER BY t.id",
+                (agent,),
+            ).fetchall(),
+            audited,
+            prefix,
         )
         results.append(Verification(audited.rows, versions, audited.head, tuple(found)))
     orphans = cursor.execute(

@@ -34,7 +34,6 @@ from memlab.search.analyzers import Analyzer
 from memlab.search.analyzers import resolve as resolve_analyzer
 from memlab.search.dense import Embedder
 from memlab.search.ranking import Ranking, when_words
-from memlab.storage import chain
 from memlab.storage.rules import ViewRules
 from memlab.storage.schema import (
     UPGRADABLE,
@@ -45,6 +44,7 @@ from memlab.storage.schema import (
     tag_words,
     upgrade,
 )
+from memlab.storage.seal import AUDIT_FIELDS, chain_rows, deletion, seal
 from memlab.storage.verify import Verification, verify_file
 
 __all__ = ["SqliteStorage"]
@@ -52,6 +52,7 @@ __all__ = ["SqliteStorage"]
 _MEMORY_COLUMNS = (
     "m.key, m.content, m.tags, m.classification, m.version, m.saved_at, m.saved_by, m.source, m.occurred_at"
 )
+_AUDIT_COLUMNS = ", ".join((*AUDIT_FIELDS, "hash"))
 _SNIPPET_TOKENS = 16
 _WAL_AUTOCHECKPOINT_PAGES = 10_000
 _BATCHED_INDEX_ROWS = 16
@@ -252,14 +253,11 @@ class SqliteStorage:
                 else:
                     stems = (None, None, None, None, when)
                 stems += (tag_words(self.analyzer, new.tags),)
-                tags, salt = json.dumps(new.tags), chain.new_salt()
-                bound = chain.commitment(salt, new.content, tags, new.source, new.occurred_at)
-                digests.append(
-                    chain.version_digest(agent, new.key, level, memory.version, new.saved_at, saved_by, bound)
-                )
+                sealed = seal(agent, new, level, memory.version, saved_by)
+                digests.append(sealed.digest)
                 rows.append(
-                    (memory_id, agent_id, new.key, new.content, tags, level, memory.version, new.saved_at, saved_by)
-                    + (new.source, new.occurred_at, *stems, salt, bound)
+                    (memory_id, agent_id, new.key, new.content, sealed.tags, level, memory.version, new.saved_at)
+                    + (saved_by, new.source, new.occurred_at, *stems, sealed.salt, sealed.commitment)
                 )
             self.conn.executemany(
                 "INSERT INTO memories (id, agent_id, key, content, tags, classification, version, saved_at, saved_by, "
@@ -305,10 +303,7 @@ class SqliteStorage:
             del latest[key, int(classification)]
             memory = _memory(row[2:])
             self._refresh(agent_id, [key], before, live_versions(latest), indexed, changed=classification)
-            version = chain.version_digest(
-                agent, key, int(classification), memory.version, memory.saved_at, memory.saved_by, bound
-            )
-            self._append_audits([audit(memory)], [chain.deletion_digest(version, deleted_at, deleted_by)])
+            self._append_audits([audit(memory)], [deletion(agent, memory, bound, deleted_at, deleted_by)])
         return memory
 
     def purge(
@@ -759,32 +754,12 @@ class SqliteStorage:
         self._append_audits([event])
 
     def _append_audits(self, events: Sequence[AuditEvent], digests: Sequence[str | None] | None = None) -> None:
-        """Append audit rows, each chained to the one before (``memlab.storage.chain``)."""
+        """Append audit rows, each chained to the one before (``memlab.storage.seal``)."""
         last = self.conn.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
         seq, previous = last if last is not None else (0, self._genesis)
-        rows = []
-        for event, digest in zip(events, digests or [None] * len(events), strict=True):
-            seq += 1
-            fields = (
-                seq,
-                event.at,
-                event.session_id,
-                event.agent,
-                event.taint.name,
-                event.tool,
-                event.key,
-                event.query,
-                event.outcome,
-                json.dumps(event.records) if event.records else "[]",
-                json.dumps(event.notes) if event.notes else "[]",
-                event.message,
-                digest,
-            )
-            previous = chain.audit_hash(previous, fields)
-            rows.append((*fields, previous))
+        rows = chain_rows(events, digests, seq=seq, previous=previous)
         self.conn.executemany(
-            "INSERT INTO audit (seq, at, session_id, agent, taint, tool, key, query, outcome, records, notes, message, "
-            "digest, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO audit ({_AUDIT_COLUMNS}) VALUES ({', '.join('?' * (len(AUDIT_FIELDS) + 1))})",
             rows,
         )
 

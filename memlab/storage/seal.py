@@ -1,0 +1,250 @@
+"""Seals: what binds memory versions and audit rows to the chain — built and checked here, for every backend.
+
+A save seals its version (``seal``): a random salt, the commitment ``HMAC(salt, content ‖ tags ‖ context)``, and
+the version's digest, which the save's audit row carries; a delete's audit row carries the digest of the
+deletion (``deletion``). Audit rows are chained (``chain_rows``): each row's hash covers the previous hash and
+its fields (``AUDIT_FIELDS``, in that order). ``check_chain``, ``check_versions`` and ``check_sessions`` recompute
+all of it from any backend's rows, so what verify checks is written once, beside what it checks.
+
+Examples:
+    >>> from memlab.records import NewVersion
+    >>> sealed = seal("main", NewVersion("k", "v", ("t",), "2026-01-01T00:00:00+00:00"), 0, 1, "s1")
+    >>> sealed.tags, sealed.commitment == chain.commitment(sealed.salt, "v", '["t"]')
+    ('["t"]', True)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from memlab.levels import Level
+from memlab.records import AuditEvent, Memory, NewVersion
+from memlab.storage import chain
+
+__all__ = [
+    "AUDIT_FIELDS",
+    "Seal",
+    "seal",
+    "deletion",
+    "chain_rows",
+    "Audited",
+    "check_chain",
+    "check_versions",
+    "check_sessions",
+]
+
+AUDIT_FIELDS = (
+    "seq",
+    "at",
+    "session_id",
+    "agent",
+    "taint",
+    "tool",
+    "key",
+    "query",
+    "outcome",
+    "records",
+    "notes",
+    "message",
+    "digest",
+)
+"""The hashed fields of an audit row, in the order the hash takes them; the row stores its ``hash`` after them."""
+
+
+class Seal(NamedTuple):
+    """What a save stores and audits of one version beside its content."""
+
+    tags: str
+    """The tags as stored (JSON), which the commitment covers."""
+    salt: bytes
+    commitment: str
+    digest: str
+    """The version's identity, carried by the save's audit row."""
+
+
+def seal(agent: str, new: NewVersion, classification: int, version: int, saved_by: str) -> Seal:
+    """Seal a new version of ``agent``'s ``new.key`` at ``classification``, numbered ``version``."""
+    tags, salt = json.dumps(new.tags), chain.new_salt()
+    bound = chain.commitment(salt, new.content, tags, new.source, new.occurred_at)
+    digest = chain.version_digest(agent, new.key, classification, version, new.saved_at, saved_by, bound)
+    return Seal(tags, salt, bound, digest)
+
+
+def deletion(agent: str, memory: Memory, commitment: str, deleted_at: str, deleted_by: str) -> str:
+    """The digest a delete's audit row carries: the deleted version's digest, when and by whom."""
+    version = chain.version_digest(
+        agent, memory.key, int(memory.classification), memory.version, memory.saved_at, memory.saved_by, commitment
+    )
+    return chain.deletion_digest(version, deleted_at, deleted_by)
+
+
+def chain_rows(
+    events: Sequence[AuditEvent],
+    digests: Sequence[str | None] | None,
+    *,
+    seq: int,
+    previous: str,
+    text: Callable[[str | None], str | None] = lambda value: value,
+) -> list[tuple[Any, ...]]:
+    """Audit rows for ``events`` (``AUDIT_FIELDS`` then ``hash``), numbered after ``seq`` and chained to
+    ``previous``; ``text`` makes a free-text field storable (PostgreSQL refuses NUL characters)."""
+    rows = []
+    for event, digest in zip(events, digests or [None] * len(events), strict=True):
+        seq += 1
+        fields = (
+            seq,
+            event.at,
+            text(event.session_id),
+            event.agent,
+            event.taint.name,
+            event.tool,
+            text(event.key),
+            text(event.query),
+            event.outcome,
+            json.dumps(event.records) if event.records else "[]",
+            json.dumps(event.notes) if event.notes else "[]",
+            text(event.message),
+            digest,
+        )
+        previous = chain.audit_hash(previous, fields)
+        rows.append((*fields, previous))
+    return rows
+
+
+@dataclass
+class Audited:
+    """What one audit chain says was done: its length, its head, and the digests of saves and deletes."""
+
+    rows: int = 0
+    head: str = ""
+    saves: dict[tuple[str, str], str | None] = field(default_factory=dict)
+    deletes: dict[tuple[str, str], str | None] = field(default_factory=dict)
+    purges: set[tuple[str, str]] = field(default_factory=set)
+    sessions: dict[str, tuple[set[str], set[str]]] = field(default_factory=dict)
+    """session id -> the agents and the taints its audited calls name (a purge is the auditor's, no session's)."""
+
+
+def check_chain(rows: Iterable[Sequence[Any]], genesis: str, prefix: str, problems: list[str]) -> Audited:
+    """Recompute one chain from ``genesis`` over audit ``rows`` (seq, ..., digest, hash, in seq order); note
+    every broken link in ``problems`` and return what the chain records. Any backend's rows, same rules."""
+    audited = Audited()
+    previous, expected_seq = genesis, 1
+    for row in rows:
+        audited.rows += 1
+        *fields, stored = row
+        seq = fields[0]
+        if seq != expected_seq:
+            problems.append(f"{prefix}audit seq {expected_seq} is missing (the next row is seq {seq})")
+            expected_seq = seq
+        expected_seq += 1
+        previous = chain.audit_hash(previous, tuple(fields))
+        if stored != previous:
+            problems.append(f"{prefix}audit row seq {seq}: its hash does not follow (edited, forged or reordered)")
+            previous = stored  # go on from the stored hash, so one edit is reported once
+        agent, tool, outcome, records, digest = fields[3], fields[5], fields[8], fields[9], fields[12]
+        if tool != "purge":
+            agents, taints = audited.sessions.setdefault(fields[2], (set(), set()))
+            agents.add(agent)
+            taints.add(fields[4])
+        if outcome != "ok":
+            continue
+        refs = _refs(records)
+        if tool == "memory_save" and len(refs) == 1:
+            audited.saves[agent, refs[0]] = digest
+        elif tool == "memory_delete" and len(refs) == 1:
+            audited.deletes[agent, refs[0]] = digest
+        elif tool == "purge":
+            audited.purges.update((agent, ref) for ref in refs)
+    audited.head = previous if audited.rows else ""
+    return audited
+
+
+def check_sessions(
+    sessions: Iterable[Sequence[Any]], events: Iterable[Sequence[Any]], audited: Audited, prefix: str
+) -> list[str]:
+    """Sessions (id, agent, starting taint) and taint events (session id, from, to; in order) against the
+    audited calls: every audited session exists, of the agent its calls name; its escalations climb from its
+    starting taint, each from where the last ended; every call was made at a taint it held. What no audited call
+    contradicts (an escalation after a session's last call, a session never used, a reason) is not checked."""
+    problems: list[str] = []
+    held: dict[str, tuple[str, list[str]]] = {}
+    for session_id, agent, taint in sessions:
+        held[session_id] = (agent, [taint])
+    for session_id, from_level, to_level in events:
+        if session_id not in held:
+            problems.append(f"{prefix}session {session_id!r}: escalated, but missing (removed)")
+            continue
+        levels = held[session_id][1]
+        number = len(levels)
+        if from_level != levels[-1]:
+            problems.append(
+                f"{prefix}session {session_id!r}: escalation {number} starts at {from_level}, not at {levels[-1]}"
+            )
+        elif not (
+            to_level in Level.__members__ and from_level in Level.__members__ and Level[to_level] > Level[from_level]
+        ):
+            problems.append(
+                f"{prefix}session {session_id!r}: escalation {number} does not climb ({from_level} to {to_level})"
+            )
+        levels.append(to_level)
+    for session_id, (agents, taints) in sorted(audited.sessions.items()):
+        if session_id not in held:
+            problems.append(f"{prefix}session {session_id!r}: audited, but missing (removed)")
+            continue
+        agent, levels = held[session_id]
+        if agents != {agent}:
+            problems.append(f"{prefix}session {session_id!r}: of agent {agent!r}, but audited for {sorted(agents)}")
+        problems.extend(
+            f"{prefix}session {session_id!r}: audited at {taint}, a taint it never held (an escalation removed?)"
+            for taint in sorted(taints - set(levels))
+        )
+    return problems
+
+
+def _refs(records: str) -> list[str]:
+    try:
+        refs = json.loads(records)
+    except (TypeError, ValueError):
+        return []
+    return [ref for ref in refs if isinstance(ref, str)] if isinstance(refs, list) else []
+
+
+def check_versions(rows: Iterable[Sequence[Any]], audited: Audited, prefix: str, problems: list[str]) -> int:
+    """Check memory version ``rows`` (agent, key, content, tags, source, occurred_at, classification, version,
+    saved_at, saved_by, deleted_at, deleted_by, salt, commitment, purged_at) against what the chain ``audited``
+    records; return how many there were. Any backend's rows, same rules."""
+    saves, deletes, purges = audited.saves, audited.deletes, audited.purges
+    count = 0
+    seen: set[tuple[str, str]] = set()
+    for row in rows:
+        count += 1
+        agent, key, content, tags, source, occurred_at, level, version, saved_at, saved_by, *rest = row
+        deleted_at, deleted_by, salt, bound, purged = rest
+        try:
+            ref = f"{key}@{Level(level).name}/v{version}"
+        except ValueError:
+            problems.append(f"{prefix}version {key!r} v{version} has no valid classification ({level!r})")
+            continue
+        seen.add((agent, ref))
+        where = f"{prefix}version {ref} of agent {agent!r}"
+        if purged is None:
+            if salt is None or bound != chain.commitment(salt, content, tags, source, occurred_at):
+                problems.append(f"{where}: its content, tags or context do not match its commitment (edited)")
+        elif (agent, ref) not in purges or salt is not None or content or source or occurred_at:
+            problems.append(f"{where}: marked purged, but no purge of it is audited (or content remains)")
+        digest = chain.version_digest(agent, key, level, version, saved_at, saved_by, bound or "")
+        if (agent, ref) not in saves:
+            problems.append(f"{where}: no audited save wrote it (forged, or its level, key or version edited)")
+        elif saves[agent, ref] != digest:
+            problems.append(f"{where}: does not match the digest its save audited (edited)")
+        if deleted_at is not None and (agent, ref) not in purges:
+            if deletes.get((agent, ref)) != chain.deletion_digest(digest, deleted_at, deleted_by):
+                problems.append(f"{where}: its deletion does not match an audited delete")
+        elif deleted_at is None and (agent, ref) in deletes:
+            problems.append(f"{where}: audited as deleted, but live (its delete undone)")
+    for agent, ref in sorted(saves.keys() - seen):
+        problems.append(f"{prefix}version {ref} of agent {agent!r}: audited as saved, but missing (removed)")
+    return count
