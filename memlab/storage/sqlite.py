@@ -32,7 +32,7 @@ from memlab.levels import Level
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.search.analyzers import Analyzer
 from memlab.search.analyzers import resolve as resolve_analyzer
-from memlab.search.dense import Embedder
+from memlab.search.dense import Embedder, matrix
 from memlab.search.ranking import Ranking, when_words
 from memlab.storage import chain
 from memlab.storage.rules import ViewRules
@@ -650,7 +650,7 @@ class SqliteStorage:
         view = _VectorView(
             np.array([row[0] for row in rows], dtype=np.int64),
             [row[1] for row in rows],
-            np.frombuffer(b"".join(row[2] for row in rows), dtype=np.float32).reshape(len(rows), -1),
+            matrix([row[2] for row in rows], self.embedder.dimensions),
         )
         self._vector_views[place] = (token, view)
         while len(self._vector_views) > _VECTOR_VIEWS:
