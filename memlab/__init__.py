@@ -1,6 +1,6 @@
 """memlab: classification-gated persistent memory for LLM agents, as a research toolkit."""
 
-from memlab.errors import Denied, InvalidArgument, MemlabError, NotFound, SchemaError, TaintError
+from memlab.errors import Denied, InvalidArgument, MemlabError, NotFound, PurgeIncomplete, SchemaError, TaintError
 from memlab.levels import Level, can_flow_to
 from memlab.records import AuditEvent, Hit, Memory, TaintEvent
 from memlab.search.ranking import Ranking
@@ -26,5 +26,6 @@ __all__ = [
     "Denied",
     "TaintError",
     "SchemaError",
+    "PurgeIncomplete",
     "spine",
 ]

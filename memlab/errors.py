@@ -1,6 +1,15 @@
 """The exception hierarchy: every error memlab raises derives from ``MemlabError``."""
 
-__all__ = ["MemlabError", "InvalidArgument", "NotFound", "Denied", "TaintError", "SchemaError", "InternalError"]
+__all__ = [
+    "MemlabError",
+    "InvalidArgument",
+    "NotFound",
+    "Denied",
+    "TaintError",
+    "SchemaError",
+    "InternalError",
+    "PurgeIncomplete",
+]
 
 
 class MemlabError(Exception):
@@ -43,3 +52,10 @@ class InternalError(MemlabError):
     """A call failed inside memlab; it was audited with the error's class name (never its details)."""
 
     code = "internal_error"
+
+
+class PurgeIncomplete(MemlabError):
+    """A purge is done and audited, but copies of what it erased remain in the store's files: another connection
+    holds a read transaction, so the WAL could not be checkpointed; run the same purge again once it ends."""
+
+    code = "purge_incomplete"

@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import sqlite_utils
 
-from memlab.errors import InvalidArgument, SchemaError
+from memlab.errors import InvalidArgument, PurgeIncomplete, SchemaError
 from memlab.levels import Level
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.search.analyzers import Analyzer
@@ -85,6 +85,7 @@ class SqliteStorage:
         embedder: Embedder | None = None,
     ) -> None:
         self.path = None if path is None else Path(path)
+        self.busy_timeout = busy_timeout
         self.ranking = ranking if ranking is not None else Ranking()
         self.embedder = embedder
         self._backfilled: set[int] = set()  # agents whose live versions all have vectors of this embedder
@@ -365,16 +366,37 @@ class SqliteStorage:
     @contextlib.contextmanager
     def _erasing(self) -> Iterator[None]:
         """Zero every page the block frees (``secure_delete=ON``), then rewrite the file (``VACUUM``: pages
-        freed earlier, which may hold copies, are dropped) and checkpoint and truncate the WAL."""
+        freed earlier, which may hold copies, are dropped) and checkpoint and truncate the WAL.
+
+        Raises:
+            PurgeIncomplete: the WAL could not be checkpointed (see ``_truncate_wal``); the block's changes
+                are committed.
+        """
         with self._lock:
             self.conn.execute("PRAGMA secure_delete=ON")
             try:
                 yield
                 self.conn.execute("VACUUM")
                 if self.path is not None:
-                    self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                    self._truncate_wal()
             finally:
                 self.conn.execute("PRAGMA secure_delete=FAST")
+
+    def _truncate_wal(self) -> None:
+        """Copy the WAL into the file and empty it, or raise PurgeIncomplete.
+
+        Until then the file keeps its old pages and the WAL the new ones. SQLite waits up to the busy timeout
+        for other connections' read transactions to end; one that outlasts it (a backup, a ``sqlite3`` shell)
+        leaves the checkpoint busy, and nothing short of it ending can finish the erasure.
+        """
+        busy, _frames, _copied = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if busy:
+            raise PurgeIncomplete(
+                f"the purge is done and audited, but copies of what it erased remain in {self.path} and "
+                f"{self.path}-wal: another connection holds a read transaction on it (a backup, a sqlite3 shell?), "
+                f"so the WAL could not be checkpointed within {self.busy_timeout:g} s; once that connection ends "
+                "its transaction, run the same store.purge again to finish the erasure"
+            )
 
     def _fts_columns_of(self, alias: str) -> str:
         return ", ".join(f"{alias}.{column}" for column in self._fts_columns.split(", "))
