@@ -230,7 +230,12 @@ def _migrate(args: argparse.Namespace) -> int:
     from memlab.storage.migrate import migrate
 
     try:
-        counts = migrate(args.source, args.target, rules=resolve(args.policy).view_rules())
+        counts = migrate(
+            args.source,
+            args.target,
+            rules=resolve(args.policy).view_rules(),
+            notify=lambda message: print(f"memlab migrate: {message}", file=sys.stderr),
+        )
     except MemlabError as error:
         print(f"memlab migrate: {error}", file=sys.stderr)
         return 2
