@@ -7,6 +7,7 @@ from memlab.errors import (
     InvalidArgument,
     MemlabError,
     NotFound,
+    PurgeIncomplete,
     SchemaError,
     TaintError,
 )
@@ -41,5 +42,6 @@ __all__ = [
     "SchemaError",
     "InternalError",
     "IntegrityError",
+    "PurgeIncomplete",
     "spine",
 ]

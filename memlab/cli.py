@@ -72,7 +72,9 @@ def main(argv: list[str] | None = None) -> int:
         "--db", required=True, help="the store (a folder, created if missing; an existing file; a postgresql:// URL)"
     )
     load.add_argument("--agent", default="main", help="the memory namespace (default main)")
-    load.add_argument("--taint", default="PUBLIC", help="the importing session's taint: every memory's level")
+    load.add_argument(
+        "--taint", required=True, help="the importing session's taint: every memory's level (no default: say PUBLIC)"
+    )
     load.add_argument("--batch-size", type=_positive, default=1_000, help="records per transaction (default 1000)")
     load.add_argument("--policy", default=None, help="a registered policy (default strict)")
     load.add_argument("--analyzer", default=None, help="the search analyzer (default porter)")
@@ -228,7 +230,12 @@ def _migrate(args: argparse.Namespace) -> int:
     from memlab.storage.migrate import migrate
 
     try:
-        counts = migrate(args.source, args.target, rules=resolve(args.policy).view_rules())
+        counts = migrate(
+            args.source,
+            args.target,
+            rules=resolve(args.policy).view_rules(),
+            notify=lambda message: print(f"memlab migrate: {message}", file=sys.stderr),
+        )
     except MemlabError as error:
         print(f"memlab migrate: {error}", file=sys.stderr)
         return 2

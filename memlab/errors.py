@@ -9,6 +9,7 @@ __all__ = [
     "SchemaError",
     "IntegrityError",
     "InternalError",
+    "PurgeIncomplete",
 ]
 
 
@@ -59,3 +60,10 @@ class InternalError(MemlabError):
     """A call failed inside memlab; it was audited with the error's class name (never its details)."""
 
     code = "internal_error"
+
+
+class PurgeIncomplete(MemlabError):
+    """A purge is done and audited, but copies of what it erased remain in the store's files: another connection
+    holds a read transaction, so the WAL could not be checkpointed; run the same purge again once it ends."""
+
+    code = "purge_incomplete"

@@ -254,6 +254,9 @@ class MemoryStore:
             The refs (``key@LEVEL/vN``) of the versions erased.
         Raises:
             InvalidArgument: a bad key, level or an empty reason.
+            PurgeIncomplete: the versions are erased and the purge audited, but another connection's read
+                transaction (a backup, a ``sqlite3`` shell) kept copies in the store file's WAL past the busy
+                timeout; once it ends, the same purge again finishes the erasure (it erases nothing new).
 
         Examples:
             >>> store.purge("main", "salary", reason="GDPR request #1234")

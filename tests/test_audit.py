@@ -1,9 +1,14 @@
 """The audit trail: one event per call, identifiers not content, append-only in the database itself."""
 
+import sqlite3
+
 import pytest
 
-from memlab import InvalidArgument, Level, NotFound, tools
+from memlab import InvalidArgument, Level, MemoryStore, NotFound, tools
+from memlab.storage import verify_path
+from memlab.storage.rules import ViewRules
 from tests.backends import refused, session_sql
+from tests.test_verify import _unguarded
 
 pytestmark = pytest.mark.contract
 
@@ -94,3 +99,65 @@ def test_auditor_views_of_all_versions_and_of_a_taint_add_no_audit_rows(store):
         assert list(zip(store.view(level)["key"], store.view(level)["content"], strict=True)) == session_view
     assert len(store.audit()) == calls + len(Level)  # only the sessions' memory_list calls
     assert store.view(Level.PUBLIC, agent="nobody").empty and store.versions("nobody").empty
+
+
+# Every field the audit hash covers (memlab.storage.chain.audit_hash over SqliteStorage._append_audits' fields),
+# and a value for it other than the one the first row holds: a save at INTERNAL by session "s1".
+HASHED_AUDIT_COLUMNS = {
+    "seq": "0",
+    "at": "'2000-01-01T00:00:00+00:00'",
+    "session_id": "'forged'",
+    "agent": "'someone-else'",
+    "taint": "'PUBLIC'",
+    "tool": "'memory_get'",
+    "key": "'other'",
+    "query": "'what the agent never asked'",
+    "outcome": "'denied'",
+    "records": "'[\"other@INTERNAL/v1\"]'",
+    "notes": "'[\"a note never made\"]'",
+    "message": "'a message never given'",
+    "digest": "'" + "0" * 64 + "'",
+}
+
+
+@pytest.mark.parametrize("layout", ["file", "folder"])
+@pytest.mark.parametrize("column", HASHED_AUDIT_COLUMNS)
+def test_editing_any_hashed_audit_column_breaks_the_chain(tmp_path, layout, column):
+    # Guards: the audit hash computed without one of its fields on both sides, e.g. `notes` dropped from the
+    # fields in SqliteStorage._append_audits and from verify.py's SELECT that feeds check_chain: every store
+    # would still verify, and a row's notes could be rewritten unseen.
+    path = tmp_path / "store"
+    with MemoryStore(path, layout=layout) as store:
+        session = store.session(Level.INTERNAL, session_id="s1")
+        session.memory_save("plan", "acquire Initech", tags=["work"])
+        session.memory_search("plan")
+        file = path if layout == "file" else store.storage.agent_path("main")
+    assert verify_path(path, ViewRules.lattice()).ok
+    conn = sqlite3.connect(file)
+    try:
+        for statement in _unguarded(f"UPDATE audit SET {column} = {HASHED_AUDIT_COLUMNS[column]} WHERE seq = 1"):
+            conn.execute(statement)
+        conn.commit()
+    finally:
+        conn.close()
+    problems = verify_path(path, ViewRules.lattice()).problems
+    assert any("its hash does not follow" in problem for problem in problems), problems
+
+
+@pytest.mark.parametrize("column", HASHED_AUDIT_COLUMNS)
+def test_editing_any_hashed_audit_column_breaks_the_chain_in_postgres(pg_url, column):
+    # Guards: as above, for PostgresStorage's audit fields and its verify (the owner can edit the audit).
+    import psycopg
+
+    with MemoryStore(pg_url) as store:
+        session = store.session(Level.INTERNAL, session_id="s1")
+        session.memory_save("plan", "acquire Initech", tags=["work"])
+        session.memory_search("plan")
+    assert verify_path(pg_url).ok
+    with psycopg.connect(pg_url, autocommit=True, options="-c search_path=memlab") as conn:
+        conn.execute(
+            f"UPDATE audit SET {column} = {HASHED_AUDIT_COLUMNS[column]} "
+            "WHERE agent = 'main' AND taint = 'INTERNAL' AND seq = 1"
+        )
+    problems = verify_path(pg_url).problems
+    assert any("its hash does not follow" in problem for problem in problems), problems

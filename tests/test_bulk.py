@@ -60,7 +60,7 @@ def test_import_reports_bad_lines_by_number_and_writes_nothing(tmp_path, capsys)
     ]
     _write_jsonl(source, records)
     db = tmp_path / "store"
-    assert main(["import", str(source), "--db", str(db)]) == 1
+    assert main(["import", str(source), "--db", str(db), "--taint", "public"]) == 1
     err = capsys.readouterr().err
     assert f"{source}:2: key must not be empty" in err
     assert f"{source}:3:" in err and "content" in err
@@ -73,12 +73,12 @@ def test_import_reports_bad_lines_by_number_and_writes_nothing(tmp_path, capsys)
 def test_import_reports_a_line_that_is_not_json(tmp_path, capsys):
     source = tmp_path / "notes.jsonl"
     _write_jsonl(source, [{"key": "a", "content": "b"}], {1: '{"key": "broken"'})
-    assert main(["import", str(source), "--db", str(tmp_path / "store")]) == 1
+    assert main(["import", str(source), "--db", str(tmp_path / "store"), "--taint", "public"]) == 1
     assert f"{source}:2: not JSON" in capsys.readouterr().err
 
 
 def test_import_of_a_missing_file_is_a_clear_error(tmp_path, capsys):
-    assert main(["import", str(tmp_path / "nope.jsonl"), "--db", str(tmp_path / "store")]) == 2
+    assert main(["import", str(tmp_path / "nope.jsonl"), "--db", str(tmp_path / "store"), "--taint", "public"]) == 2
     assert "is not a file" in capsys.readouterr().err
 
 

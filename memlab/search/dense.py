@@ -25,7 +25,7 @@ import numpy as np
 
 from memlab.errors import InvalidArgument
 
-__all__ = ["Embedder", "MiniLM", "SentenceTransformers", "DenseUnavailable", "get", "missing", "NAMES"]
+__all__ = ["Embedder", "MiniLM", "SentenceTransformers", "DenseUnavailable", "get", "missing", "matrix", "NAMES"]
 
 TOKENIZER = Path(__file__).parent / "models" / "all-minilm-l6-v2-tokenizer.json"
 MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length
@@ -70,6 +70,19 @@ def get(name: str | Embedder) -> Embedder:
             f"dense retrieval needs {', '.join(absent)}: pip install 'memlab[dense]' (memlab works without it)"
         )
     return MiniLM()
+
+
+def matrix(stored: Sequence[bytes], dimensions: int) -> np.ndarray:
+    """Stored vectors (float32 bytes) as one matrix, a row each; no vectors give a matrix of no rows.
+
+    Examples:
+        >>> matrix([], 3).shape
+        (0, 3)
+        >>> matrix([np.ones(3, np.float32).tobytes()] * 2, 3).shape
+        (2, 3)
+    """
+    # numpy cannot infer the width of zero rows (reshape(0, -1) raises): an empty view still has ``dimensions``.
+    return np.frombuffer(b"".join(stored), dtype=np.float32).reshape(len(stored), dimensions)
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:

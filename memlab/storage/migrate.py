@@ -5,7 +5,8 @@ move to their agent's file in their original order; the effective views and leve
 from the versions. Audit rows keep every field but ``seq``, which each agent's file numbers anew (in the
 original order), and are chained anew: a schema-1 file had no chain, so the chain of a migrated store
 vouches for the migration onwards. Each version gets its commitment, and each save and delete in the
-audit the digest of the version it wrote. The source file is only read.
+audit the digest of the version it wrote. The source file is only read, and the target appears only complete
+(it is written under a hidden name and renamed at the end).
 
 Examples:
     >>> migrate("tests/fixtures/store-v1.db", tmp / "memories")
@@ -16,7 +17,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,15 +44,25 @@ READABLE_VERSIONS = (1, 2, 3)
 
 
 def migrate(
-    source: str | Path, target: str | Path, *, rules: ViewRules | None = None, analyzer: Analyzer | str | None = None
+    source: str | Path,
+    target: str | Path,
+    *,
+    rules: ViewRules | None = None,
+    analyzer: Analyzer | str | None = None,
+    notify: Callable[[str], object] = lambda message: None,
 ) -> dict[str, int]:
     """Copy the single-file store ``source`` into a new store folder ``target``.
+
+    The folder is written under a hidden sibling name (``.NAME.migrating``) and renamed to ``target`` only
+    once complete, so a migrate that is killed or fails leaves no ``target`` that would open, and verify, with
+    some of the agents missing. A later migrate into the same target removes what such a run left.
 
     Args:
         source: a memlab store file of schema 1 (memlab 0.1), 2 or 3.
         target: a folder that does not exist yet.
         rules: the views' rules (the lattice's by default); they must be the ones ``source`` was built for.
         analyzer: the analyzer ``source`` was indexed with (read from the file when None).
+        notify: told, in a sentence, of the unfinished folder of an earlier migrate being removed.
     Returns:
         Counts of what moved: agents, sessions, taint events, versions, audit rows.
     Raises:
@@ -66,7 +79,11 @@ def migrate(
         meta = dict(old.execute("SELECT name, value FROM memlab_meta").fetchall())
         if meta.get("views") != rules.signature:
             raise SchemaError(f"{source} was built for views {meta.get('views')!r}, not {rules.signature!r}")
-        new = FolderStorage(target, rules=rules, analyzer=analyzer or meta.get("analyzer"))
+        staging = _unfinished(target)
+        if staging.exists():
+            shutil.rmtree(staging)
+            notify(f"removed {staging}, left by an earlier migrate into {target} that did not finish")
+        new = FolderStorage(staging, rules=rules, analyzer=analyzer or meta.get("analyzer"))
         counts = {"agents": 0, "sessions": 0, "taint_events": 0, "versions": 0, "audit_rows": 0}
         try:
             for agent in _agents(old):
@@ -75,7 +92,15 @@ def migrate(
                     counts[name] += moved
         finally:
             new.close()
+    if target.exists():  # made by someone else meanwhile: rename would merge into an empty folder
+        raise InvalidArgument(f"{target} appeared while migrating: the migrated store is left in {staging}")
+    staging.rename(target)
     return counts
+
+
+def _unfinished(target: Path) -> Path:
+    """Where a migrate into ``target`` writes until it is complete: a hidden folder beside it."""
+    return target.with_name(f".{target.name}.migrating")
 
 
 def _open_source(path: Path) -> sqlite3.Connection:

@@ -27,12 +27,12 @@ from typing import Any, NamedTuple
 import numpy as np
 import sqlite_utils
 
-from memlab.errors import IntegrityError, InvalidArgument, SchemaError
+from memlab.errors import IntegrityError, InvalidArgument, PurgeIncomplete, SchemaError
 from memlab.levels import Level
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.search.analyzers import Analyzer
 from memlab.search.analyzers import resolve as resolve_analyzer
-from memlab.search.dense import Embedder
+from memlab.search.dense import Embedder, matrix
 from memlab.search.ranking import Ranking, when_words
 from memlab.storage.rules import ViewRules
 from memlab.storage.schema import (
@@ -86,6 +86,7 @@ class SqliteStorage:
         embedder: Embedder | None = None,
     ) -> None:
         self.path = None if path is None else Path(path)
+        self.busy_timeout = busy_timeout
         self.ranking = ranking if ranking is not None else Ranking()
         self.embedder = embedder
         self._backfilled: set[int] = set()  # agents whose live versions all have vectors of this embedder
@@ -360,16 +361,37 @@ class SqliteStorage:
     @contextlib.contextmanager
     def _erasing(self) -> Iterator[None]:
         """Zero every page the block frees (``secure_delete=ON``), then rewrite the file (``VACUUM``: pages
-        freed earlier, which may hold copies, are dropped) and checkpoint and truncate the WAL."""
+        freed earlier, which may hold copies, are dropped) and checkpoint and truncate the WAL.
+
+        Raises:
+            PurgeIncomplete: the WAL could not be checkpointed (see ``_truncate_wal``); the block's changes
+                are committed.
+        """
         with self._lock:
             self.conn.execute("PRAGMA secure_delete=ON")
             try:
                 yield
                 self.conn.execute("VACUUM")
                 if self.path is not None:
-                    self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                    self._truncate_wal()
             finally:
                 self.conn.execute("PRAGMA secure_delete=FAST")
+
+    def _truncate_wal(self) -> None:
+        """Copy the WAL into the file and empty it, or raise PurgeIncomplete.
+
+        Until then the file keeps its old pages and the WAL the new ones. SQLite waits up to the busy timeout
+        for other connections' read transactions to end; one that outlasts it (a backup, a ``sqlite3`` shell)
+        leaves the checkpoint busy, and nothing short of it ending can finish the erasure.
+        """
+        busy, _frames, _copied = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if busy:
+            raise PurgeIncomplete(
+                f"the purge is done and audited, but copies of what it erased remain in {self.path} and "
+                f"{self.path}-wal: another connection holds a read transaction on it (a backup, a sqlite3 shell?), "
+                f"so the WAL could not be checkpointed within {self.busy_timeout:g} s; once that connection ends "
+                "its transaction, run the same store.purge again to finish the erasure"
+            )
 
     def _fts_columns_of(self, alias: str) -> str:
         return ", ".join(f"{alias}.{column}" for column in self._fts_columns.split(", "))
@@ -665,7 +687,7 @@ class SqliteStorage:
         view = _VectorView(
             np.array([row[0] for row in rows], dtype=np.int64),
             [row[1] for row in rows],
-            np.frombuffer(b"".join(row[2] for row in rows), dtype=np.float32).reshape(len(rows), -1),
+            matrix([row[2] for row in rows], self.embedder.dimensions),
         )
         self._vector_views[place] = (token, view)
         while len(self._vector_views) > _VECTOR_VIEWS:
