@@ -92,11 +92,6 @@ def _expected(query: str) -> set[str]:
     }
 
 
-# Queries of memlab's stopwords only, which PostgreSQL's english configuration drops (the known bug of
-# test_only_memlabs_short_stopword_list_is_dropped).
-_POSTGRES_DROPS = {"AND", "OR OR"}
-
-
 @pytest.fixture(scope="module")
 def notes_stores():
     """One store per backend holding ``_NOTES``, made on first use and shared by the module's queries."""
@@ -106,9 +101,7 @@ def notes_stores():
 
 
 @pytest.mark.parametrize("query", HOSTILE_QUERIES)
-def test_hostile_queries_are_plain_words(query, backend, notes_stores, request):
-    if backend == "postgres" and query in _POSTGRES_DROPS:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="known bug: PostgreSQL drops these stopwords"))
+def test_hostile_queries_are_plain_words(query, backend, notes_stores):
     opened, stores = notes_stores
     if backend not in opened:
         opened[backend] = stores.enter_context(open_store(backend))
@@ -194,17 +187,10 @@ def test_equal_scores_keep_save_order(store):
     assert [h.memory.key for h in session.memory_search("words")] == ["z", "m", "a"]
 
 
-def test_only_memlabs_short_stopword_list_is_dropped(store, backend, request):
+def test_only_memlabs_short_stopword_list_is_dropped(store):
     """docs/semantics.md: a short list of English stopwords is dropped unless nothing else remains. A word
-    outside that list ("same") is a word, and a query of stopwords only ("who") still searches for them."""
-    if backend == "postgres":
-        request.applymarker(
-            pytest.mark.xfail(
-                strict=True,
-                reason="known bug: PostgreSQL's english configuration drops its own, longer, stopword list "
-                "from documents and queries (to_tsvector/to_tsquery), so these words are never found",
-            )
-        )
+    outside that list ("same") is a word, and a query of stopwords only ("who") still searches for them.
+    Guards: PostgreSQL indexing with its english configuration, which drops its own, longer list."""
     session = store.session()
     session.memory_save("same", "the same words")
     session.memory_save("who", "who is it")

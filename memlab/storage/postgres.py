@@ -58,7 +58,8 @@ from memlab.storage.verify import Verification, combine
 __all__ = ["PostgresStorage", "TEXT_SEARCH_CONFIGS", "is_postgres_url", "verify_url"]
 
 FORMAT = "memlab-postgres"
-SCHEMA_VERSION = 3  # 2: the context columns (source, occurred_at and its words); 3: the signed claim
+# 2: the context columns (source, occurred_at and its words); 3: the signed claim; 4: english without stopwords
+SCHEMA_VERSION = 4
 # The analyzers PostgreSQL can serve, and the text search configuration each becomes.
 TEXT_SEARCH_CONFIGS = {"porter": "english", "snowball": "english", "none": "simple"}
 # Rank weights {D, C, B, A}: the key (A) says twice what content and tags (B) say, as bm25's (2, 1, 1); the
@@ -222,6 +223,11 @@ class PostgresStorage:
                     self._owner.execute(statement)
                 _new_key(self._owner)
                 meta["schema_version"] = "3"
+            upgradable = _IDENTIFIER.fullmatch(role) and config in {"english", "simple"}
+            if meta.get("format") == FORMAT and meta.get("schema_version") == "3" and upgradable:
+                for statement in _upgrade_3_sql(self.schema, config, role):
+                    self._owner.execute(statement)
+                meta["schema_version"] = "4"
         meta = check_meta_values(meta, FORMAT, SCHEMA_VERSION, self.analyzer.name, self.rules.signature)
         if meta.get("session_role") != self.session_role:
             raise SchemaError(f"this store's sessions run as {meta.get('session_role')!r}, not {self.session_role!r}")
@@ -553,7 +559,8 @@ class PostgresStorage:
         # the table-wide id, which counts every level's saves).
         also_matching = "" if self.rules.shadow_before_match else "AND h.document @@ q"
         return (
-            f"SELECT {_COLUMNS}, {RANKINGS[self.rank_function]} AS score FROM to_tsquery('{self.config}', %s) q, "
+            f"SELECT {_COLUMNS}, {RANKINGS[self.rank_function]} AS score "
+            f"FROM to_tsquery('{_indexing(self.schema, self.config)}', %s) q, "
             "matches(q) x, memories m WHERE m.agent = %s AND m.key = x.match_key "
             "AND m.classification = x.match_level AND m.version = x.match_version AND m.classification <= %s "
             "AND m.current AND m.deleted_at IS NULL AND m.document @@ q AND NOT EXISTS (SELECT 1 FROM memories h "
@@ -812,6 +819,40 @@ _SEARCH_INDEX = (
 )
 
 
+def _indexing(schema: str, config: str) -> str:
+    """The text search configuration documents and queries go through: ``simple``, or ``english`` without its
+    stopword list (memlab drops its own short list from queries, as on SQLite, and keeps a query of stopwords
+    only; PostgreSQL's longer list would drop words such as "same" or "who" from documents and queries alike)."""
+    return f"{schema}.memlab_english" if config == "english" else "simple"
+
+
+def _configuration_sql(schema: str, config: str) -> list[str]:
+    """The store's own text search configuration, where it needs one (see ``_indexing``)."""
+    if config != "english":
+        return []
+    return [
+        f"CREATE TEXT SEARCH DICTIONARY {schema}.memlab_english_stem (TEMPLATE = snowball, Language = english)",
+        f"CREATE TEXT SEARCH CONFIGURATION {schema}.memlab_english (COPY = pg_catalog.english)",
+        f"ALTER TEXT SEARCH CONFIGURATION {schema}.memlab_english ALTER MAPPING REPLACE english_stem "
+        f"WITH {schema}.memlab_english_stem",
+    ]
+
+
+def _upgrade_3_sql(schema: str, config: str, role: str) -> list[str]:
+    """Schema 3 to 4 (in the schema's search path): documents indexed without PostgreSQL's stopword list (the
+    new column is granted to the session role as the old one was)."""
+    return [
+        "ALTER TABLE memories DROP COLUMN document",  # and its index with it
+        f"DROP TEXT SEARCH CONFIGURATION IF EXISTS {schema}.memlab_english",
+        f"DROP TEXT SEARCH DICTIONARY IF EXISTS {schema}.memlab_english_stem",
+        *_configuration_sql(schema, config),
+        f"ALTER TABLE memories ADD COLUMN document {_DOCUMENT.format(config=_indexing(schema, config))}",
+        _SEARCH_INDEX,
+        f"GRANT SELECT (document) ON memories TO {role}",
+        "UPDATE memlab_meta SET value = '4' WHERE name = 'schema_version'",
+    ]
+
+
 def _upgrade_1_sql(config: str) -> list[str]:
     """Schema 1 to 2 (in the schema's search path): the context columns, and a document that reads them. Versions
     without context commit to content and tags alone, in both, so the chain still verifies."""
@@ -830,6 +871,7 @@ def _schema_sql(schema: str, role: str, config: str) -> list[str]:
     return [
         f"CREATE SCHEMA IF NOT EXISTS {schema}",
         f"SET LOCAL search_path = {schema}",
+        *_configuration_sql(schema, config),
         "CREATE TABLE memlab_meta (name text PRIMARY KEY, value text NOT NULL)",
         'CREATE TABLE sessions (id text COLLATE "C" PRIMARY KEY, agent text NOT NULL, taint text NOT NULL, '
         "created_at text NOT NULL)",
@@ -844,7 +886,7 @@ def _schema_sql(schema: str, role: str, config: str) -> list[str]:
         "classification smallint NOT NULL CHECK (classification BETWEEN 0 AND 3), version integer NOT NULL, "
         "saved_at text NOT NULL, saved_by text NOT NULL, deleted_at text, deleted_by text, salt bytea, "
         "commitment text NOT NULL, purged_at text, current boolean NOT NULL, "
-        f"document {_DOCUMENT.format(config=config)}, "
+        f"document {_DOCUMENT.format(config=_indexing(schema, config))}, "
         "UNIQUE (agent, key, classification, version))",
         "CREATE INDEX memories_live ON memories (agent, key, classification) WHERE current AND deleted_at IS NULL",
         _SEARCH_INDEX,
