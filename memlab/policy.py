@@ -31,7 +31,7 @@ from typing import Any
 
 from memlab.arguments import shown
 from memlab.levels import Level, can_flow_to
-from memlab.storage.rules import ViewRules
+from memlab.viewrules import ViewRules
 
 __all__ = [
     "ToolCall",

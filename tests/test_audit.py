@@ -6,7 +6,7 @@ import pytest
 
 from memlab import InvalidArgument, Level, MemoryStore, NotFound, tools
 from memlab.storage import verify_path
-from memlab.storage.rules import ViewRules
+from memlab.viewrules import ViewRules
 from tests.backends import refused, session_sql
 from tests.test_verify import _unguarded
 

@@ -23,10 +23,10 @@ from memlab.search.dense import Embedder
 from memlab.search.ranking import Ranking
 from memlab.storage.folder import FolderStorage
 from memlab.storage.postgres import PostgresStorage, is_postgres_url
-from memlab.storage.rules import ViewRules
 from memlab.storage.schema import TRIGGERS
 from memlab.storage.sqlite import SqliteStorage
 from memlab.storage.verify import Verification, verify_path
+from memlab.viewrules import ViewRules
 
 __all__ = [
     "StorageProvider",

@@ -47,10 +47,10 @@ from memlab.search.analyzers import resolve as resolve_analyzer
 from memlab.search.dense import Embedder
 from memlab.search.ranking import Ranking
 from memlab.storage import chain
-from memlab.storage.rules import ViewRules
 from memlab.storage.schema import check_meta
 from memlab.storage.sqlite import SqliteStorage
 from memlab.storage.verify import Verification, read_only
+from memlab.viewrules import ViewRules
 
 __all__ = ["FolderStorage", "CATALOGUE", "FORMAT", "LOCK"]
 

@@ -17,8 +17,8 @@ from memlab.errors import SchemaError
 from memlab.search.analyzers import Analyzer
 from memlab.storage import chain
 from memlab.storage.folder import CATALOGUE, LOCK, _fan_out
-from memlab.storage.rules import ViewRules
 from memlab.storage.verify import Verification, combine, read_only, verify_path
+from memlab.viewrules import ViewRules
 
 __all__ = ["verify_folder"]
 

@@ -29,8 +29,8 @@ from memlab.records import AuditEvent
 from memlab.search.analyzers import Analyzer
 from memlab.storage import chain
 from memlab.storage.folder import FolderStorage
-from memlab.storage.rules import ViewRules
 from memlab.storage.sqlite import SqliteStorage, live_versions
+from memlab.viewrules import ViewRules
 
 __all__ = ["migrate"]
 

@@ -50,10 +50,10 @@ from memlab.search.analyzers import resolve as resolve_analyzer
 from memlab.search.query import query_terms
 from memlab.search.ranking import Ranking, when_words
 from memlab.storage import chain
-from memlab.storage.rules import ViewRules
 from memlab.storage.schema import check_meta_values
 from memlab.storage.seal import Audited, chain_rows, check_chain, check_sessions, check_versions, deletion, seal
 from memlab.storage.verify import Verification, combine
+from memlab.viewrules import ViewRules
 
 __all__ = ["PostgresStorage", "TEXT_SEARCH_CONFIGS", "is_postgres_url", "verify_url"]
 

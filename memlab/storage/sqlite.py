@@ -34,7 +34,6 @@ from memlab.search.analyzers import Analyzer
 from memlab.search.analyzers import resolve as resolve_analyzer
 from memlab.search.dense import Embedder, matrix
 from memlab.search.ranking import Ranking, when_words
-from memlab.storage.rules import ViewRules
 from memlab.storage.schema import (
     UPGRADABLE,
     create_fts_table,
@@ -46,6 +45,7 @@ from memlab.storage.schema import (
 )
 from memlab.storage.seal import AUDIT_FIELDS, chain_rows, deletion, seal
 from memlab.storage.verify import Verification, verify_file
+from memlab.viewrules import ViewRules
 
 __all__ = ["SqliteStorage"]
 

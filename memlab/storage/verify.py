@@ -33,9 +33,9 @@ from memlab.levels import Level
 from memlab.search.analyzers import Analyzer
 from memlab.search.analyzers import resolve as resolve_analyzer
 from memlab.storage import chain
-from memlab.storage.rules import ViewRules
 from memlab.storage.schema import fts_table, indexed_columns, missing_objects
 from memlab.storage.seal import check_chain, check_sessions, check_versions
+from memlab.viewrules import ViewRules
 
 __all__ = [
     "Verification",
