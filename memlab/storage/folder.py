@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import os
 import sqlite3
 import threading
@@ -47,16 +46,15 @@ from memlab.search.analyzers import resolve as resolve_analyzer
 from memlab.search.dense import Embedder
 from memlab.search.ranking import Ranking
 from memlab.storage import chain
+from memlab.storage.folder_verify import verify_folder
+from memlab.storage.layout import CATALOGUE, FORMAT, LOCK, agent_file
 from memlab.storage.schema import check_meta
 from memlab.storage.sqlite import SqliteStorage
 from memlab.storage.verify import Verification, read_only
 from memlab.viewrules import ViewRules
 
-__all__ = ["FolderStorage", "CATALOGUE", "FORMAT", "LOCK"]
+__all__ = ["FolderStorage"]
 
-CATALOGUE = "catalogue.db"
-LOCK = ".lock"
-FORMAT = "memlab-folder"
 SCHEMA_VERSION = 1
 DEFAULT_CACHE_SIZE = 64  # open agent files; each holds three descriptors (file, WAL, shared memory)
 
@@ -111,26 +109,35 @@ class FolderStorage:
             _refuse_other_files(self.path)  # before a lock file is made in a folder that is not a store
         try:
             self.path.mkdir(exist_ok=True)
-            # Three processes opening one new folder at once: the check and the catalogue's creation are one step.
+            # Three processes opening one new folder at once: the check, the catalogue's creation and its switch to
+            # WAL are one step (a journal-mode change racing another connection fails at once, busy timeout or not).
             with _folder_lock(self.path):
                 _refuse_other_files(self.path)
                 _refuse_links(self.path)
                 conn = sqlite3.connect(
                     catalogue, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
                 )
+                db = sqlite_utils.Database(conn, execute_plugins=False)
+                try:
+                    if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memlab_meta'").fetchone():
+                        conn.execute("PRAGMA journal_mode=WAL")
+                        conn.execute("BEGIN IMMEDIATE")
+                        try:
+                            _ensure_catalogue(db, self.analyzer.name, self.rules.signature)
+                        except BaseException:
+                            conn.execute("ROLLBACK")
+                            raise
+                        conn.execute("COMMIT")
+                except BaseException:
+                    conn.close()
+                    raise
+        except SchemaError:
+            raise
+        except sqlite3.DatabaseError as error:
+            raise SchemaError(f"cannot open {catalogue} as a memlab catalogue: {error}") from error
         except (OSError, sqlite3.Error) as error:
             raise SchemaError(f"cannot open the store folder {self.path}: {error}") from error
         try:
-            db = sqlite_utils.Database(conn, execute_plugins=False)
-            if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memlab_meta'").fetchone():
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("BEGIN IMMEDIATE")  # two processes creating one store: the second finds it made
-                try:
-                    _ensure_catalogue(db, self.analyzer.name, self.rules.signature)
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
-                conn.execute("COMMIT")
             conn.execute("PRAGMA synchronous=NORMAL")
             _ensure_catalogue(db, self.analyzer.name, self.rules.signature)
         except sqlite3.DatabaseError as error:
@@ -166,7 +173,7 @@ class FolderStorage:
     def agent_path(self, agent: str) -> Path:
         """The file that holds ``agent``: named by a hash of the name, two hex digits of fan-out."""
         _encoded(agent)
-        return self.path / "agents" / _fan_out(agent)
+        return self.path / "agents" / agent_file(agent)
 
     @property
     def ranking(self) -> Ranking:
@@ -415,8 +422,6 @@ class FolderStorage:
     def verify(self) -> Verification:
         """Verify the folder (``memlab.storage.folder_verify``); when it is intact, record every agent's chain as
         it stands, so a later removal of its tail or a rollback of its file is seen."""
-        from memlab.storage.folder_verify import verify_folder
-
         with self._lock:
             result = verify_folder(self.path, self.rules, analyzer=self.analyzer)
             if result.ok:
@@ -550,9 +555,3 @@ def _refuse_links(path: Path) -> None:
     for place in places:
         if place.is_symlink():
             raise SchemaError(f"{place} is a symbolic link: the store folder is damaged or tampered with")
-
-
-def _fan_out(agent: str) -> str:
-    """An agent's file under ``agents/``: named by a hash of the name, two hex digits of fan-out."""
-    digest = hashlib.sha256(agent.encode("utf-8")).hexdigest()[:32]
-    return f"{digest[:2]}/{digest}.db"
