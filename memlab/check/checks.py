@@ -39,7 +39,16 @@ class _Check:
     ) -> Counterexample:
         """This check's counterexample: what was observed at ``steps[step]``, and what should have been."""
         return Counterexample(
-            self.name, policy, level, tuple(actors), tuple(steps), step, observed, expected, self.explanation
+            self.name,
+            policy,
+            level,
+            tuple(actors),
+            tuple(steps),
+            step,
+            observed,
+            expected,
+            self.explanation,
+            judge=self.judge,
         )
 
     def run(

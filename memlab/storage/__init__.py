@@ -22,10 +22,11 @@ from memlab.search.analyzers import Analyzer
 from memlab.search.dense import Embedder
 from memlab.search.ranking import Ranking
 from memlab.storage.folder import FolderStorage
-from memlab.storage.postgres import PostgresStorage, is_postgres_url
+from memlab.storage.folder_verify import verify_folder
+from memlab.storage.postgres import PostgresStorage, is_postgres_url, verify_url
 from memlab.storage.schema import TRIGGERS
 from memlab.storage.sqlite import SqliteStorage
-from memlab.storage.verify import Verification, verify_path
+from memlab.storage.verify import Verification, verify_store_file
 from memlab.viewrules import ViewRules
 
 __all__ = [
@@ -181,3 +182,18 @@ def _layout_found(path: Path) -> str | None:
         return "folder" if stat.S_ISDIR(path.stat().st_mode) else "file"
     except FileNotFoundError:
         return None
+
+
+def verify_path(path: str | Path, rules: ViewRules | None = None, *, analyzer: Analyzer | None = None) -> Verification:
+    """Verify the store at ``path`` (a file, a folder or a ``postgresql://`` URL) without opening it as a
+    store: read-only, and it works on a store too damaged to open.
+
+    Raises:
+        SchemaError: ``path`` holds no memlab store.
+    """
+    if is_postgres_url(path):
+        return verify_url(str(path))
+    path, rules = Path(path), rules or ViewRules.lattice()
+    if path.is_dir():
+        return verify_folder(path, rules, analyzer=analyzer)
+    return verify_store_file(path, rules, analyzer=analyzer)

@@ -16,8 +16,8 @@ from pathlib import Path
 from memlab.errors import SchemaError
 from memlab.search.analyzers import Analyzer
 from memlab.storage import chain
-from memlab.storage.folder import CATALOGUE, LOCK, _fan_out
-from memlab.storage.verify import Verification, combine, read_only, verify_path
+from memlab.storage.layout import CATALOGUE, LOCK, agent_file
+from memlab.storage.verify import Verification, combine, read_only, verify_store_file
 from memlab.viewrules import ViewRules
 
 __all__ = ["verify_folder"]
@@ -44,7 +44,7 @@ def verify_folder(path: Path, rules: ViewRules, *, analyzer: Analyzer | None = N
     owned: dict[Path, str] = {}
     results = []
     for agent, file, rows, head in agents:
-        expected = path / "agents" / _fan_out(agent)
+        expected = path / "agents" / agent_file(agent)
         relative = str(expected.relative_to(path))
         owned.update((Path(f"{expected}{suffix}"), agent) for suffix in ("", "-wal", "-shm", "-journal"))
         result = Verification()
@@ -60,7 +60,7 @@ def verify_folder(path: Path, rules: ViewRules, *, analyzer: Analyzer | None = N
     problems.extend(_walk(path, owned))
     for file in sorted(place for place in _files(path / "agents") if place not in owned and place.suffix == ".db"):
         try:
-            results.append(verify_path(file, rules))  # an orphan's own damage is named too
+            results.append(verify_store_file(file, rules))  # an orphan's own damage is named too
         except SchemaError:
             pass
     combined = combine(results)
@@ -101,7 +101,7 @@ def _verify_agent_file(
 ) -> Verification:
     """Verify one agent's file, that it holds ``agent`` only, and that its chain reaches the recorded head."""
     try:
-        result = verify_path(file, rules, analyzer=analyzer)
+        result = verify_store_file(file, rules, analyzer=analyzer)
     except SchemaError as error:
         return Verification(problems=(f"agent {agent!r}: {error}",))
     problems = []
