@@ -402,7 +402,7 @@ def test_two_serve_processes_on_one_database_keep_their_levels_apart(pg_url, tmp
 
 
 def test_serialization_failures_are_retried_inside_memlab(pg_url, monkeypatch):
-    import memlab.storage.postgres as backend
+    import memlab.storage.postgres.store as backend  # where saves look up _lock_head
 
     real, failures = backend._lock_head, []
 
@@ -466,6 +466,6 @@ def test_nul_characters_never_reach_postgresql_as_an_error(pg_url):
 
 
 def test_a_session_role_that_cannot_log_in_is_a_clear_error(pg_url, monkeypatch):
-    monkeypatch.setattr("memlab.storage.postgres._LOGIN_SECONDS", 1.0)
+    monkeypatch.setattr("memlab.storage.postgres.connection._LOGIN_SECONDS", 1.0)
     with pytest.raises(SchemaError, match="cannot log in as the session role"):
         PostgresStorage(pg_url, session_url=pg_url.replace("postgres@", "no_such_role@"))

@@ -1,0 +1,207 @@
+"""The connections of a PostgreSQL store: the owner's, the session role's pool, the schema and transactions.
+
+Two roles share the work. The **owner** (the role in the URL) creates the schema and does what only an
+auditor does: read the audit, history and sessions, purge, verify. Every session call runs as the session
+role, in a short transaction that first sets a signed claim (``memlab.storage.postgres.gate``);
+serialisation failures and deadlocks are retried here.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from memlab.errors import Denied, InvalidArgument, SchemaError
+from memlab.levels import Level
+from memlab.search.analyzers import Analyzer
+from memlab.search.analyzers import resolve as resolve_analyzer
+from memlab.search.ranking import Ranking
+from memlab.storage.postgres.gate import _new_key, claim
+from memlab.storage.postgres.schema import (
+    FORMAT,
+    RANKINGS,
+    SCHEMA_VERSION,
+    TEXT_SEARCH_CONFIGS,
+    _schema_sql,
+    _upgrade_1_sql,
+    _upgrade_2_sql,
+    _upgrade_3_sql,
+)
+from memlab.storage.postgres.sql import _IDENTIFIER, _lock_head, _redact, _require_psycopg
+from memlab.storage.schema import check_meta_values
+from memlab.viewrules import ViewRules
+
+_RETRIES = 8
+_LOGIN_SECONDS = 15.0  # how long a new store waits for its first session connection
+
+T = TypeVar("T")
+
+
+class Connection:
+    """The owner's connection and the session role's pool of a store, and the transactions run on them."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        rules: ViewRules | None = None,
+        analyzer: Analyzer | str | None = None,
+        schema: str = "memlab",
+        session_role: str = "memlab_session",
+        session_url: str | None = None,
+        pool_size: int = 4,
+        rank_function: str = "ts_rank",
+    ) -> None:
+        psycopg, psycopg_pool = _require_psycopg()
+        self._errors = psycopg.errors
+        self.rules = rules if rules is not None else ViewRules.lattice()
+        if not self.rules.lattice_visibility or self.rules.global_statistics:
+            raise InvalidArgument(
+                "the PostgreSQL backend serves lattice visibility with per-document ranking only "
+                f"(views {self.rules.signature!r} need SQLite)"
+            )
+        self.analyzer = resolve_analyzer(analyzer)
+        if self.analyzer.name not in TEXT_SEARCH_CONFIGS:
+            raise InvalidArgument(
+                "the PostgreSQL backend indexes with porter or snowball (its english configuration) or none "
+                f"(simple), not {self.analyzer.name!r}"
+            )
+        self.config = TEXT_SEARCH_CONFIGS[self.analyzer.name]
+        for name in (schema, session_role):
+            if not _IDENTIFIER.fullmatch(name):
+                raise InvalidArgument(f"{name!r} is not a plain lower-case PostgreSQL identifier")
+        if rank_function not in RANKINGS:
+            raise InvalidArgument(f"rank_function must be one of {', '.join(RANKINGS)}, not {rank_function!r}")
+        self.url, self.schema, self.session_role, self.rank_function = url, schema, session_role, rank_function
+        self._ranking = Ranking()
+        self.embedder = None  # no dense vectors in PostgreSQL
+        self._lock = threading.RLock()
+        try:
+            self._owner = psycopg.connect(url, autocommit=True, options=f"-c search_path={schema}")
+        except psycopg.Error as error:
+            raise SchemaError(f"cannot connect to {_redact(url)}: {str(error).strip()}") from error
+        try:
+            try:
+                self.meta = self._ensure_schema()
+                self._key = bytes(self._owner.execute("SELECT key FROM claim_key").fetchone()[0])
+            except psycopg.Error as error:
+                raise SchemaError(f"cannot open a memlab store in {_redact(url)}: {str(error).strip()}") from error
+            self._pool = psycopg_pool.ConnectionPool(
+                session_url or url,
+                kwargs={
+                    **({} if session_url else {"user": session_role}),
+                    "autocommit": True,
+                    "options": f"-c search_path={schema}",
+                },
+                min_size=1,
+                max_size=pool_size,
+                open=True,
+            )
+            try:
+                self._pool.wait(timeout=_LOGIN_SECONDS)
+            except psycopg_pool.PoolTimeout as error:
+                self._pool.close()
+                raise SchemaError(
+                    f"cannot log in as the session role {session_role!r}: give it a password in ~/.pgpass "
+                    "(or pass session_url) and allow it in pg_hba.conf"
+                ) from error
+        except BaseException:
+            self._owner.close()
+            raise
+
+    # -- schema ---------------------------------------------------------------------------------------
+
+    def _ensure_schema(self) -> dict[str, str]:
+        """Check the schema; create it (roles, tables, policies, grants) in a database that has none."""
+        with self._lock, self._owner.transaction():
+            self._owner.execute("SELECT pg_advisory_xact_lock(hashtext('memlab schema ' || %s))", (self.schema,))
+            tables = [
+                row[0]
+                for row in self._owner.execute(
+                    "SELECT tablename FROM pg_tables WHERE schemaname = %s ORDER BY tablename", (self.schema,)
+                )
+            ]
+            if "memlab_meta" not in tables:
+                if tables:
+                    raise SchemaError(
+                        f"not a memlab store: schema {self.schema} already holds other tables ({', '.join(tables[:5])})"
+                    )
+                self._create()
+            meta = dict(self._owner.execute("SELECT name, value FROM memlab_meta").fetchall())
+            config = meta.get("text_search_config")
+            if meta.get("format") == FORMAT and meta.get("schema_version") == "1" and config in {"english", "simple"}:
+                for statement in _upgrade_1_sql(config):
+                    self._owner.execute(statement)
+                meta["schema_version"] = "2"
+            role = meta.get("session_role", "")
+            if meta.get("format") == FORMAT and meta.get("schema_version") == "2" and _IDENTIFIER.fullmatch(role):
+                for statement in _upgrade_2_sql(self.schema, role):
+                    self._owner.execute(statement)
+                _new_key(self._owner)
+                meta["schema_version"] = "3"
+            upgradable = _IDENTIFIER.fullmatch(role) and config in {"english", "simple"}
+            if meta.get("format") == FORMAT and meta.get("schema_version") == "3" and upgradable:
+                for statement in _upgrade_3_sql(self.schema, config, role):
+                    self._owner.execute(statement)
+                meta["schema_version"] = "4"
+        meta = check_meta_values(meta, FORMAT, SCHEMA_VERSION, self.analyzer.name, self.rules.signature)
+        if meta.get("session_role") != self.session_role:
+            raise SchemaError(f"this store's sessions run as {meta.get('session_role')!r}, not {self.session_role!r}")
+        return meta
+
+    def _create(self) -> None:
+        exists = self._owner.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (self.session_role,)).fetchone()
+        if not exists:
+            try:
+                with self._owner.transaction():  # a savepoint: roles are cluster-wide, another store may race
+                    self._owner.execute(f"CREATE ROLE {self.session_role} LOGIN NOINHERIT")
+            except (self._errors.DuplicateObject, self._errors.UniqueViolation):
+                pass
+        for statement in _schema_sql(self.schema, self.session_role, self.config):
+            self._owner.execute(statement)
+        _new_key(self._owner)
+        self._owner.cursor().executemany(
+            "INSERT INTO memlab_meta (name, value) VALUES (%s, %s)",
+            [
+                ("format", FORMAT),
+                ("schema_version", str(SCHEMA_VERSION)),
+                ("analyzer", self.analyzer.name),
+                ("views", self.rules.signature),
+                ("session_role", self.session_role),
+                ("text_search_config", self.config),
+            ],
+        )
+
+    # -- transactions ---------------------------------------------------------------------------------
+
+    def _session(
+        self, agent: str, taint: Level, work: Callable[[Any, tuple[int, str] | None], T], *, audited=True
+    ) -> T:
+        """Run ``work(cursor, chain head)`` as the session role at ``agent`` and ``taint`` in one transaction,
+        holding the chain head of ``agent`` at ``taint`` (when ``audited``); retried on serialisation failures
+        and deadlocks."""
+        retryable = (self._errors.SerializationFailure, self._errors.DeadlockDetected)
+        for attempt in range(_RETRIES):
+            try:
+                with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cursor:
+                    self._claim(cursor, agent, taint)
+                    return work(cursor, _lock_head(cursor, agent, taint) if audited else None)
+            except retryable:
+                if attempt == _RETRIES - 1:
+                    raise
+                time.sleep(0.01 * 2**attempt)
+            except self._errors.InsufficientPrivilege as error:
+                raise Denied(f"the database refused the call: {str(error).strip()}") from error
+        raise AssertionError("unreachable")
+
+    def _claim(self, cursor, agent: str, taint: Level) -> None:
+        """Claim ``agent`` at ``taint`` for the transaction open on ``cursor``: the policies admit what a claim
+        names only when its mac, made with the owner's key, verifies over it and this transaction's id."""
+        txid = cursor.execute("SELECT pg_current_xact_id()::text").fetchone()[0]
+        cursor.execute("SELECT set_config('memlab.claim', %s, true)", (claim(self._key, agent, taint, txid),))
+
+    def _as_owner(self, work: Callable[[Any], T]) -> T:
+        with self._lock, self._owner.transaction(), self._owner.cursor() as cursor:
+            return work(cursor)

@@ -1,0 +1,89 @@
+"""What the PostgreSQL modules share: the URL test, the driver, names of columns, the locks of a save, rows.
+
+Saves and deletes first take a transaction advisory lock per key and level (gap-free versions, no duplicates,
+no retries) and lock the chain's head last, only for their audit rows and the commit; reads lock the head
+first, so the audit's order is the order of what they saw. Locks are always taken keys first, heads after.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from memlab.errors import SchemaError
+from memlab.levels import Level
+from memlab.records import Memory
+from memlab.storage import chain
+
+_IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+_COLUMNS = "m.key, m.content, m.tags, m.classification, m.version, m.saved_at, m.saved_by, m.source, m.occurred_at"
+_AUDIT_COLUMNS = "seq, at, session_id, agent, taint, tool, key, query, outcome, records, notes, message, digest, hash"
+
+
+def is_postgres_url(path: object) -> bool:
+    """Whether ``path`` names a PostgreSQL database (``postgresql://`` or ``postgres://``)."""
+    return isinstance(path, str) and path.startswith(("postgresql://", "postgres://"))
+
+
+def _require_psycopg():
+    try:
+        import psycopg
+        import psycopg_pool
+    except ImportError as error:
+        raise SchemaError(
+            "the PostgreSQL backend needs psycopg 3 and psycopg-pool: pip install 'memlab[postgres]'"
+        ) from error
+    return psycopg, psycopg_pool
+
+
+def _lock_keys(cursor, agent: str, places: list[tuple[str, int]]) -> None:
+    """Take the transaction's advisory locks of ``places`` (key, level) of ``agent``, in one global order."""
+    locks = sorted(
+        {
+            int.from_bytes(hashlib.sha256(f"{agent}\x1f{key}\x1f{level}".encode()).digest()[:8], "big", signed=True)
+            for key, level in places
+        }
+    )
+    cursor.execute("SELECT pg_advisory_xact_lock(k) FROM unnest(%s::bigint[]) AS k", (locks,))
+
+
+def _lock_head(cursor, agent: str, level: Level, *, owner: bool = False) -> tuple[Level, int, str]:
+    """Lock the head row of the chain of ``agent`` at ``level`` (created, with a random genesis, on first use:
+    by ``open_chain`` for a session, which may not write a genesis, directly by the ``owner``)."""
+    select = "SELECT seq, hash FROM chain_heads WHERE agent = %s AND taint = %s FOR UPDATE"
+    cursor.execute(select, (agent, int(level)))
+    row = cursor.fetchone()
+    if row is None:
+        if owner:
+            start = chain.genesis()
+            cursor.execute(
+                "INSERT INTO chain_heads (agent, taint, genesis, seq, hash) VALUES (%s, %s, %s, 0, %s) "
+                "ON CONFLICT (agent, taint) DO NOTHING",
+                (agent, int(level), start, start),
+            )
+        else:
+            cursor.execute("SELECT open_chain()")
+        cursor.execute(select, (agent, int(level)))
+        row = cursor.fetchone()
+    return (level, *row)
+
+
+def _storable(text: str | None) -> str | None:
+    """``text`` as PostgreSQL can store it: NUL, which its text type cannot hold, becomes U+FFFD (for what the
+    audit records of a call's input: the row is hashed as stored)."""
+    return None if text is None else text.replace("\x00", "\ufffd")
+
+
+def _memory(row: Sequence[Any]) -> Memory:
+    key, content, tags, classification, version, saved_at, saved_by, source, occurred_at = row
+    return Memory(
+        key, content, tuple(json.loads(tags)), Level(classification), version, saved_at, saved_by, source, occurred_at
+    )
+
+
+def _redact(url: str) -> str:
+    """``url`` without its password, for error messages."""
+    return re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", url)

@@ -1,0 +1,150 @@
+"""Verify a PostgreSQL store as its owner: the protections the database must still enforce, then every chain."""
+
+from __future__ import annotations
+
+from memlab.errors import InvalidArgument, SchemaError
+from memlab.levels import Level
+from memlab.storage import chain
+from memlab.storage.postgres.sql import _AUDIT_COLUMNS, _IDENTIFIER, _redact, _require_psycopg
+from memlab.storage.seal import Audited, check_chain, check_sessions, check_versions
+from memlab.storage.verify import Verification, combine
+
+
+def verify_url(url: str, *, schema: str = "memlab") -> Verification:
+    """Verify the store in the database at ``url`` (as its owner) without opening it as a store: read-only,
+    whatever analyzer or policy it was built with.
+
+    Raises:
+        SchemaError: the database cannot be reached or holds no memlab store.
+    """
+    psycopg, _ = _require_psycopg()
+    if not _IDENTIFIER.fullmatch(schema):
+        raise InvalidArgument(f"{schema!r} is not a plain lower-case PostgreSQL identifier")
+    try:
+        conn = psycopg.connect(url, autocommit=True, options=f"-c search_path={schema}")
+    except psycopg.Error as error:
+        raise SchemaError(f"cannot connect to {_redact(url)}: {str(error).strip()}") from error
+    with conn, conn.transaction(), conn.cursor() as cursor:
+        found = cursor.execute("SELECT to_regclass(%s)", (f"{schema}.memlab_meta",)).fetchone()[0]
+        if found is None:
+            raise SchemaError(f"{_redact(url)} holds no memlab store (no table {schema}.memlab_meta)")
+        meta = dict(cursor.execute("SELECT name, value FROM memlab_meta").fetchall())
+        return _verify(cursor, schema, meta.get("session_role", ""))
+
+
+def _verify(cursor, schema: str, session_role: str) -> Verification:
+    """``verify`` on an owner's cursor: protections first, then each agent's chain and versions."""
+    problems = _missing_protections(cursor, schema, session_role)
+    if problems:
+        return Verification(problems=tuple(problems))
+    results = []
+    heads: dict[str, list[tuple[int, str]]] = {}
+    for agent, level, genesis in cursor.execute("SELECT agent, taint, genesis FROM chain_heads ORDER BY agent, taint"):
+        heads.setdefault(agent, []).append((level, genesis))
+    for agent, chains in heads.items():
+        found: list[str] = []
+        prefix = f"agent {agent!r}: "
+        audited = Audited()
+        for level, genesis in chains:
+            one = check_chain(
+                cursor.execute(
+                    f"SELECT {_AUDIT_COLUMNS} FROM audit WHERE agent = %s AND taint = %s ORDER BY seq",
+                    (agent, Level(level).name),
+                ).fetchall(),
+                genesis,
+                f"{prefix}{Level(level).name} ",
+                found,
+            )
+            audited.rows += one.rows
+            audited.head = chain.audit_hash(audited.head, (one.head,))
+            audited.saves |= one.saves
+            audited.deletes |= one.deletes
+            audited.purges |= one.purges
+            for session_id, (agents, taints) in one.sessions.items():
+                merged = audited.sessions.setdefault(session_id, (set(), set()))
+                merged[0].update(agents)
+                merged[1].update(taints)
+        strays = cursor.execute(
+            "SELECT count(*) FROM audit WHERE agent = %s AND taint <> ALL(%s)",
+            (agent, [Level(level).name for level, _ in chains]),
+        ).fetchone()[0]
+        if strays:
+            found.append(f"{prefix}{strays} audit rows belong to no chain (forged)")
+        versions = check_versions(
+            cursor.execute(
+                "SELECT agent, key, content, tags, source, occurred_at, classification, version, saved_at, saved_by, "
+                "deleted_at, deleted_by, salt, commitment, purged_at FROM memories WHERE agent = %s ORDER BY id",
+                (agent,),
+            ).fetchall(),
+            audited,
+            prefix,
+            found,
+        )
+        found += check_sessions(
+            cursor.execute("SELECT id, agent, taint FROM sessions WHERE agent = %s ORDER BY id", (agent,)).fetchall(),
+            cursor.execute(
+                "SELECT t.session_id, t.from_level, t.to_level FROM taint_events t "
+                "JOIN sessions s ON s.id = t.session_id WHERE s.agent = %s ORDER BY t.id",
+                (agent,),
+            ).fetchall(),
+            audited,
+            prefix,
+        )
+        results.append(Verification(audited.rows, versions, audited.head, tuple(found)))
+    orphans = cursor.execute(
+        "SELECT DISTINCT agent FROM memories WHERE agent NOT IN (SELECT agent FROM chain_heads) ORDER BY agent"
+    ).fetchall()
+    stray = [f"agent {agent!r}: versions without an audit chain (forged)" for (agent,) in orphans]
+    wrong = cursor.execute(
+        "SELECT agent, key, classification FROM memories m WHERE current <> (version = (SELECT max(version) "
+        "FROM memories n WHERE n.agent = m.agent AND n.key = m.key AND n.classification = m.classification)) "
+        "ORDER BY agent, key, classification"
+    ).fetchall()
+    stray += [
+        f"agent {agent!r}: the current version of key {key!r} at {Level(level).name} is not its newest (edited)"
+        for agent, key, level in wrong
+    ]
+    return combine([*results, Verification(problems=tuple(stray))])
+
+
+def _missing_protections(cursor, schema: str, role: str) -> list[str]:
+    """What the database no longer enforces: RLS off on a table, or the session role able to change the audit."""
+    problems = []
+    for table in ("memories", "chain_heads", "audit", "sessions", "taint_events"):
+        row = cursor.execute(
+            "SELECT relrowsecurity FROM pg_class WHERE oid = to_regclass(%s)", (f"{schema}.{table}",)
+        ).fetchone()
+        if row is None:
+            problems.append(f"table {table} is missing")
+        elif not row[0]:
+            problems.append(f"row-level security is off on table {table}")
+    for privilege in ("SELECT", "UPDATE", "DELETE", "TRUNCATE"):
+        if cursor.execute("SELECT has_table_privilege(%s, %s, %s)", (role, f"{schema}.audit", privilege)).fetchone()[0]:
+            problems.append(f"the session role {role} may {privilege} the audit")
+    granted = cursor.execute(
+        "SELECT has_table_privilege(%s, %s, 'SELECT'), has_column_privilege(%s, %s, 'id', 'SELECT'), "
+        "has_column_privilege(%s, %s, 'genesis', 'UPDATE'), has_table_privilege(%s, %s, 'INSERT')",
+        (role, f"{schema}.claim_key", role, f"{schema}.memories", role, f"{schema}.chain_heads")
+        + (role, f"{schema}.chain_heads"),
+    ).fetchone()
+    for allowed, what in zip(
+        granted,
+        ("read the claim key", "read the table-wide ids", "write a chain's genesis", "open a chain of its own making"),
+        strict=True,
+    ):
+        if allowed:
+            problems.append(f"the session role {role} may {what}")
+    above = cursor.execute(
+        "SELECT r.rolsuper OR r.rolbypassrls OR EXISTS (SELECT 1 FROM pg_auth_members WHERE member = r.oid) "
+        "FROM pg_roles r WHERE rolname = %s",
+        (role,),
+    ).fetchone()
+    if above and above[0]:
+        problems.append(f"the session role {role} is a superuser, bypasses row-level security or is a member of a role")
+    trigger = cursor.execute(
+        "SELECT tgenabled FROM pg_trigger WHERE tgrelid = to_regclass(%s) AND tgname = 'deletions_are_final'",
+        (f"{schema}.memories",),
+    ).fetchone()
+    if trigger is None or trigger[0] == "D":
+        problems.append("the trigger deletions_are_final is missing or disabled on table memories")
+    return problems
