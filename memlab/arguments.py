@@ -65,7 +65,7 @@ def _text(name: str, value: Any, limit: int) -> str:
     return _unicode(name, value)
 
 
-def _label(name: str, value: Any, limit: int) -> str:
+def _name(name: str, value: Any, limit: int) -> str:
     """A key, tag or agent name: NFC-normalised text on one line, with no character that makes look-alikes.
 
     Names are normalised to NFC (``cafe\u0301`` and ``café`` are one name); controls, format characters
@@ -89,13 +89,13 @@ def _label(name: str, value: Any, limit: int) -> str:
 
 
 def agent(value: Any) -> str:
-    """An agent name: the rules of keys (``_label``), up to ``MAX_AGENT_CHARS``."""
-    return _label("agent name", value, MAX_AGENT_CHARS)
+    """An agent name: the rules of keys (``_name``), up to ``MAX_AGENT_CHARS``."""
+    return _name("agent name", value, MAX_AGENT_CHARS)
 
 
 def session_id(value: Any) -> str:
     """A session id chosen by the caller: the rules of names, up to ``MAX_KEY_CHARS``."""
-    return _label("session id", value, MAX_KEY_CHARS)
+    return _name("session id", value, MAX_KEY_CHARS)
 
 
 def shown(value: Any, limit: int = MAX_ARGUMENT_NAME_CHARS) -> str:
@@ -116,7 +116,7 @@ def summary(value: Any, limit: int) -> str | None:
 
 
 def key(value: Any) -> str:
-    return _label("key", value, MAX_KEY_CHARS)
+    return _name("key", value, MAX_KEY_CHARS)
 
 
 def content(value: Any) -> str:
@@ -158,14 +158,14 @@ def tags(value: Any) -> tuple[str, ...]:
         return ()
     if not isinstance(value, (list, tuple)):
         raise InvalidArgument(f"tags must be a list of strings, not {type(value).__name__}")
-    clean = tuple(dict.fromkeys(_label("each tag", tag_value, MAX_TAG_CHARS) for tag_value in value))
+    clean = tuple(dict.fromkeys(_name("each tag", tag_value, MAX_TAG_CHARS) for tag_value in value))
     if len(clean) > MAX_TAGS:
         raise InvalidArgument(f"tags has {len(clean)} distinct tags; the limit is {MAX_TAGS}")
     return clean
 
 
 def tag(value: Any) -> str | None:
-    return None if value is None else _label("tag", value, MAX_TAG_CHARS)
+    return None if value is None else _name("tag", value, MAX_TAG_CHARS)
 
 
 def query(value: Any) -> str:

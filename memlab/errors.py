@@ -32,7 +32,8 @@ class NotFound(MemlabError, LookupError):
 
 
 class Denied(MemlabError):
-    """A policy hook refused the call."""
+    """The call was refused: by a pre-tool-call hook, by the policy, or by the database itself (PostgreSQL's
+    row-level security)."""
 
     code = "denied"
 

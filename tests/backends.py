@@ -125,7 +125,7 @@ def session_sql(store: MemoryStore, statement: str, agent: str = "main") -> None
             conn.execute("SELECT set_config('memlab.agent', %s, true), set_config('memlab.taint', '3', true)", (agent,))
             conn.execute(statement)
         return
-    (storage._file(agent) if hasattr(storage, "_file") else storage).db.execute(statement)
+    (storage.agent_storage(agent) if hasattr(storage, "agent_storage") else storage).db.execute(statement)
 
 
 def refused(backend: str) -> tuple[type[Exception], str]:

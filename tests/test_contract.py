@@ -142,7 +142,7 @@ def test_a_write_that_fails_leaves_nothing_behind(backend, monkeypatch):
     with open_store(backend) as store:
         session = store.session()
         session.memory_save("k", "one")
-        storage = store.storage if backend != "folder" else store.storage._file("main")
+        storage = store.storage if backend != "folder" else store.storage.agent_storage("main")
         monkeypatch.setattr(storage, "_append_audits", _explode)
         with pytest.raises(RuntimeError):
             session.memory_save_many([{"key": "k", "content": "two"}, {"key": "j", "content": "three"}])

@@ -187,8 +187,9 @@ class FolderStorage:
             for storage in self._files.values():
                 storage.ranking = ranking
 
-    def _file(self, agent: str, *, create: bool = True) -> SqliteStorage | None:
-        """The agent's storage, opened (and created, if ``create``) on demand; None if it has no file."""
+    def agent_storage(self, agent: str, *, create: bool = True) -> SqliteStorage | None:
+        """The agent's storage, the one place a call is routed to its file: opened (and created, if ``create``) on
+        demand; None if it has no file."""
         with self._lock:
             storage = self._files.get(agent)
             if storage is not None:
@@ -291,7 +292,7 @@ class FolderStorage:
     def add_session(self, session_id: str, agent: str, taint: Level, created_at: str) -> None:
         # Session ids are unique in the whole store, as in a single file: the catalogue holds them.
         _encoded(agent)
-        self._file(agent)  # a damaged agent is refused before the session is recorded
+        self.agent_storage(agent)  # a damaged agent is refused before the session is recorded
         try:
             self._catalogue_write(
                 "INSERT INTO sessions (id, agent, taint, created_at) VALUES (?, ?, ?, ?)",
@@ -300,11 +301,11 @@ class FolderStorage:
         except sqlite3.IntegrityError as error:
             raise InvalidArgument(f"session id {session_id!r} is already taken in this store") from error
         with self._lock:
-            self._file(agent).add_session(session_id, agent, taint, created_at)
+            self.agent_storage(agent).add_session(session_id, agent, taint, created_at)
 
     def add_taint_event(self, agent: str, event: TaintEvent) -> None:
         with self._lock:
-            self._file(agent).add_taint_event(agent, event)
+            self.agent_storage(agent).add_taint_event(agent, event)
 
     # -- tool calls: each routed to its agent's file ------------------------------------------------
 
@@ -318,7 +319,7 @@ class FolderStorage:
         audit: Callable[[Memory], AuditEvent],
     ) -> list[Memory]:
         with self._lock:
-            return self._file(agent).save_many(agent, classification, versions, saved_by=saved_by, audit=audit)
+            return self.agent_storage(agent).save_many(agent, classification, versions, saved_by=saved_by, audit=audit)
 
     def delete(
         self,
@@ -331,7 +332,7 @@ class FolderStorage:
         audit: Callable[[Memory | None], AuditEvent],
     ) -> Memory | None:
         with self._lock:
-            return self._file(agent).delete(
+            return self.agent_storage(agent).delete(
                 agent, key, classification, deleted_at=deleted_at, deleted_by=deleted_by, audit=audit
             )
 
@@ -346,18 +347,20 @@ class FolderStorage:
         audit: Callable[[list[Memory]], AuditEvent],
     ) -> list[Memory]:
         with self._lock:
-            return self._file(agent).purge(agent, key, level, purged_at=purged_at, purged_by=purged_by, audit=audit)
+            return self.agent_storage(agent).purge(
+                agent, key, level, purged_at=purged_at, purged_by=purged_by, audit=audit
+            )
 
     def effective(
         self, agent: str, taint: Level, key: str, *, audit: Callable[[Memory | None], AuditEvent] | None = None
     ) -> Memory | None:
         with self._lock:
-            storage = self._file(agent, create=audit is not None)
+            storage = self.agent_storage(agent, create=audit is not None)
             return None if storage is None else storage.effective(agent, taint, key, audit=audit)
 
     def exists(self, agent: str, key: str) -> bool:
         with self._lock:
-            storage = self._file(agent, create=False)
+            storage = self.agent_storage(agent, create=False)
             return storage is not None and storage.exists(agent, key)
 
     def effective_view(
@@ -369,18 +372,18 @@ class FolderStorage:
         audit: Callable[[list[Memory]], AuditEvent] | None = None,
     ) -> list[Memory]:
         with self._lock:
-            storage = self._file(agent, create=audit is not None)
+            storage = self.agent_storage(agent, create=audit is not None)
             return [] if storage is None else storage.effective_view(agent, taint, tag=tag, audit=audit)
 
     def search(
         self, agent: str, taint: Level, query: str, limit: int, *, audit: Callable[[list[Hit]], AuditEvent]
     ) -> list[Hit]:
         with self._lock:
-            return self._file(agent).search(agent, taint, query, limit, audit=audit)
+            return self.agent_storage(agent).search(agent, taint, query, limit, audit=audit)
 
     def append_audit(self, event: AuditEvent) -> None:
         with self._lock:
-            self._file(event.agent).append_audit(event)
+            self.agent_storage(event.agent).append_audit(event)
 
     # -- the auditor's views ------------------------------------------------------------------------
 
@@ -388,13 +391,13 @@ class FolderStorage:
         """The audit of one agent in order, or of every agent merged by time (then agent, then seq)."""
         if agent is not None:
             with self._lock:  # read whole under the lock: another thread may close the file once it is evicted
-                storage = self._file(agent, create=False)
+                storage = self.agent_storage(agent, create=False)
                 return iter([] if storage is None else list(storage.audit_rows(agent)))
-        return iter(sorted(self._every("audit_rows"), key=lambda row: (row["at"], row["agent"], row["seq"])))
+        return iter(sorted(self._from_every_agent("audit_rows"), key=lambda row: (row["at"], row["agent"], row["seq"])))
 
     def history_rows(self, agent: str, key: str | None = None) -> Iterator[dict[str, Any]]:
         with self._lock:
-            storage = self._file(agent, create=False)
+            storage = self.agent_storage(agent, create=False)
             return iter([] if storage is None else list(storage.history_rows(agent, key)))
 
     def session_rows(self) -> Iterator[dict[str, Any]]:
@@ -408,13 +411,13 @@ class FolderStorage:
         )
 
     def taint_event_rows(self) -> Iterator[dict[str, Any]]:
-        return iter(sorted(self._every("taint_event_rows"), key=lambda row: (row["at"], row["session_id"])))
+        return iter(sorted(self._from_every_agent("taint_event_rows"), key=lambda row: (row["at"], row["session_id"])))
 
-    def _every(self, method: str) -> list[dict[str, Any]]:
+    def _from_every_agent(self, method: str) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = []
         for agent in self.agents():
             with self._lock:
-                storage = self._file(agent, create=False)
+                storage = self.agent_storage(agent, create=False)
                 if storage is not None:
                     rows.extend(getattr(storage, method)())
         return rows

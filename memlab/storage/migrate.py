@@ -143,7 +143,7 @@ def _move_agent(conn: sqlite3.Connection, new: FolderStorage, agent: str) -> dic
             "INSERT INTO sessions (id, agent, taint, created_at) VALUES (?, ?, ?, ?)",
             (session_id, agent, taint, created_at),
         )
-    storage = new._file(agent)
+    storage = new.agent_storage(agent)
     with storage._write():
         storage.conn.executemany("INSERT INTO sessions (id, agent, taint, created_at) VALUES (?, ?, ?, ?)", sessions)
         storage.conn.executemany(

@@ -167,7 +167,7 @@ def _create(db: sqlite_utils.Database, analyzer: str, views: str) -> None:
             "index_when": str,
             # The tags that are one word each, lower-cased (pre-stemmed if the analyzer is): the tag boost's column.
             "index_tag_words": str,
-            # HMAC-SHA256(salt, content, tags): binds the content to the audit chain (memlab.storage.chain).
+            # HMAC-SHA256(salt, content ‖ tags ‖ context): binds a version to the audit chain (memlab.storage.seal).
             "salt": bytes,
             "commitment": str,
             "purged_at": str,

@@ -68,9 +68,9 @@ class Seal(NamedTuple):
 def seal(agent: str, new: NewVersion, classification: int, version: int, saved_by: str) -> Seal:
     """Seal a new version of ``agent``'s ``new.key`` at ``classification``, numbered ``version``."""
     tags, salt = json.dumps(new.tags), chain.new_salt()
-    bound = chain.commitment(salt, new.content, tags, new.source, new.occurred_at)
-    digest = chain.version_digest(agent, new.key, classification, version, new.saved_at, saved_by, bound)
-    return Seal(tags, salt, bound, digest)
+    commitment = chain.commitment(salt, new.content, tags, new.source, new.occurred_at)
+    digest = chain.version_digest(agent, new.key, classification, version, new.saved_at, saved_by, commitment)
+    return Seal(tags, salt, commitment, digest)
 
 
 def deletion(agent: str, memory: Memory, commitment: str, deleted_at: str, deleted_by: str) -> str:
@@ -222,7 +222,7 @@ def check_versions(rows: Iterable[Sequence[Any]], audited: Audited, prefix: str,
     for row in rows:
         count += 1
         agent, key, content, tags, source, occurred_at, level, version, saved_at, saved_by, *rest = row
-        deleted_at, deleted_by, salt, bound, purged = rest
+        deleted_at, deleted_by, salt, commitment, purged = rest
         try:
             ref = f"{key}@{Level(level).name}/v{version}"
         except ValueError:
@@ -231,11 +231,11 @@ def check_versions(rows: Iterable[Sequence[Any]], audited: Audited, prefix: str,
         seen.add((agent, ref))
         where = f"{prefix}version {ref} of agent {agent!r}"
         if purged is None:
-            if salt is None or bound != chain.commitment(salt, content, tags, source, occurred_at):
+            if salt is None or commitment != chain.commitment(salt, content, tags, source, occurred_at):
                 problems.append(f"{where}: its content, tags or context do not match its commitment (edited)")
         elif (agent, ref) not in purges or salt is not None or content or source or occurred_at:
             problems.append(f"{where}: marked purged, but no purge of it is audited (or content remains)")
-        digest = chain.version_digest(agent, key, level, version, saved_at, saved_by, bound or "")
+        digest = chain.version_digest(agent, key, level, version, saved_at, saved_by, commitment or "")
         if (agent, ref) not in saves:
             problems.append(f"{where}: no audited save wrote it (forged, or its level, key or version edited)")
         elif saves[agent, ref] != digest:

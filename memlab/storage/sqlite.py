@@ -224,7 +224,7 @@ class SqliteStorage:
         vectors = None if self.embedder is None else self.embedder.embed([new.content for new in versions])
         with self._write():
             agent_id, indexed = self._agent(agent, create=True)
-            if self.rules.lattice_visibility and not indexed & _bit(classification):
+            if self.rules.lattice_visibility and not indexed & _level_bit(classification):
                 indexed = self._start_index(agent_id, classification, indexed)
             keys = list(dict.fromkeys(version.key for version in versions))
             latest = self._latest(agent_id, keys)
@@ -295,7 +295,7 @@ class SqliteStorage:
             if row is None or row[1] is not None:
                 self._append_audit(audit(None))
                 return None
-            *row, bound = row
+            *row, commitment = row
             latest = self._latest(agent_id, [key])
             before = live_versions(latest)
             self.conn.execute(
@@ -304,7 +304,7 @@ class SqliteStorage:
             del latest[key, int(classification)]
             memory = _memory(row[2:])
             self._refresh(agent_id, [key], before, live_versions(latest), indexed, changed=classification)
-            self._append_audits([audit(memory)], [deletion(agent, memory, bound, deleted_at, deleted_by)])
+            self._append_audits([audit(memory)], [deletion(agent, memory, commitment, deleted_at, deleted_by)])
         return memory
 
     def purge(
@@ -352,7 +352,7 @@ class SqliteStorage:
                     [(purged_at, memory_id) for memory_id in ids],
                 )
                 self.conn.executemany("DELETE FROM vectors WHERE memory_id = ?", [(memory_id,) for memory_id in ids])
-                tables = [fts_table(agent_id, lvl) for lvl in Level if indexed & _bit(lvl)]
+                tables = [fts_table(agent_id, lvl) for lvl in Level if indexed & _level_bit(lvl)]
                 for table in tables + ([fts_table(agent_id, None)] if self.rules.global_statistics else []):
                     self.conn.execute(f'INSERT INTO "{table}" ("{table}") VALUES (\'optimize\')')
             self._append_audit(audit(purged))
@@ -437,7 +437,7 @@ class SqliteStorage:
             "FROM effective e JOIN memories m ON m.id = e.memory_id WHERE e.agent_id = ? AND e.taint = ?",
             (agent_id, int(level)),
         )
-        indexed |= _bit(level)
+        indexed |= _level_bit(level)
         self.conn.execute("UPDATE agents SET indexed_levels = ? WHERE id = ?", (indexed, agent_id))
         return indexed
 
@@ -473,18 +473,18 @@ class SqliteStorage:
         for key in keys:
             old, new = before.get(key, {}), after.get(key, {})
             for taint in taints:
-                shown, winner = self.rules.winner(old, taint), self.rules.winner(new, taint)
-                if winner == shown:
+                previous_winner, winner = self.rules.winner(old, taint), self.rules.winner(new, taint)
+                if winner == previous_winner:
                     continue
                 if winner is None:
                     removals.append((agent_id, key, int(taint)))
                 else:
                     upserts.append((agent_id, key, int(taint), winner))
-                if indexed & _bit(taint):
-                    _diff(reindex, fts_table(agent_id, taint), shown, winner)
+                if indexed & _level_bit(taint):
+                    _note_reindex(reindex, fts_table(agent_id, taint), previous_winner, winner)
             if self.rules.global_statistics:
                 for level in Level:
-                    _diff(reindex, fts_table(agent_id, None), old.get(level), new.get(level))
+                    _note_reindex(reindex, fts_table(agent_id, None), old.get(level), new.get(level))
         self.conn.executemany("DELETE FROM effective WHERE agent_id = ? AND key = ? AND taint = ?", removals)
         self.conn.executemany(
             "INSERT OR REPLACE INTO effective (agent_id, key, taint, memory_id) VALUES (?, ?, ?, ?)", upserts
@@ -617,7 +617,7 @@ class SqliteStorage:
         self, agent_id: int | None, indexed: int, taint: Level, match: str | None, limit: int
     ) -> list[_Ranked]:
         """FTS5's ranking of the session's view, as the rules say it is searched."""
-        used = [level for level in Level if indexed & _bit(level) and self.rules.can_read(level, taint)]
+        used = [level for level in Level if indexed & _level_bit(level) and self.rules.can_read(level, taint)]
         if not used or match is None:
             return []
         if self.rules.global_statistics:
@@ -864,13 +864,13 @@ def _fuse(lexical: list[_Ranked], dense: list[_Ranked], ranking: Ranking) -> lis
     """Reciprocal rank fusion by memory key: ``lexical / (k + rank) + dense / (k + rank')``; a key shows the
     version FTS5 found when it found one; ties keep FTS5's order, then the dense order."""
     scores: dict[str, float] = {}
-    shown: dict[str, _Ranked] = {}
+    first_found: dict[str, _Ranked] = {}
     for weight, ranked in ((ranking.lexical, lexical), (ranking.dense, dense)):
         for rank, item in enumerate(ranked, start=1):
             scores[item.key] = scores.get(item.key, 0.0) + weight / (ranking.fusion_k + rank)
-            shown.setdefault(item.key, item)
+            first_found.setdefault(item.key, item)
     order = sorted(scores, key=lambda key: -scores[key])  # stable: first seen first among equals
-    return [shown[key]._replace(score=scores[key]) for key in order]
+    return [first_found[key]._replace(score=scores[key]) for key in order]
 
 
 def _first_per_key(groups: Iterable[list[Any]], key: Callable[[Any], str]) -> list[Any]:
@@ -894,7 +894,9 @@ def live_versions(latest: dict[tuple[str, int], tuple[int, int, str | None]]) ->
     return live
 
 
-def _diff(reindex: dict[str, tuple[list[int], list[int]]], table: str, before: int | None, after: int | None) -> None:
+def _note_reindex(
+    reindex: dict[str, tuple[list[int], list[int]]], table: str, before: int | None, after: int | None
+) -> None:
     """Note that ``table`` must drop ``before`` and add ``after`` (either may be None, both may be equal)."""
     if before == after:
         return
@@ -905,7 +907,7 @@ def _diff(reindex: dict[str, tuple[list[int], list[int]]], table: str, before: i
         added.append(after)
 
 
-def _bit(level: Level) -> int:
+def _level_bit(level: Level) -> int:
     return 1 << int(level)
 
 
