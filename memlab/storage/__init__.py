@@ -31,6 +31,8 @@ from memlab.viewrules import ViewRules
 
 __all__ = [
     "StorageProvider",
+    "ToolStorage",
+    "AuditorStorage",
     "SqliteStorage",
     "FolderStorage",
     "PostgresStorage",
@@ -45,8 +47,8 @@ __all__ = [
 LAYOUTS = ("folder", "file")
 
 
-class StorageProvider(Protocol):
-    """What a session and the store need from storage.
+class ToolStorage(Protocol):
+    """What a session needs from storage: the tools' side of the seam.
 
     Storage is told the rules (``ViewRules``) and the classification of every write; it never decides who
     may call it. Every tool-level call appends its audit event in the same transaction as its effect
@@ -86,17 +88,6 @@ class StorageProvider(Protocol):
         audit: Callable[[Memory | None], AuditEvent],
     ) -> Memory | None: ...
 
-    def purge(
-        self,
-        agent: str,
-        key: str,
-        level: Level | None,
-        *,
-        purged_at: str,
-        purged_by: str,
-        audit: Callable[[list[Memory]], AuditEvent],
-    ) -> list[Memory]: ...
-
     def effective(
         self, agent: str, taint: Level, key: str, *, audit: Callable[[Memory | None], AuditEvent] | None = None
     ) -> Memory | None: ...
@@ -118,6 +109,24 @@ class StorageProvider(Protocol):
 
     def append_audit(self, event: AuditEvent) -> None: ...
 
+    def close(self) -> None: ...
+
+
+class AuditorStorage(Protocol):
+    """What the store's auditor needs from storage: history, the audit, sessions, purge and verify. Nothing a
+    model's call reaches."""
+
+    def purge(
+        self,
+        agent: str,
+        key: str,
+        level: Level | None,
+        *,
+        purged_at: str,
+        purged_by: str,
+        audit: Callable[[list[Memory]], AuditEvent],
+    ) -> list[Memory]: ...
+
     def agents(self) -> list[str]: ...
 
     def audit_rows(self, agent: str | None = None) -> Iterator[dict[str, Any]]: ...
@@ -130,7 +139,10 @@ class StorageProvider(Protocol):
 
     def verify(self) -> Verification: ...
 
-    def close(self) -> None: ...
+
+class StorageProvider(ToolStorage, AuditorStorage, Protocol):
+    """A backend: both sides of the seam (``ToolStorage`` for sessions, ``AuditorStorage`` for the store's
+    auditor). ``tests/test_contract.py`` holds every implementation to it."""
 
 
 def open_storage(
