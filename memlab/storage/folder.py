@@ -26,7 +26,6 @@ the store verified) lets ``verify`` see an audit's tail removed or a file rolled
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import sqlite3
 import threading
@@ -36,8 +35,6 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import sqlite_utils
-
 from memlab.errors import InvalidArgument, SchemaError
 from memlab.levels import Level
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
@@ -45,17 +42,15 @@ from memlab.search.analyzers import Analyzer
 from memlab.search.analyzers import resolve as resolve_analyzer
 from memlab.search.dense import Embedder
 from memlab.search.ranking import Ranking
-from memlab.storage import chain
+from memlab.storage.catalogue import folder_lock, log_agent, open_catalogue
 from memlab.storage.folder_verify import verify_folder
-from memlab.storage.layout import CATALOGUE, FORMAT, LOCK, agent_file
-from memlab.storage.schema import check_meta
+from memlab.storage.layout import agent_file
 from memlab.storage.sqlite import SqliteStorage
 from memlab.storage.verify import Verification, read_only
 from memlab.viewrules import ViewRules
 
 __all__ = ["FolderStorage"]
 
-SCHEMA_VERSION = 1
 DEFAULT_CACHE_SIZE = 64  # open agent files; each holds three descriptors (file, WAL, shared memory)
 
 
@@ -94,59 +89,12 @@ class FolderStorage:
         self._template: bytes | None = None
         # One lock for the cache and the calls through it: a file is never closed under a running call.
         self._lock = threading.RLock()
-        self._catalogue = self._open_catalogue()
+        self._catalogue = open_catalogue(
+            self.path, analyzer=self.analyzer.name, views=self.rules.signature, busy_timeout=self.busy_timeout
+        )
         self.meta = {row[0]: row[1] for row in self._catalogue.execute("SELECT name, value FROM memlab_meta")}
 
     # -- the catalogue ------------------------------------------------------------------------------
-
-    def _open_catalogue(self) -> sqlite3.Connection:
-        if self.path.exists() and not self.path.is_dir():
-            raise SchemaError(f"{self.path} is a file, not a store folder")
-        if not self.path.parent.is_dir():
-            raise SchemaError(f"cannot create the store folder {self.path}: {self.path.parent} does not exist")
-        catalogue = self.path / CATALOGUE
-        if self.path.is_dir():
-            _refuse_other_files(self.path)  # before a lock file is made in a folder that is not a store
-        try:
-            self.path.mkdir(exist_ok=True)
-            # Three processes opening one new folder at once: the check, the catalogue's creation and its switch to
-            # WAL are one step (a journal-mode change racing another connection fails at once, busy timeout or not).
-            with _folder_lock(self.path):
-                _refuse_other_files(self.path)
-                _refuse_links(self.path)
-                conn = sqlite3.connect(
-                    catalogue, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
-                )
-                db = sqlite_utils.Database(conn, execute_plugins=False)
-                try:
-                    if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memlab_meta'").fetchone():
-                        conn.execute("PRAGMA journal_mode=WAL")
-                        conn.execute("BEGIN IMMEDIATE")
-                        try:
-                            _ensure_catalogue(db, self.analyzer.name, self.rules.signature)
-                        except BaseException:
-                            conn.execute("ROLLBACK")
-                            raise
-                        conn.execute("COMMIT")
-                except BaseException:
-                    conn.close()
-                    raise
-        except SchemaError:
-            raise
-        except sqlite3.DatabaseError as error:
-            raise SchemaError(f"cannot open {catalogue} as a memlab catalogue: {error}") from error
-        except (OSError, sqlite3.Error) as error:
-            raise SchemaError(f"cannot open the store folder {self.path}: {error}") from error
-        try:
-            conn.execute("PRAGMA synchronous=NORMAL")
-            _ensure_catalogue(db, self.analyzer.name, self.rules.signature)
-        except sqlite3.DatabaseError as error:
-            conn.close()
-            raise SchemaError(f"cannot open {catalogue} as a memlab catalogue: {error}") from error
-        except SchemaError:
-            conn.close()
-            raise
-        return conn
 
     def _catalogue_write(self, sql: str, parameters: tuple[Any, ...]) -> None:
         with self._catalogue_transaction() as conn:
@@ -198,7 +146,7 @@ class FolderStorage:
             path = self.agent_path(agent)
             if self._damage(agent, path) is not None:
                 # Being made by another process, new, or damaged: under the folder's lock it is one of the three.
-                with _folder_lock(self.path):
+                with folder_lock(self.path):
                     damage = self._damage(agent, path)
                     if damage == "":
                         if not create:
@@ -264,7 +212,7 @@ class FolderStorage:
         relative = str(path.relative_to(self.path))
         with self._catalogue_transaction() as conn:
             if conn.execute("INSERT OR IGNORE INTO agents (name, file) VALUES (?, ?)", (agent, relative)).rowcount:
-                _log_agent(conn, agent, relative)
+                log_agent(conn, agent, relative)
         path.parent.mkdir(parents=True, exist_ok=True)
         draft = path.with_name(f".{uuid.uuid4().hex}.tmp")
         draft.write_bytes(self._empty_file())
@@ -447,114 +395,3 @@ def _encoded(agent: str) -> bytes:
         return agent.encode("utf-8")
     except UnicodeEncodeError as error:
         raise InvalidArgument(f"agent name is not valid Unicode text (character {error.start})") from None
-
-
-def _ensure_catalogue(db: sqlite_utils.Database, analyzer: str, views: str) -> None:
-    """Create the catalogue in an empty file, or check the one there."""
-    tables = set(db.table_names())
-    if "memlab_meta" not in tables:
-        if tables:
-            raise SchemaError(f"not a memlab catalogue: it holds other tables ({', '.join(sorted(tables)[:5])})")
-        db["memlab_meta"].create({"name": str, "value": str}, pk="name", not_null={"value"})
-        db["memlab_meta"].insert_all(
-            [
-                {"name": "format", "value": FORMAT},
-                {"name": "schema_version", "value": str(SCHEMA_VERSION)},
-                {"name": "analyzer", "value": analyzer},
-                {"name": "views", "value": views},
-            ]
-        )
-        db["agents"].create({"name": str, "file": str}, pk="name", not_null={"file"})
-        db["sessions"].create(
-            {"id": str, "agent": str, "taint": str, "created_at": str},
-            pk="id",
-            not_null={"agent", "taint", "created_at"},
-        )
-    check_meta(db, FORMAT, SCHEMA_VERSION, analyzer, views)
-    _ensure_records(db)
-
-
-def _ensure_records(db: sqlite_utils.Database) -> None:
-    """Give a catalogue what it records of its agents (added in place to a catalogue made before them): each
-    agent's audit length and head, and the append-only, chained log of agent creations."""
-    columns = {column.name for column in db["agents"].columns}
-    if {"audit_rows", "audit_head"} <= columns and "agent_log" in db.table_names():
-        return
-    conn = db.conn
-    began = not conn.in_transaction  # a new catalogue is made in its creator's transaction
-    if began:
-        conn.execute("BEGIN IMMEDIATE")
-    try:
-        columns = {row[1] for row in conn.execute("PRAGMA table_info(agents)")}
-        if "audit_rows" not in columns:
-            conn.execute("ALTER TABLE agents ADD COLUMN audit_rows INTEGER")
-            conn.execute("ALTER TABLE agents ADD COLUMN audit_head TEXT")
-        if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'agent_log'").fetchone():
-            conn.execute(
-                "INSERT OR IGNORE INTO memlab_meta (name, value) VALUES ('chain_genesis', ?)", (chain.genesis(),)
-            )
-            conn.execute(
-                "CREATE TABLE agent_log (seq INTEGER PRIMARY KEY, name TEXT NOT NULL, file TEXT NOT NULL, "
-                "hash TEXT NOT NULL)"
-            )
-            for name, sql in _LOG_TRIGGERS.items():
-                conn.execute(f"CREATE TRIGGER {name} {sql}")
-            for name, file in conn.execute("SELECT name, file FROM agents ORDER BY rowid").fetchall():
-                _log_agent(conn, name, file)
-    except BaseException:
-        if began:
-            conn.execute("ROLLBACK")
-        raise
-    if began:
-        conn.execute("COMMIT")
-
-
-_APPEND_ONLY = "BEGIN SELECT RAISE(ABORT, 'the log of agents is append-only'); END"
-_LOG_TRIGGERS = {
-    "agent_log_no_update": f"BEFORE UPDATE ON agent_log {_APPEND_ONLY}",
-    "agent_log_no_delete": f"BEFORE DELETE ON agent_log {_APPEND_ONLY}",
-}
-
-
-def _log_agent(conn: sqlite3.Connection, agent: str, file: str) -> None:
-    """Append an agent's creation to the catalogue's log, chained to the entry before."""
-    last = conn.execute("SELECT seq, hash FROM agent_log ORDER BY seq DESC LIMIT 1").fetchone()
-    if last is None:
-        genesis = conn.execute("SELECT value FROM memlab_meta WHERE name = 'chain_genesis'").fetchone()[0]
-        last = (0, genesis)
-    seq = last[0] + 1
-    conn.execute(
-        "INSERT INTO agent_log (seq, name, file, hash) VALUES (?, ?, ?, ?)",
-        (seq, agent, file, chain.audit_hash(last[1], (seq, agent, file))),
-    )
-
-
-@contextlib.contextmanager
-def _folder_lock(path: Path) -> Iterator[None]:
-    """Hold the store folder's lock (between processes, and between stores opened in one process)."""
-    with open(path / LOCK, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _refuse_other_files(path: Path) -> None:
-    """Refuse a folder holding files but no catalogue. One listing, so a catalogue being made is seen whole."""
-    entries = set(os.listdir(path))
-    if CATALOGUE not in entries and entries - {LOCK}:
-        shown = ", ".join(sorted(entries - {LOCK})[:5])
-        raise SchemaError(f"not a memlab store: the folder {path} holds other files ({shown})")
-
-
-def _refuse_links(path: Path) -> None:
-    """Refuse a symbolic link where the store writes: the catalogue, ``agents`` and its fan-out folders (an agent's
-    own file is checked when it is opened)."""
-    agents = path / "agents"
-    places = [path / name for name in (CATALOGUE, f"{CATALOGUE}-wal", f"{CATALOGUE}-shm", LOCK)] + [agents]
-    if agents.is_dir() and not agents.is_symlink():
-        places += [Path(entry.path) for entry in os.scandir(agents)]
-    for place in places:
-        if place.is_symlink():
-            raise SchemaError(f"{place} is a symbolic link: the store folder is damaged or tampered with")
