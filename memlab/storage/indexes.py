@@ -1,7 +1,8 @@
 """The effective view and the per-level FTS5 indexes of one SQLite file, kept in step with the live versions.
 
 For every agent and every taint level T, ``effective`` holds the key -> version rows of a session at T, and
-the FTS5 index of T exactly those versions; a save, delete or purge writes only the differences.
+the FTS5 index of T (made on the first save at T, see ``_start_index``) exactly those versions; a save, delete
+or purge writes only the differences.
 """
 
 from __future__ import annotations
