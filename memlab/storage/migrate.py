@@ -29,7 +29,8 @@ from memlab.records import AuditEvent
 from memlab.search.analyzers import Analyzer
 from memlab.storage import chain
 from memlab.storage.folder import FolderStorage
-from memlab.storage.sqlite import SqliteStorage, live_versions
+from memlab.storage.indexes import live_versions
+from memlab.storage.sqlite import SqliteStorage
 from memlab.viewrules import ViewRules
 
 __all__ = ["migrate"]

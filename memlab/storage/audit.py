@@ -1,0 +1,70 @@
+"""The audit of one SQLite file: rows appended, each chained to the one before, in the caller's transaction;
+and the auditor's views (the audit, every version's history, the sessions and their taint events)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import sqlite_utils
+
+from memlab.levels import Level
+from memlab.records import AuditEvent
+from memlab.storage.seal import AUDIT_FIELDS, chain_rows
+
+_AUDIT_COLUMNS = ", ".join((*AUDIT_FIELDS, "hash"))
+
+
+class Audit:
+    """``SqliteStorage``'s audit and auditor's views (a mixin over these attributes and the storage's ``_write``)."""
+
+    conn: sqlite3.Connection
+    db: sqlite_utils.Database
+    _genesis: str
+
+    def append_audit(self, event: AuditEvent) -> None:
+        with self._write():
+            self._append_audit(event)
+
+    def _append_audit(self, event: AuditEvent) -> None:
+        self._append_audits([event])
+
+    def _append_audits(self, events: Sequence[AuditEvent], digests: Sequence[str | None] | None = None) -> None:
+        """Append audit rows, each chained to the one before (``memlab.storage.seal``)."""
+        last = self.conn.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
+        seq, previous = last if last is not None else (0, self._genesis)
+        rows = chain_rows(events, digests, seq=seq, previous=previous)
+        self.conn.executemany(
+            f"INSERT INTO audit ({_AUDIT_COLUMNS}) VALUES ({', '.join('?' * (len(AUDIT_FIELDS) + 1))})",
+            rows,
+        )
+
+    def agents(self) -> list[str]:
+        """Every agent that has saved in this store, by name."""
+        return [row[0] for row in self.conn.execute("SELECT name FROM agents ORDER BY name")]
+
+    def audit_rows(self, agent: str | None = None) -> Iterator[dict[str, Any]]:
+        """The audit, oldest first; only ``agent``'s calls when given."""
+        where, parameters = ("", ()) if agent is None else ("WHERE agent = ?", (agent,))
+        for row in self.db.query(f"SELECT * FROM audit {where} ORDER BY seq", parameters):
+            yield {**row, "records": json.loads(row["records"]), "notes": json.loads(row["notes"])}
+
+    def history_rows(self, agent: str, key: str | None = None) -> Iterator[dict[str, Any]]:
+        """Every version of ``key`` (of every key when None), by key, level, then version."""
+        for row in self.db.query(
+            "SELECT m.key, m.classification, m.version, m.content, m.tags, m.source, m.occurred_at, m.saved_at, "
+            "m.saved_by, m.deleted_at, m.deleted_by FROM memories m JOIN agents a ON a.id = m.agent_id "
+            f"WHERE a.name = ? {'' if key is None else 'AND m.key = ?'} ORDER BY m.key, m.classification, m.version",
+            (agent,) if key is None else (agent, key),
+        ):
+            yield {**row, "classification": Level(row["classification"]).name, "tags": json.loads(row["tags"])}
+
+    def session_rows(self) -> Iterator[dict[str, Any]]:
+        return self.db.query(
+            "SELECT id, agent, taint AS initial_taint, created_at FROM sessions ORDER BY created_at, id"
+        )
+
+    def taint_event_rows(self) -> Iterator[dict[str, Any]]:
+        return self.db.query("SELECT session_id, at, from_level, to_level, reason FROM taint_events ORDER BY id")

@@ -1,0 +1,157 @@
+"""Lexical search of one SQLite file: FTS5's ranking of a session's effective view, the check that what an index
+returned is in that view, and the hits shown with their snippets."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple
+
+from memlab.errors import IntegrityError
+from memlab.levels import Level
+from memlab.records import Hit
+from memlab.search.analyzers import Analyzer
+from memlab.search.ranking import Ranking
+from memlab.storage.indexes import _level_bit
+from memlab.storage.rows import _MEMORY_COLUMNS, _memory
+from memlab.storage.schema import fts_table
+from memlab.viewrules import ViewRules
+
+_SNIPPET_TOKENS = 16
+
+
+class LexicalSearch:
+    """``SqliteStorage``'s FTS5 ranking, second gate and hits (a mixin over these attributes)."""
+
+    conn: sqlite3.Connection
+    rules: ViewRules
+    analyzer: Analyzer
+    ranking: Ranking
+
+    def _check_in_view(self, agent_id: int | None, ranked: list[_Ranked]) -> None:
+        """Fail closed when an index returned a version outside the view it must hold: the second gate, after the
+        index itself (nothing guards an FTS5 index against a database-level write, so one can be made to read up).
+
+        Raises:
+            IntegrityError: naming the index, never the version (its key may be above the session's taint).
+        """
+        for item in ranked:
+            row = self.conn.execute(
+                "SELECT memory_id FROM effective WHERE agent_id = ? AND key = ? AND taint = ?",
+                (agent_id, item.key, item.view),
+            ).fetchone()
+            if row is None or row[0] != item.memory_id:
+                where = f"the search index {item.table}" if item.table else "the vectors table"
+                raise IntegrityError(
+                    f"{where} returned a version outside the view it holds: this store has been damaged or "
+                    "tampered with (run `memlab verify`)"
+                )
+
+    def _lexical(
+        self, agent_id: int | None, indexed: int, taint: Level, match: str | None, limit: int
+    ) -> list[_Ranked]:
+        """FTS5's ranking of the session's view, as the rules say it is searched."""
+        used = [level for level in Level if indexed & _level_bit(level) and self.rules.can_read(level, taint)]
+        if not used or match is None:
+            return []
+        if self.rules.global_statistics:
+            return self._rank(fts_table(agent_id, None), match, limit, taint, only_effective_at=agent_id)
+        if self.rules.shadow_before_match:
+            # The index of the highest used level <= taint holds exactly the session's effective view.
+            return self._rank(fts_table(agent_id, max(used)), match, limit, max(used))
+        # Match first, shadow among the matches: each used level's view is searched and, per key,
+        # the hit from the highest level wins, even when a higher version did not match.
+        ranked = (self._rank(fts_table(agent_id, level), match, limit, level) for level in reversed(used))
+        return sorted(_first_per_key(ranked, lambda item: item.key), key=lambda item: -item.score)[:limit]
+
+    def _rank(
+        self, table: str, match: str, limit: int, view: Level, *, only_effective_at: int | None = None
+    ) -> list[_Ranked]:
+        """The top ``limit`` matches of index ``table``, which holds the effective view at ``view`` (or, with
+        ``only_effective_at`` an agent id, every live version, filtered to that agent's view at ``view``)."""
+        # Rank by the store's Ranking: bm25(...) with its column weights, minus the tag boost, ties in rowid (save)
+        # order. A memory earns the boost when a query word is one of its one-word tags: a hit of the query in
+        # the one-word-tags column (weight 0 in the ranking). A second bm25() weighing only that column is
+        # below 0 exactly then (FTS5 floors every idf above 0), and it is computed in the same scan, from the
+        # hits FTS5 has already read (a subquery collecting the tagged memories instead added 1.4-1.5x to a
+        # search naming a tag a quarter of 100k memories carry, this adds 1.1-1.2x).
+        # Only the ids, keys and scores are read here: the rows and snippets of the hits shown are made by _hits
+        # (FTS5's snippet() here would be computed for every match).
+        ranking = self.ranking
+        weights = ranking.weights()
+        score = f'bm25("{table}", {", ".join(str(weight) for weight in (*weights, 0.0))})'
+        parameters: list[Any] = []
+        if ranking.tag_boost:
+            score += f' - ? * (bm25("{table}", {", ".join(["0"] * len(weights) + ["1"])}) < 0)'
+            parameters.append(ranking.tag_boost)
+        effective = ""
+        if only_effective_at is not None:
+            effective = "AND rowid IN (SELECT memory_id FROM effective WHERE agent_id = ? AND taint = ?)"
+        parameters += [match, *(() if only_effective_at is None else (only_effective_at, int(view)))]
+        ranked = self.conn.execute(
+            f'SELECT rowid, {score} AS score FROM "{table}" WHERE "{table}" MATCH ? {effective} '
+            "ORDER BY score, rowid LIMIT ?",
+            [*parameters, limit],
+        ).fetchall()
+        keys = dict(
+            self.conn.execute(
+                f"SELECT id, key FROM memories WHERE id IN ({', '.join('?' * len(ranked))})", [i for i, _ in ranked]
+            )
+        )
+        # A rowid without a version can only be a tampered index: its key is None, and _check_in_view refuses it.
+        return [_Ranked(memory_id, keys.get(memory_id), -score, table, int(view)) for memory_id, score in ranked]
+
+    def _hits(self, ranked: list[_Ranked], match: str | None, query: str) -> list[Hit]:
+        """The hits shown: each ranked version's row and a snippet of its content, matched words marked — made
+        in Python, or for trigram (whose matching Python cannot mirror) by FTS5's snippet() over the index the
+        version was found in."""
+        if not ranked:
+            return []
+        marks = ", ".join("?" * len(ranked))
+        found = {
+            row[0]: _memory(row[1:])
+            for row in self.conn.execute(
+                f"SELECT m.id, {_MEMORY_COLUMNS} FROM memories m WHERE m.id IN ({marks})", [r.memory_id for r in ranked]
+            )
+        }
+        snippets: dict[int, str] = {}
+        if not self.analyzer.python_snippets and match is not None:
+            for table in {r.table for r in ranked if r.table is not None}:
+                ids = [r.memory_id for r in ranked if r.table == table]
+                snippets |= dict(
+                    self.conn.execute(
+                        f"SELECT rowid, snippet(\"{table}\", 1, '**', '**', '…', {_SNIPPET_TOKENS}) FROM \"{table}\" "
+                        f'WHERE "{table}" MATCH ? AND rowid IN ({", ".join("?" * len(ids))})',
+                        [match, *ids],
+                    )
+                )
+        terms = self.analyzer.snippet_terms(query)
+        return [
+            Hit(
+                found[r.memory_id],
+                r.score,
+                snippets.get(r.memory_id)
+                or self.analyzer.snippet(found[r.memory_id].content, terms, tokens=_SNIPPET_TOKENS),
+            )
+            for r in ranked
+        ]
+
+
+class _Ranked(NamedTuple):
+    """A version in a ranking, before its row is read: its id, key and score, the FTS5 index that found it, and
+    the taint whose effective view must hold it."""
+
+    memory_id: int
+    key: str
+    score: float
+    table: str | None
+    view: int
+
+
+def _first_per_key(groups: Iterable[list[Any]], key: Callable[[Any], str]) -> list[Any]:
+    """Items from several groups, in order of precedence, keeping each key's first occurrence."""
+    seen: dict[str, Any] = {}
+    for group in groups:
+        for item in group:
+            seen.setdefault(key(item), item)
+    return list(seen.values())

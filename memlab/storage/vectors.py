@@ -1,0 +1,115 @@
+"""Dense search of one SQLite file: vectors backfilled per agent, an effective view's vectors as one matrix kept
+while the view holds, cosine ranking, and reciprocal rank fusion with FTS5's ranking."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import OrderedDict
+from typing import NamedTuple
+
+import numpy as np
+
+from memlab.levels import Level
+from memlab.search.dense import Embedder, matrix
+from memlab.search.ranking import Ranking
+from memlab.storage.lexical import _Ranked
+
+_VECTOR_VIEWS = 4  # effective views' matrices kept per connection (100k vectors of 384 floats: 154 MB)
+FUSION_DEPTH = 50  # how deep each ranking is read when two are fused (RRF's weight at rank 50 is ~1/50)
+
+
+class VectorSearch:
+    """``SqliteStorage``'s dense vectors and their cached views (a mixin over these attributes and the storage's
+    ``_write`` and ``_agent_id``)."""
+
+    conn: sqlite3.Connection
+    ranking: Ranking
+    embedder: Embedder | None
+    _backfilled: set[int]
+    _views_changed: int
+    _vector_views: OrderedDict[tuple[int, int, str], tuple[tuple[int, int], _VectorView]]
+
+    def _query_vector(self, query: str) -> np.ndarray:
+        self.ranking.require_embedder(self.embedder)
+        return self.embedder.embed([query])[0]
+
+    def _backfill(self, agent: str) -> None:
+        """Give every version in the agent's views a vector of this embedder, once per agent and connection
+        (versions saved without an embedder, or under another model, have none)."""
+        agent_id = self._agent_id(agent)
+        if agent_id is None or agent_id in self._backfilled:
+            return
+        model = self.embedder.name
+        missing = self.conn.execute(
+            "SELECT DISTINCT m.id, m.content FROM effective e JOIN memories m ON m.id = e.memory_id "
+            "LEFT JOIN vectors v ON v.memory_id = m.id AND v.model = ? WHERE e.agent_id = ? AND v.memory_id IS NULL",
+            (model, agent_id),
+        ).fetchall()
+        if missing:
+            vectors = self.embedder.embed([content for _, content in missing])
+            with self._write():
+                self.conn.executemany(
+                    "INSERT OR REPLACE INTO vectors (memory_id, model, vector) SELECT ?, ?, ? "
+                    "WHERE EXISTS (SELECT 1 FROM memories WHERE id = ? AND purged_at IS NULL)",
+                    [(i, model, v.tobytes(), i) for (i, _), v in zip(missing, vectors, strict=True)],
+                )
+                self._views_changed += 1
+        self._backfilled.add(agent_id)
+
+    def _dense(self, agent_id: int | None, taint: Level, vector: np.ndarray, limit: int) -> list[_Ranked]:
+        """The session's effective view ranked by cosine similarity to ``vector`` (ties in save order)."""
+        view = self._vector_view(agent_id, taint)
+        if not view.ids.size:
+            return []
+        scores = view.matrix @ vector
+        if scores.size > limit:  # only the candidates for the top ``limit`` (ties at the edge included) are sorted
+            edge = np.partition(scores, scores.size - limit)[scores.size - limit]
+            chosen = np.flatnonzero(scores >= edge)
+        else:
+            chosen = np.arange(scores.size)
+        order = chosen[np.lexsort((view.ids[chosen], -scores[chosen]))][:limit]
+        return [_Ranked(int(view.ids[i]), view.keys[i], float(scores[i]), None, int(taint)) for i in order]
+
+    def _vector_view(self, agent_id: int | None, taint: Level) -> _VectorView:
+        """The vectors of the effective view at ``taint`` as one matrix, kept while nothing changes it."""
+        token = (self._views_changed, self.conn.execute("PRAGMA data_version").fetchone()[0])
+        place = (agent_id or 0, int(taint), self.embedder.name)
+        cached = self._vector_views.get(place)
+        if cached is not None and cached[0] == token:
+            self._vector_views.move_to_end(place)
+            return cached[1]
+        rows = self.conn.execute(
+            "SELECT e.memory_id, e.key, v.vector FROM effective e "
+            "JOIN vectors v ON v.memory_id = e.memory_id AND v.model = ? WHERE e.agent_id = ? AND e.taint = ?",
+            (self.embedder.name, agent_id, int(taint)),
+        ).fetchall()
+        view = _VectorView(
+            np.array([row[0] for row in rows], dtype=np.int64),
+            [row[1] for row in rows],
+            matrix([row[2] for row in rows], self.embedder.dimensions),
+        )
+        self._vector_views[place] = (token, view)
+        while len(self._vector_views) > _VECTOR_VIEWS:
+            self._vector_views.popitem(last=False)
+        return view
+
+
+class _VectorView(NamedTuple):
+    """An effective view's vectors: memory ids, keys, and one row of the matrix each."""
+
+    ids: np.ndarray
+    keys: list[str]
+    matrix: np.ndarray
+
+
+def _fuse(lexical: list[_Ranked], dense: list[_Ranked], ranking: Ranking) -> list[_Ranked]:
+    """Reciprocal rank fusion by memory key: ``lexical / (k + rank) + dense / (k + rank')``; a key shows the
+    version FTS5 found when it found one; ties keep FTS5's order, then the dense order."""
+    scores: dict[str, float] = {}
+    first_found: dict[str, _Ranked] = {}
+    for weight, ranked in ((ranking.lexical, lexical), (ranking.dense, dense)):
+        for rank, item in enumerate(ranked, start=1):
+            scores[item.key] = scores.get(item.key, 0.0) + weight / (ranking.fusion_k + rank)
+            first_found.setdefault(item.key, item)
+    order = sorted(scores, key=lambda key: -scores[key])  # stable: first seen first among equals
+    return [first_found[key]._replace(score=scores[key]) for key in order]
