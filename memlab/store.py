@@ -23,6 +23,7 @@ from memlab.search.dense import Embedder
 from memlab.search.ranking import Ranking
 from memlab.session import Session
 from memlab.storage import StorageProvider, Verification, open_storage
+from memlab.storage.seal import AUDIT_FIELDS
 
 __all__ = ["MemoryStore"]
 
@@ -194,20 +195,7 @@ class MemoryStore:
         """
         return _frame(
             self.storage.audit_rows(agent),
-            [
-                "seq",
-                "at",
-                "session_id",
-                "agent",
-                "taint",
-                "tool",
-                "key",
-                "query",
-                "outcome",
-                "records",
-                "notes",
-                "message",
-            ],
+            [field for field in AUDIT_FIELDS if field != "digest"],  # the digest is the chain's, not the auditor's
         )
 
     def history(self, key: str, agent: str = "main") -> pd.DataFrame:

@@ -50,14 +50,15 @@ def test_the_audit_records_the_taint_at_each_call(store):
 
 def test_audit_rows_hold_no_memory_content(store):
     session = store.session()
-    secret = "the launch code is 0000"
+    # Words no hash, id or time can hold (hex digests, ids and times once held "0000" by chance: a flaky check).
+    secret = "the launch code is quokka"
     session.memory_save("code", secret, tags=["ops"])
     session.memory_get("code")
     session.memory_list()
     session.memory_delete("code")
     tools.call(session, "memory_save", {"key": "k2", "content": secret, "classification": "PUBLIC"})
     dump = "\n".join(str(row) for row in store.storage.audit_rows())
-    assert "launch" not in dump and "0000" not in dump
+    assert "launch" not in dump and "quokka" not in dump
 
 
 def test_the_database_refuses_to_change_or_remove_audit_rows(store, backend):

@@ -13,24 +13,7 @@ import pytest
 
 from memlab import IntegrityError, Level, MemoryStore, SchemaError, tools
 from memlab.storage import verify_path
-from memlab.storage.schema import TRIGGERS
-
-
-def _sql(path: Path, *statements: str) -> None:
-    conn = sqlite3.connect(path)
-    try:
-        for statement in statements:
-            conn.execute(statement)
-        conn.commit()
-    finally:
-        conn.close()
-
-
-def _unguarded(*statements: str) -> tuple[str, ...]:
-    """Drop every trigger, run the statements, put the triggers back: the attacker who covers tracks."""
-    drops = tuple(f"DROP TRIGGER {name}" for name in TRIGGERS)
-    creates = tuple(f"CREATE TRIGGER {name} {sql}" for name, sql in TRIGGERS.items())
-    return drops + statements + creates
+from tests.test_verify import _sql, _unguarded
 
 
 def _problems(path: Path) -> str:
