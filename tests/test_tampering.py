@@ -342,3 +342,40 @@ def test_sessions_and_escalations_are_checked_against_the_audit(escalated, metho
 def test_a_folder_agents_sessions_are_checked_too(folder):
     _sql(_file(folder, "ann"), "DELETE FROM sessions")
     assert "audited, but missing" in _problems(folder)
+
+
+# -- a deletion is final (P3, SQLite) ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("layout", ["file", "folder"])
+def test_a_delete_cannot_be_undone_in_the_database(tmp_path, layout):
+    """Guards: no trigger on deleted_at (the attacker sets it back to NULL, repairs the view and the index, and
+    the key is live again without a trigger dropped)."""
+    path = tmp_path / "store"
+    with MemoryStore(path, layout=layout) as store:
+        session = store.session(Level.PUBLIC)
+        session.memory_save("k", "v")
+        session.memory_delete("k")
+        file = path if layout == "file" else store.storage.agent_path("main")
+    for statement in (
+        "UPDATE memories SET deleted_at = NULL, deleted_by = NULL WHERE key = 'k'",
+        "UPDATE memories SET deleted_at = '2020-01-01T00:00:00+00:00' WHERE key = 'k'",
+        "UPDATE memories SET deleted_by = 'someone else' WHERE key = 'k'",
+    ):
+        with pytest.raises(sqlite3.IntegrityError, match="a deletion is final"):
+            _sql(file, statement)
+    with MemoryStore(path, layout=layout) as store:
+        assert store.session(Level.PUBLIC).memory_get("k") is None
+        assert store.purge("main", "k", reason="request #1")  # a purge of a deleted key still works
+        assert store.verify().ok
+
+
+def test_a_file_from_before_the_deletion_trigger_gains_it_when_opened(tmp_path):
+    path = tmp_path / "store.db"
+    with MemoryStore(path, layout="file") as store:
+        store.session().memory_save("k", "v")
+    _sql(path, "DROP TRIGGER memories_deletion_final")  # as a schema-3 file written before the trigger existed
+    assert "trigger memories_deletion_final is missing" in str(verify_path(path))
+    with MemoryStore(path) as store:
+        assert store.verify().ok
+    assert verify_path(path).ok

@@ -18,6 +18,8 @@ __all__ = [
     "TABLES",
     "TRIGGERS",
     "missing_objects",
+    "LATE_TRIGGERS",
+    "add_late_triggers",
     "check_meta",
     "upgrade",
     "check_meta_values",
@@ -218,6 +220,7 @@ def _create_vectors(db: sqlite_utils.Database) -> None:
 
 _APPEND_ONLY = "BEGIN SELECT RAISE(ABORT, 'the audit trail is append-only'); END"
 _FROZEN = "BEGIN SELECT RAISE(ABORT, 'a memory version never changes; only a delete or a purge marks it'); END"
+_FINAL = "BEGIN SELECT RAISE(ABORT, 'a deletion is final: deleted_at and deleted_by never change once set'); END"
 # What the database itself refuses. REPLACE's implicit delete fires no DELETE trigger (recursive_triggers is
 # off), so an insert over an existing seq is refused before it happens.
 TRIGGERS = {
@@ -234,8 +237,25 @@ TRIGGERS = {
         "index_when, index_tag_words, salt ON memories "
         f"WHEN NEW.purged_at IS NULL {_FROZEN}"
     ),
+    # A purge marks only versions not yet deleted, so nothing memlab does ever changes a set deletion.
+    "memories_deletion_final": (
+        "BEFORE UPDATE OF deleted_at, deleted_by ON memories WHEN OLD.deleted_at IS NOT NULL "
+        f"AND (NEW.deleted_at IS NOT OLD.deleted_at OR NEW.deleted_by IS NOT OLD.deleted_by) {_FINAL}"
+    ),
 }
+LATE_TRIGGERS = ("memories_deletion_final",)
+"""Triggers schema 3 gained after its first files were written: such a file gains them when this memlab opens it
+(``add_late_triggers``); until then ``verify`` reports them missing, as it would a dropped one."""
 TABLES = ("memlab_meta", "agents", "sessions", "taint_events", "memories", "effective", "audit", "vectors")
+
+
+def add_late_triggers(db: sqlite_utils.Database) -> bool:
+    """Create the ``LATE_TRIGGERS`` a file lacks, in the caller's write transaction; True if it lacked any."""
+    present = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    missing = [name for name in LATE_TRIGGERS if name not in present]
+    for name in missing:
+        db.execute(f"CREATE TRIGGER {name} {TRIGGERS[name]}")
+    return bool(missing)
 
 
 def missing_objects(db: sqlite_utils.Database) -> list[str]:

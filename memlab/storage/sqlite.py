@@ -42,7 +42,19 @@ from memlab.storage.erasure import Erasure
 from memlab.storage.indexes import _ALL_LEVELS, IndexUpkeep, _level_bit, live_versions
 from memlab.storage.lexical import LexicalSearch, _first_per_key
 from memlab.storage.rows import _MEMORY_COLUMNS, _memory
-from memlab.storage.schema import UPGRADABLE, create_fts_table, ensure_schema, indexed_columns, tag_words, upgrade
+from memlab.storage.schema import (
+    FORMAT,
+    LATE_TRIGGERS,
+    SCHEMA_VERSION,
+    UPGRADABLE,
+    add_late_triggers,
+    check_meta,
+    create_fts_table,
+    ensure_schema,
+    indexed_columns,
+    tag_words,
+    upgrade,
+)
 from memlab.storage.seal import deletion, seal
 from memlab.storage.vectors import FUSION_DEPTH, VectorSearch, _fuse, _VectorView
 from memlab.storage.verify import Verification, verify_file
@@ -151,6 +163,11 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
                 with self._write():
                     if self._schema_version() == UPGRADABLE:  # not upgraded meanwhile by another process
                         upgrade(self.db, self.analyzer, self.rules.signature)
+            if self._schema_version() == SCHEMA_VERSION and self._lacks_late_triggers():
+                # Only a file known to be this store's, for this analyzer and these views, is written to.
+                check_meta(self.db, FORMAT, SCHEMA_VERSION, self.analyzer.name, self.rules.signature)
+                with self._write():
+                    add_late_triggers(self.db)
             return ensure_schema(self.db, self.analyzer.name, self.rules.signature)
         if objects:
             raise SchemaError(f"not a memlab store: the database already holds other tables ({', '.join(objects[:5])})")
@@ -167,6 +184,11 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
             self.db.enable_wal()
         with self._write():
             return ensure_schema(self.db, self.analyzer.name, self.rules.signature)
+
+    def _lacks_late_triggers(self) -> bool:
+        names = ", ".join("?" * len(LATE_TRIGGERS))
+        query = f"SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name IN ({names})"
+        return self.conn.execute(query, LATE_TRIGGERS).fetchone()[0] < len(LATE_TRIGGERS)
 
     def _schema_version(self) -> int | None:
         row = self.conn.execute("SELECT value FROM memlab_meta WHERE name = 'schema_version'").fetchone()
