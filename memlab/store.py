@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import uuid
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from memlab.search.analyzers import Analyzer
 from memlab.search.dense import Embedder
 from memlab.search.ranking import Ranking
 from memlab.session import Session
-from memlab.storage import StorageProvider, Verification, open_storage
+from memlab.storage import StorageProvider, Verification, open_storage, scratch_storage
 from memlab.storage.seal import AUDIT_FIELDS
 
 __all__ = ["MemoryStore"]
@@ -104,6 +105,37 @@ class MemoryStore:
         """Called with no argument after every change this store object records — a tool call (and its audit
         row), a session started, a taint raised, a purge — so a view (e.g. the audit viewer) follows it live.
         A listener that raises is reported as a warning; the change stands."""
+
+    @classmethod
+    @contextlib.contextmanager
+    def throwaway(
+        cls,
+        url: str | None = None,
+        *,
+        policy: Policy | str | None = None,
+        analyzer: Analyzer | str | None = None,
+        ranking: Ranking | None = None,
+        embedder: Embedder | str | None = None,
+        clock: Callable[[], datetime] = _utc_now,
+    ) -> Iterator[MemoryStore]:
+        """A store for one experiment, gone when the ``with`` block ends: in memory, or, given a PostgreSQL
+        URL, in a schema of its own in that database, dropped with everything in it afterwards (the relevance
+        lab's ``--db``). The other arguments are ``MemoryStore``'s.
+
+        Raises:
+            InvalidArgument: ``url`` is neither None nor a ``postgresql://`` URL.
+
+        Examples:
+            >>> with MemoryStore.throwaway() as scratch:
+            ...     scratch.session().memory_save("draft", "gone afterwards").version
+            1
+        """
+        rules = resolve(policy).view_rules()
+        embedder = None if embedder is None else dense.get(embedder)
+        if ranking is not None:
+            _check_ranking(ranking, embedder)
+        with scratch_storage(url, rules=rules, analyzer=analyzer, ranking=ranking, embedder=embedder) as storage:
+            yield cls(policy=policy, storage=storage, ranking=ranking, clock=clock)
 
     def __enter__(self) -> MemoryStore:
         return self

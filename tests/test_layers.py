@@ -114,7 +114,7 @@ def test_storage_knows_no_policy_session_or_tool(module):
 
 
 @pytest.mark.parametrize(
-    "module", sorted(name for name in _modules() if name.startswith(("memlab.check", "memlab.widgets")))
+    "module", sorted(name for name in _modules() if name.startswith(("memlab.check", "memlab.eval", "memlab.widgets")))
 )
-def test_the_checkers_and_widgets_use_the_public_api(module):
+def test_the_labs_and_widgets_use_the_public_api(module):
     assert not {name for name in imports(module) if name.startswith("memlab.storage")}

@@ -374,8 +374,24 @@ def test_eval_runs_against_postgres(pg_url):
         load_trec("tests/fixtures/trec-tiny"), analyzers=["porter"], progress=False, workers=1, postgres=pg_url
     )
     assert 0 < results.summary.loc["porter", "S@10"] <= 1
-    with psycopg.connect(pg_url) as conn:  # the throwaway schema is gone
-        assert conn.execute("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'memlab_eval_%'").fetchone()[0] == 0
+    assert _scratch_schemas(pg_url) == []  # the throwaway schema is gone
+
+
+def _scratch_schemas(url: str) -> list[str]:
+    with psycopg.connect(url) as conn:
+        rows = conn.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'memlab_scratch_%'")
+        return [row[0] for row in rows]
+
+
+def test_a_throwaway_store_is_dropped_with_what_it_holds_even_when_the_block_fails(pg_url):
+    # Guards: scratch_storage without its `finally: storage.drop()` (the schema would stay behind).
+    with pytest.raises(RuntimeError, match="the experiment failed"):
+        with MemoryStore.throwaway(pg_url) as scratch:
+            scratch.session(Level.INTERNAL).memory_save("draft", "a note for one experiment")
+            assert len(_scratch_schemas(pg_url)) == 1
+            assert scratch.session(Level.INTERNAL).memory_get("draft").content == "a note for one experiment"
+            raise RuntimeError("the experiment failed")
+    assert _scratch_schemas(pg_url) == []
 
 
 def test_two_serve_processes_on_one_database_keep_their_levels_apart(pg_url, tmp_path):

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import memlab
+from memlab import InvalidArgument, MemoryStore
 
 ROOT = Path(__file__).resolve().parent.parent
 # The modules a reader is taught to import from: the package, and the labs and layers with an ``__all__`` of
@@ -89,3 +90,12 @@ def test_memlab_exports_what_the_docs_teach_and_nothing_else():
 def test_a_private_import_is_caught():
     # Guards: PUBLIC_MODULES accepting any memlab module.
     assert "memlab.storage.schema" not in PUBLIC_MODULES and "memlab.widgets.render" not in PUBLIC_MODULES
+
+
+def test_a_throwaway_store_lives_in_memory_or_in_postgresql_never_on_disk(tmp_path):
+    with MemoryStore.throwaway() as scratch:
+        assert scratch.session().memory_save("draft", "x").version == 1
+    with pytest.raises(InvalidArgument, match="in memory or in PostgreSQL"):
+        with MemoryStore.throwaway(str(tmp_path / "notes.db")):
+            pass
+    assert list(tmp_path.iterdir()) == []

@@ -24,12 +24,10 @@ Examples:
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import os
 import time
-import uuid
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -206,26 +204,12 @@ def run_group(
     if any(row.store != configurations[0].store for row in configurations):
         raise InvalidArgument("a group's rows must share analyzer, context and embedder")
     done = {}
-    storage = None
-    if postgres is not None:
-        from memlab.storage.postgres import PostgresStorage
-
-        storage = PostgresStorage(postgres, analyzer=analyzer, schema=f"memlab_eval_{uuid.uuid4().hex[:12]}")
-    try:
-        store = MemoryStore(analyzer=analyzer, embedder=embedder, storage=storage)
-    except BaseException:
-        if storage is not None:
-            storage.drop()
-        raise
-    with contextlib.ExitStack() as cleanup:
-        if storage is not None:
-            cleanup.callback(storage.drop)
-        cleanup.enter_context(store)
+    with MemoryStore.throwaway(postgres, analyzer=analyzer, embedder=embedder) as store:
         started = time.perf_counter()
         sessions = load(store, collection, context=context)
         indexed = time.perf_counter() - started
         for row in configurations:
-            if storage is None:
+            if postgres is None:
                 store.ranking = row.ranking
             forget = getattr(store.storage.embedder, "forget", None)
             if forget is not None:

@@ -10,7 +10,9 @@ PostgreSQL database shared by many hosts, where row-level security is the gate. 
 
 from __future__ import annotations
 
+import contextlib
 import stat
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -39,6 +41,7 @@ __all__ = [
     "ViewRules",
     "Verification",
     "open_storage",
+    "scratch_storage",
     "verify_path",
     "LAYOUTS",
     "TRIGGERS",
@@ -186,6 +189,41 @@ def open_storage(
     if (found or layout or "folder") == "file":
         return SqliteStorage(path, rules=rules, analyzer=analyzer, ranking=ranking, embedder=embedder)
     return FolderStorage(path, rules=rules, analyzer=analyzer, ranking=ranking, embedder=embedder)
+
+
+@contextlib.contextmanager
+def scratch_storage(
+    url: str | None,
+    *,
+    rules: ViewRules,
+    analyzer: Analyzer | str | None = None,
+    ranking: Ranking | None = None,
+    embedder: Embedder | None = None,
+) -> Iterator[SqliteStorage | PostgresStorage]:
+    """A store that lasts for a ``with`` block: in memory (``url=None``), or in a PostgreSQL schema of its own
+    (``memlab_scratch_`` and a random suffix) in the database at ``url``, dropped with all it holds afterwards.
+
+    Raises:
+        InvalidArgument: ``url`` is neither None nor a PostgreSQL URL (a store on disk is not thrown away).
+    """
+    if url is None:
+        storage: SqliteStorage | PostgresStorage = SqliteStorage(
+            rules=rules, analyzer=analyzer, ranking=ranking, embedder=embedder
+        )
+        with contextlib.closing(storage):
+            yield storage
+        return
+    if not is_postgres_url(url):
+        raise InvalidArgument(f"a throwaway store lives in memory or in PostgreSQL, not at {url!r}")
+    if embedder is not None:
+        raise InvalidArgument("the PostgreSQL backend keeps no dense vectors: open it without an embedder")
+    storage = PostgresStorage(url, rules=rules, analyzer=analyzer, schema=f"memlab_scratch_{uuid.uuid4().hex[:12]}")
+    try:
+        if ranking is not None:
+            storage.ranking = ranking
+        yield storage
+    finally:
+        storage.drop()
 
 
 def _layout_found(path: Path) -> str | None:
