@@ -19,7 +19,7 @@ import pytest
 
 import memlab
 from memlab import Level, MemoryStore
-from memlab.eval.collections import load_locomo, load_trec
+from memlab.eval import load_locomo, load_trec
 from memlab.policy import Policy
 
 PACKAGE = Path(__file__).parent / "memlab"

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from memlab import MemoryStore  # noqa: E402
-from memlab.eval.collections import load_locomo  # noqa: E402
+from memlab.eval import load_locomo  # noqa: E402
 from memlab.eval.measures import per_query  # noqa: E402
 from memlab.eval.runner import load, search  # noqa: E402
 from memlab.search.ranking import Ranking  # noqa: E402

@@ -120,14 +120,13 @@ def _eval(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from memlab.errors import InvalidArgument, MemlabError
-    from memlab.eval import report
-    from memlab.eval.collections import load_locomo, load_trec
-    from memlab.eval.runner import ALL_ROWS, run
+    from memlab.eval import load_locomo, load_trec, report
+    from memlab.eval import ALL_ROWS, run
 
     try:
         collection = load_trec(args.collection) if args.collection else load_locomo(args.locomo or "data/locomo10.json")
         if args.tune:
-            from memlab.eval.runner import CONFIGURATIONS
+            from memlab.eval.configurations import CONFIGURATIONS
             from memlab.eval.tuning import tune
 
             skipped = {name: why for name in ("hybrid",) if (why := CONFIGURATIONS[name].unavailable())}

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from memlab import InvalidArgument, arguments
-from memlab.eval.collections import CollectionError, Document, Query, load_locomo, load_trec
+from memlab.eval import CollectionError, Document, Query, load_locomo, load_trec
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCOMO = ROOT / "data" / "locomo10.json"

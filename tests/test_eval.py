@@ -7,9 +7,8 @@ import pytest
 
 from memlab import InvalidArgument
 from memlab.cli import main
-from memlab.eval import Results, load_locomo, load_trec, report, run
+from memlab.eval import ALL_ROWS, Results, load_locomo, load_trec, report, run
 from memlab.eval.measures import LABELS
-from memlab.eval.runner import ALL_ROWS
 from memlab.search.analyzers import names
 from memlab.search.ranking import Ranking
 

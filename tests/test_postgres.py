@@ -367,7 +367,7 @@ def test_import_and_verify_commands_work_against_postgres(pg_url, tmp_path):
 
 
 def test_eval_runs_against_postgres(pg_url):
-    from memlab.eval.collections import load_trec
+    from memlab.eval import load_trec
     from memlab.eval.runner import run
 
     results = run(

@@ -10,8 +10,9 @@ import pytest
 from memlab import InvalidArgument
 from memlab.cli import main
 from memlab.eval import Collection, Document, Query, Results, load_trec
+from memlab.eval.configurations import Configuration
 from memlab.eval.measures import per_query
-from memlab.eval.runner import Configuration, run_configuration
+from memlab.eval.runner import run_configuration
 from memlab.eval.tuning import HELD_OUT, halves, tune
 
 SMALL_GRID = {"tag_boost": (0.0, 2.0), "source": (0.0, 1.0)}

@@ -1,7 +1,10 @@
 """The relevance lab: collections, analyzers compared on the real store, IR measures and significance."""
 
-from memlab.eval.collections import Collection, CollectionError, Document, Query, load_locomo, load_trec
-from memlab.eval.runner import ALL_ROWS, Results, run
+from memlab.eval.collections import Collection, CollectionError, Document, Query
+from memlab.eval.configurations import ALL_ROWS
+from memlab.eval.locomo import load_locomo
+from memlab.eval.runner import Results, run
+from memlab.eval.trec import load_trec
 
 __all__ = [
     "Collection",

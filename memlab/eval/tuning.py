@@ -23,8 +23,9 @@ from tqdm.auto import tqdm
 
 from memlab.errors import InvalidArgument
 from memlab.eval.collections import Collection
+from memlab.eval.configurations import CONFIGURATIONS, Configuration
 from memlab.eval.measures import per_query
-from memlab.eval.runner import CONFIGURATIONS, Configuration, Results, load, results_of, run_configuration, search
+from memlab.eval.runner import Results, load, results_of, run_configuration, search
 from memlab.search.ranking import Ranking
 from memlab.store import MemoryStore
 

@@ -1,0 +1,100 @@
+"""The rows of an experiment: how memories are indexed and searched (``Configuration``), and the named rows.
+
+A configuration is an analyzer, a ranking (column weights and the tag boost, ``memlab.search.ranking``),
+whether the memories carry their context (``source``, ``occurred_at``) and which retriever answers (FTS5, or a
+dense or hybrid one: ``memlab.search.dense``). ``memlab.eval.runner`` runs them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from memlab.errors import InvalidArgument
+from memlab.search import analyzers as registry
+from memlab.search import dense
+from memlab.search.ranking import Ranking
+
+__all__ = ["Configuration", "CONFIGURATIONS", "DEFAULT_ROWS", "ALL_ROWS", "rows_of"]
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """One row of an experiment: how the memories are indexed and searched.
+
+    Attributes:
+        name: the row's name in results.
+        analyzer: the registered analyzer (``memlab.search.analyzers``).
+        ranking: column weights and tag boost; the first wave's ranking (``Ranking.plain()``) by default.
+        context: save each document's ``source`` and ``occurred_at`` with it (when the collection has them).
+        embedder: the dense model whose vectors the store keeps (``memlab.search.dense``), if the ranking uses it.
+    """
+
+    name: str
+    analyzer: str = "porter"
+    ranking: Ranking = field(default_factory=Ranking.plain)
+    context: bool = False
+    embedder: str | None = None
+
+    def describe(self) -> dict[str, object]:
+        """What the row is, recorded with its results."""
+        return {"analyzer": self.analyzer, "context": self.context, "embedder": self.embedder, **self.ranking.as_dict()}
+
+    @property
+    def store(self) -> tuple[str, bool, str | None]:
+        """What the loaded store depends on: rows that share it are loaded once and differ only in ranking."""
+        return self.analyzer, self.context, self.embedder
+
+    def unavailable(self) -> str | None:
+        """Why this row cannot run here, or None."""
+        if self.embedder is None or not dense.missing():
+            return None
+        return f"needs {', '.join(dense.missing())} (pip install 'memlab[dense]')"
+
+
+_BOOST_ONLY = dataclasses.replace(Ranking.plain(), tag_boost=Ranking().tag_boost)
+_CONTEXT_ONLY = dataclasses.replace(Ranking(), tag_boost=0.0)
+CONFIGURATIONS: dict[str, Configuration] = {
+    row.name: row
+    for row in [
+        Configuration("porter"),
+        Configuration("porter+boost", ranking=_BOOST_ONLY),
+        Configuration("porter+context", ranking=_CONTEXT_ONLY, context=True),
+        Configuration("memlab", ranking=Ranking(), context=True),
+        Configuration("dense", ranking=Ranking.dense_only(), context=True, embedder="minilm"),
+        Configuration("hybrid", ranking=Ranking.hybrid(), context=True, embedder="minilm"),
+    ]
+}
+"""The named rows: FTS5's porter on the text (the baseline), plus the tag boost, plus context as weighted
+columns, memlab's default (context and boost), MiniLM alone, and memlab's default fused with MiniLM (the last
+two need ``memlab[dense]``; without it they are skipped, and the results say why)."""
+DEFAULT_ROWS = tuple(CONFIGURATIONS)
+ALL_ROWS = (*DEFAULT_ROWS, *(name for name in registry.names() if name != "porter"))
+"""Every named row, then every other analyzer on the text with the first-wave ranking."""
+
+
+def rows_of(rows: Sequence[str | Configuration] | None, analyzers: Sequence[str] | None) -> list[Configuration]:
+    """The configurations named by ``rows`` (names or objects) and ``analyzers`` (each on the text, first-wave
+    ranking); the default rows when both are None.
+
+    Raises:
+        InvalidArgument: an unknown row or analyzer name.
+    """
+    chosen: list[Configuration] = []
+    for row in rows if rows is not None else (DEFAULT_ROWS if analyzers is None else ()):
+        if isinstance(row, Configuration):
+            chosen.append(row)
+        elif row in CONFIGURATIONS:
+            chosen.append(CONFIGURATIONS[row])
+        else:
+            registry.get(row)  # an analyzer's name is a row too; anything else fails here, before any work
+            chosen.append(Configuration(row, analyzer=row))
+    for name in analyzers or ():
+        registry.get(name)
+        chosen.append(Configuration(name, analyzer=name))
+    names = [row.name for row in chosen]
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise InvalidArgument(f"rows must have distinct names; repeated: {', '.join(duplicates)}")
+    return chosen
