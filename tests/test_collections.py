@@ -1,4 +1,5 @@
-"""Collections: LoCoMo's counts pinned, the tiny TREC-style fixture, and a clear error for each kind of bad file."""
+"""Collections: LoCoMo's counts pinned, the TREC-style fixtures (agents, categories, keys apart from ids), and a
+clear error for each kind of bad file."""
 
 import json
 from collections import Counter
@@ -8,10 +9,15 @@ import pytest
 
 from memlab import InvalidArgument, arguments
 from memlab.eval import CollectionError, Document, Query, load_locomo, load_trec
+from memlab.eval.configurations import rows_of
+from memlab.eval.runner import run_configuration
+from memlab.eval.trec import wordless_key
+from memlab.search import analyzers
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCOMO = ROOT / "data" / "locomo10.json"
 TREC_TINY = Path(__file__).resolve().parent / "fixtures" / "trec-tiny"
+TREC_AGENTS = Path(__file__).resolve().parent / "fixtures" / "trec-agents"
 
 
 @pytest.fixture(scope="module")
@@ -220,7 +226,7 @@ def test_trec_documents_may_carry_context(tmp_path):
     a, b = load_trec(folder).documents
     assert (a.source, a.occurred_at, b.source, b.occurred_at) == ("Ann: I love apples", "2024-03-01", None, None)
     assert a.record() == {
-        "key": "a",
+        "key": wordless_key("a"),  # no "key" given: the id's words stay out of the searchable text
         "content": "apples",
         "tags": [],
         "source": "Ann: I love apples",
@@ -284,10 +290,61 @@ BAD_FILES = [
         ["7 unknown document ids ('d0', 'd1', 'd2', 'd3', 'd4', ...)"],
     ),
     ({"qrels": "q9 0 a 0\nq8 0 zz 1\n"}, ["2 unknown query ids ('q9', 'q8')", "1 unknown document id ('zz')"]),
-    # a document id is a memory key
-    ({"docs_jsonl": '{"id": " a", "text": "x"}\n'}, ["docs.jsonl line 1", "not a valid memory key", "whitespace"]),
-    ({"docs_jsonl": '{"id": "a\\u0007b", "text": "x"}\n'}, ["docs.jsonl line 1", "control characters"]),
-    ({"docs_jsonl": json.dumps({"id": "k" * 257, "text": "x"})}, ["docs.jsonl line 1", "the limit is 256"]),
+    # a document id follows the rules of memory keys
+    (
+        {"docs_jsonl": '{"id": "a\\u200bb", "text": "x"}\n'},
+        ["docs.jsonl line 1", '"id" must follow the rules of memory keys', "U+200B (ZERO WIDTH SPACE)"],
+    ),
+    ({"docs_jsonl": '{"id": "a\\u0007b", "text": "x"}\n'}, ["docs.jsonl line 1", '"id"', "control characters"]),
+    ({"docs_jsonl": json.dumps({"id": "k" * 257, "text": "x"})}, ["docs.jsonl line 1", '"id"', "the limit is 256"]),
+    # an agent, a key or a category that is not a valid name: file, line, field and memlab's own rule
+    (
+        {"docs_jsonl": '{"id": "a", "text": "x"}\n{"id": "b", "text": "y", "agent": " ann"}\n'},
+        ["docs.jsonl line 2", '"agent" is not a valid agent name', "must not start or end with whitespace"],
+    ),
+    ({"docs_jsonl": '{"id": "a", "text": "x", "agent": 7}\n'}, ["docs.jsonl line 1", '"agent"', "must be a string"]),
+    (
+        {"docs_jsonl": '{"id": "a", "text": "x", "agent": "a\\u200bb"}\n'},
+        ["docs.jsonl line 1", '"agent"', "U+200B (ZERO WIDTH SPACE)"],
+    ),
+    (
+        {"queries_jsonl": '{"id": "q1", "text": "fruit", "agent": ""}\n'},
+        ["queries.jsonl line 1", '"agent" is not a valid agent name', "must not be empty"],
+    ),
+    (
+        {"docs_jsonl": '{"id": "a", "text": "x", "key": "k\\u0000"}\n'},
+        ["docs.jsonl line 1", '"key" is not a valid memory key', "control characters"],
+    ),
+    ({"docs_jsonl": '{"id": "a", "text": "x", "key": ["k"]}\n'}, ["docs.jsonl line 1", '"key"', "must be a string"]),
+    (
+        {"queries_jsonl": '{"id": "q1", "text": "fruit", "category": "temporal "}\n'},
+        ["queries.jsonl line 1", '"category" must follow the rules of tags', "must not start or end with whitespace"],
+    ),
+    (
+        {"queries_jsonl": '{"id": "q1", "text": "fruit", "category": 2}\n'},
+        ["queries.jsonl line 1", '"category"', "must be a string, not int"],
+    ),
+    (
+        {"queries_jsonl": json.dumps({"id": "q1", "text": "fruit", "category": "c" * 65})},
+        ["queries.jsonl line 1", '"category"', "the limit is 64"],
+    ),
+    # a query naming an agent with no documents, a key twice in one agent, a judgment across agents
+    (
+        {"queries_jsonl": '{"id": "q1", "text": "fruit"}\n{"id": "q2", "text": "fruit", "agent": "bob"}\n'},
+        ["queries.jsonl line 2", "\"agent\" 'bob' has no documents in docs.jsonl", "agents there: main"],
+    ),
+    (
+        {"docs_jsonl": '{"id": "a", "text": "x", "key": "k"}\n{"id": "b", "text": "y", "key": "k"}\n'},
+        ["docs.jsonl line 2", "duplicate \"key\" 'k' in agent 'main'", "first at docs.jsonl line 1"],
+    ),
+    (
+        {
+            "docs_jsonl": '{"id": "a", "text": "x", "agent": "ann"}\n{"id": "b", "text": "y", "agent": "ben"}\n',
+            "queries_jsonl": '{"id": "q1", "text": "fruit", "agent": "ann"}\n',
+            "qrels": "q1 0 a 1\nq1 0 b 1\n",
+        },
+        ["qrels line 2", "query 'q1' of agent 'ann' judges document 'b' of agent 'ben' relevant"],
+    ),
     ({"docs_jsonl": '{"id": "a b", "text": "x"}\n'}, ["docs.jsonl line 1", "contains whitespace"]),
     ({"queries_jsonl": '{"id": "q 1", "text": "x"}\n'}, ["queries.jsonl line 1", "contains whitespace"]),
 ]
@@ -302,6 +359,101 @@ def test_trec_bad_files(tmp_path, files, fragments):
         assert fragment in str(raised.value)
 
 
+def test_the_same_key_in_two_agents_is_two_memories(tmp_path):
+    docs = '{"id": "a", "text": "x", "key": "k"}\n{"id": "b", "text": "y", "key": "k", "agent": "bob"}\n'
+    collection = load_trec(write_collection(tmp_path / "c", docs_jsonl=docs))
+    assert [(document.agent, document.key) for document in collection.documents] == [("main", "k"), ("bob", "k")]
+
+
 def test_trec_missing_folder(tmp_path):
     with pytest.raises(CollectionError, match="docs.jsonl, queries.jsonl, qrels"):
         load_trec(tmp_path / "absent")
+
+
+# The researcher's collection: three agents, categories, keys apart from ids (docs/relevance-lab.md's example).
+
+
+@pytest.fixture(scope="module")
+def agents():
+    return load_trec(TREC_AGENTS)
+
+
+def test_each_document_is_saved_as_its_agents_memory(agents):
+    by_agent = Counter(document.agent for document in agents.documents)
+    assert by_agent == {"ann": 4, "ben": 4, "cleo": 3}
+    assert [query.agent for query in agents.queries] == ["ann", "ben", "ann", "ben", "cleo", "ann", "ben", "cleo"]
+    assert agents.summary() == {
+        "documents": 11,
+        "queries": 8,
+        "agents": 3,
+        "queries_per_category": {"open-domain": 1, "single-hop": 4, "temporal": 2},
+        "judged_queries": 8,
+        "judged_pairs": 8,
+    }
+
+
+def test_the_key_is_apart_from_the_id(agents):
+    ann, ben = agents.documents[0], agents.documents[4]
+    assert (ann.id, ann.agent, ann.key) == ("ann-1", "ann", "pets/dog")
+    assert (ben.id, ben.agent, ben.key) == ("ben-1", "ben", "pets/dog")  # a key is unique within its agent only
+    assert agents.queries[0] == Query("q1", "ann", "What is the dog called?", "single-hop")
+    assert agents.queries[7] == Query("q8", "cleo", "Which city does Cleo live in now?")  # no category
+
+
+def test_agent_and_category_are_optional(tmp_path):
+    collection = load_trec(write_collection(tmp_path / "c"))
+    assert {item.agent for item in [*collection.documents, *collection.queries]} == {"main"}
+    assert collection.queries[0].category is None
+
+
+def test_a_question_searches_only_its_own_agents_memories(agents):
+    # q1 and q2 ask the same question in two agents: each finds its own agent's dog, never the other's.
+    ranking, _, _ = run_configuration(agents, rows_of(["porter"], None)[0])
+    agent_of = {document.id: document.agent for document in agents.documents}
+    for query in agents.queries:
+        assert {agent_of[doc_id] for doc_id in ranking[query.id]} <= {query.agent}, query.id
+    assert list(ranking["q1"])[0] == "ann-1" and "ben-1" not in ranking["q1"]
+    assert list(ranking["q2"])[0] == "ben-1" and "ann-1" not in ranking["q2"]
+
+
+def wordy_ids(folder: Path, key: str | None = None) -> Path:
+    """A collection whose one document's id says what its text does not ("caroline"); ``key`` given or not."""
+    document = {"id": "caroline/session-1/3", "text": "She went to a support group on Tuesday."}
+    lines = [json.dumps(document | ({"key": key} if key else {})), '{"id": "other", "text": "A walk by the sea."}']
+    return write_collection(
+        folder,
+        docs_jsonl="\n".join(lines) + "\n",
+        queries_jsonl='{"id": "q1", "text": "caroline"}\n{"id": "q2", "text": "session 1 3"}\n',
+        qrels="q1 0 caroline/session-1/3 1\n",
+    )
+
+
+@pytest.mark.parametrize("analyzer", analyzers.names())
+def test_a_word_only_in_an_id_finds_nothing(tmp_path, analyzer):
+    # Guards: load_trec keying a document without "key" by its id (the id's words become searchable, weight 1).
+    collection = load_trec(wordy_ids(tmp_path / "c"))
+    ranking, _, _ = run_configuration(collection, rows_of([analyzer], None)[0])
+    assert ranking == {"q1": {}, "q2": {}}
+
+
+def test_a_word_in_a_given_key_is_searchable_text(tmp_path):
+    collection = load_trec(wordy_ids(tmp_path / "c", key="caroline"))
+    ranking, _, _ = run_configuration(collection, rows_of(["porter"], None)[0])
+    assert list(ranking["q1"]) == ["caroline/session-1/3"] and ranking["q2"] == {}
+
+
+def test_a_key_made_for_a_document_carries_no_words(agents):
+    made = {document.id: document.key for document in agents.documents if document.id in ("ann-4", "cleo-3")}
+    assert made["ann-4"] != made["cleo-3"]
+    assert load_trec(TREC_AGENTS).documents[3].key == made["ann-4"]  # the same id always makes the same key
+    for key in made.values():
+        assert arguments.key(key) == key
+        assert not any(char.isalnum() for char in key)
+        for name in analyzers.names():  # no analyzer's index holds a term a query word could match
+            assert not any(char.isalnum() for term in analyzers.get(name).terms(key) for char in term), name
+
+
+def test_many_made_keys_are_distinct(tmp_path):
+    lines = "".join(json.dumps({"id": f"d{n}", "text": "x"}) + "\n" for n in range(5000))
+    collection = load_trec(write_collection(tmp_path / "c", docs_jsonl=lines, qrels=""))
+    assert len({document.key for document in collection.documents}) == 5000

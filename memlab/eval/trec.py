@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -10,24 +11,30 @@ from typing import Any
 
 from memlab import arguments
 from memlab.errors import InvalidArgument
-from memlab.eval.collections import Collection, CollectionError, Document, Query, checked_key
+from memlab.eval.collections import Collection, CollectionError, Document, Query
 
-__all__ = ["load_trec", "TREC_FILES", "TREC_AGENT"]
+__all__ = ["load_trec", "wordless_key", "TREC_FILES", "TREC_AGENT"]
 
 TREC_FILES = ("docs.jsonl", "queries.jsonl", "qrels")
 TREC_AGENT = "main"
 _SHOWN = 5  # unknown ids named in an error message
 _INTEGER = re.compile(r"[+-]?\d+")
+# One symbol per hexadecimal digit: none is a letter, a digit or whitespace, none needs quoting in JSON.
+_WORDLESS = str.maketrans("0123456789abcdef", "!#$%&*+-.:;=?@^~")
 
 
 def load_trec(folder: str | Path, *, name: str | None = None) -> Collection:
-    """Load a TREC-style folder: ``docs.jsonl``, ``queries.jsonl`` and ``qrels``, all for the agent ``"main"``.
+    """Load a TREC-style folder: ``docs.jsonl``, ``queries.jsonl`` and ``qrels`` (docs/relevance-lab.md's table).
 
-    ``docs.jsonl`` holds one ``{"id", "text"}`` object a line (optional: ``"tags"``, a list of strings;
-    ``"source"``, the text the document came from; ``"occurred_at"``, an ISO 8601 date or date-time); the id is
-    also the memory key. ``queries.jsonl`` holds ``{"id", "text"}`` objects. ``qrels`` holds
-    ``query-id 0 document-id relevance`` lines; relevance <= 0 means not relevant and is dropped. Blank lines are
-    skipped (but counted in line numbers). Ids must not contain whitespace, which separates the qrels fields.
+    ``docs.jsonl`` holds one ``{"id", "text"}`` object a line; optional: ``"agent"``, the namespace the document
+    is saved in as a memory (default ``"main"``); ``"key"``, its memory key, unique within the agent (by default
+    ``wordless_key(id)``, so the id's words are not searchable text); ``"tags"``, a list of strings;
+    ``"source"``, the text the document came from; ``"occurred_at"``, an ISO 8601 date or date-time.
+    ``queries.jsonl`` holds ``{"id", "text"}`` objects; optional: ``"agent"``, the namespace searched (default
+    ``"main"``; it must have documents) and ``"category"``, the kind of question, for per-category results.
+    ``qrels`` holds ``query-id 0 document-id relevance`` lines; relevance <= 0 means not relevant and is dropped.
+    Blank lines are skipped (but counted in line numbers); a field given as ``null`` is absent. Ids must not
+    contain whitespace, which separates the qrels fields.
 
     Args:
         folder: The folder holding the three files.
@@ -37,12 +44,14 @@ def load_trec(folder: str | Path, *, name: str | None = None) -> Collection:
         The collection; queries with no relevant document stay in ``queries`` with no qrels entry.
 
     Raises:
-        CollectionError: a missing file, a malformed line (named by file and line), a duplicate id, a document id
-            that is not a valid memory key, or qrels naming unknown documents or queries.
+        CollectionError: a missing file, a malformed line (named by file, line and field), a duplicate id, a
+            duplicate key within an agent, an id, agent, key or category that is not a valid name, a query in an
+            agent with no documents, or qrels naming unknown documents or queries or judging a document of
+            another agent relevant.
 
     Examples:
-        >>> load_trec("tests/fixtures/trec-tiny").summary()["documents"]
-        7
+        >>> load_trec("tests/fixtures/trec-agents").summary()["queries_per_category"]
+        {'open-domain': 1, 'single-hop': 4, 'temporal': 2}
     """
     folder = Path(folder)
     missing = [file for file in TREC_FILES if not (folder / file).is_file()]
@@ -50,8 +59,41 @@ def load_trec(folder: str | Path, *, name: str | None = None) -> Collection:
         raise CollectionError(
             f"{folder} has no {', '.join(missing)}; a TREC-style collection folder holds {', '.join(TREC_FILES)}"
         )
-    documents = []
-    for where, doc_id, record in _unique(_json_lines(folder / "docs.jsonl"), "document", _document_id):
+    documents = list(_documents(folder / "docs.jsonl"))
+    queries = list(_queries(folder / "queries.jsonl", {document.agent for document in documents}))
+    qrels = _read_qrels(
+        folder / "qrels",
+        {document.id: document.agent for document in documents},
+        {query.id: query.agent for query in queries},
+    )
+    return Collection(name or folder.resolve().name, documents, queries, qrels)
+
+
+def wordless_key(doc_id: str) -> str:
+    """The memory key of a document that names none: made from its id, with no letter or digit in it.
+
+    Every analyzer's query terms are letters and digits (``memlab.search.query.WORD``), so no query can match
+    this key, and FTS5's ``unicode61`` and ``porter`` index no term for it (the row's length is its text's):
+    the id stays out of the searchable text. It spells 64 bits of the id's SHA-256 in 16 symbols, after ``#``.
+
+    Examples:
+        >>> wordless_key("caroline/session-1/3")
+        '#.&:@~@~^#%$=^#;^'
+    """
+    digest = hashlib.sha256(doc_id.encode("utf-8")).hexdigest()[:16]
+    return "#" + digest.translate(_WORDLESS)
+
+
+def _documents(path: Path) -> Iterator[Document]:
+    first_key: dict[tuple[str, str], str] = {}
+    for where, doc_id, record in _unique(_json_lines(path), "document", _document_id):
+        agent = _named(record, "agent", where, arguments.agent, "is not a valid agent name") or TREC_AGENT
+        key = _named(record, "key", where, arguments.key, "is not a valid memory key") or wordless_key(doc_id)
+        if (agent, key) in first_key:
+            raise CollectionError(
+                f'{where}: duplicate "key" {key!r} in agent {agent!r} (first at {first_key[agent, key]})'
+            )
+        first_key[agent, key] = where
         try:
             tags = arguments.tags(record.get("tags"))
             source, occurred_at = (
@@ -60,13 +102,32 @@ def load_trec(folder: str | Path, *, name: str | None = None) -> Collection:
             )
         except InvalidArgument as error:
             raise CollectionError(f"{where}: {error}") from error
-        documents.append(Document(doc_id, TREC_AGENT, doc_id, _field(record, "text", where), tags, source, occurred_at))
-    queries = [
-        Query(query_id, TREC_AGENT, _field(record, "text", where))
-        for where, query_id, record in _unique(_json_lines(folder / "queries.jsonl"), "query", _id)
-    ]
-    qrels = _read_qrels(folder / "qrels", {d.id for d in documents}, {q.id for q in queries})
-    return Collection(name or folder.resolve().name, documents, queries, qrels)
+        yield Document(doc_id, agent, key, _field(record, "text", where), tags, source, occurred_at)
+
+
+def _queries(path: Path, agents: set[str]) -> Iterator[Query]:
+    for where, query_id, record in _unique(_json_lines(path), "query", _id):
+        agent = _named(record, "agent", where, arguments.agent, "is not a valid agent name") or TREC_AGENT
+        if agent not in agents:
+            raise CollectionError(
+                f'{where}: "agent" {agent!r} has no documents in docs.jsonl, so the query could find nothing '
+                f"(agents there: {', '.join(sorted(agents)) or 'none'})"
+            )
+        # A category is a label like a tag: the rules of tags (memlab.arguments) keep it printable and short.
+        category = _named(record, "category", where, arguments.tag, "must follow the rules of tags")
+        yield Query(query_id, agent, _field(record, "text", where), category)
+
+
+def _named(
+    record: dict[str, Any], name: str, where: str, validate: Callable[[Any], str | None], rule: str
+) -> str | None:
+    """The optional field ``name`` checked by one of memlab's name rules; None when absent or null."""
+    if record.get(name) is None:
+        return None
+    try:
+        return validate(record[name])
+    except InvalidArgument as error:
+        raise CollectionError(f'{where}: "{name}" {rule}: {error}') from error
 
 
 def _lines(path: Path) -> Iterator[tuple[str, str]]:
@@ -123,12 +184,14 @@ def _id(record: dict[str, Any], where: str) -> str:
 
 
 def _document_id(record: dict[str, Any], where: str) -> str:
-    """A document id is also its memory key, so it must pass the key rules first."""
-    checked_key(_field(record, "id", where), where)
-    return _id(record, where)
+    """An id that also follows the rules of memory keys (no control or format characters, at most 256)."""
+    doc_id = _id(record, where)
+    _named(record, "id", where, arguments.key, "must follow the rules of memory keys")
+    return doc_id
 
 
-def _read_qrels(path: Path, documents: set[str], queries: set[str]) -> dict[str, dict[str, int]]:
+def _read_qrels(path: Path, documents: dict[str, str], queries: dict[str, str]) -> dict[str, dict[str, int]]:
+    """The judgments, relevant ones only; ``documents`` and ``queries`` map each id to its agent."""
     qrels: dict[str, dict[str, int]] = {}
     first_seen: dict[tuple[str, str], str] = {}
     unknown: dict[str, dict[str, None]] = {"document": {}, "query": {}}  # ordered sets
@@ -150,6 +213,11 @@ def _read_qrels(path: Path, documents: set[str], queries: set[str]) -> dict[str,
         if doc_id not in documents:
             unknown["document"][doc_id] = None
         if int(relevance) >= 1:
+            if query_id in queries and doc_id in documents and documents[doc_id] != queries[query_id]:
+                raise CollectionError(
+                    f"{where}: query {query_id!r} of agent {queries[query_id]!r} judges document {doc_id!r} of "
+                    f"agent {documents[doc_id]!r} relevant, but a query searches only its own agent's memories"
+                )
             qrels.setdefault(query_id, {})[doc_id] = int(relevance)
     problems = [
         f"{len(ids)} unknown {kind} id{'s' if len(ids) > 1 else ''} ({', '.join(map(repr, list(ids)[:_SHOWN]))}"
