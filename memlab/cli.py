@@ -125,6 +125,7 @@ def _eval(args: argparse.Namespace) -> int:
 
     try:
         collection = load_trec(args.collection) if args.collection else load_locomo(args.locomo or "data/locomo10.json")
+        print(report.collection_summary(collection), flush=True)  # before the run: a wrong folder shows at once
         if args.tune:
             from memlab.eval.configurations import CONFIGURATIONS
             from memlab.eval.tuning import tune
@@ -147,11 +148,6 @@ def _eval(args: argparse.Namespace) -> int:
         print(f"memlab eval: {error}", file=sys.stderr)
         return 2
     with pd.option_context("display.width", 200, "display.max_columns", 40):
-        summary = collection.summary()
-        print(
-            f"\n{collection.name}: {summary['documents']} memories, {summary['queries']} queries "
-            f"({summary['judged_queries']} with a relevant memory), {summary['agents']} agents"
-        )
         if args.tune:
             print("\nHeld-out tuning: each half of the agents is answered with the ranking tuned on the other half")
             for row, by_half in tuned.chosen.items():
@@ -161,8 +157,10 @@ def _eval(args: argparse.Namespace) -> int:
             print(f"\nskipped row {row!r}: it {why}")
         print(f"\nMeasures (* p<0.05, ** p<0.01 against {results.baseline}, paired randomization test)")
         print(report.measures_table(results).to_string())
-        print("\nS@10 per query category")
-        print(results.by_category().round(3).to_string())
+        by_category = results.by_category()
+        if not by_category.empty:  # only when the queries carry categories
+            print("\nS@10 per query category")
+            print(by_category.round(3).to_string())
         print("\nTime: indexing (s), searching (s and ms per query)")
         print(results.timings.round(2).to_string())
         if results.summary["analyzer"].nunique() > 1:

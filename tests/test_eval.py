@@ -15,6 +15,7 @@ from memlab.search.ranking import Ranking
 PLAIN = Ranking.plain().as_dict()
 
 TINY = Path(__file__).parent / "fixtures" / "trec-tiny"
+AGENTS = Path(__file__).parent / "fixtures" / "trec-agents"
 
 
 @pytest.fixture(scope="module")
@@ -74,11 +75,10 @@ def test_the_report(tiny, tiny_results, tmp_path):
     assert stemming.loc["none", "words"] == stemming.loc["none", "stems"]
     assert stemming.loc["lancaster", "stems"] <= stemming.loc["porter", "stems"]
     written = report.write(tiny_results, tiny, tmp_path / "out")
-    assert sorted(path.name for path in written) == sorted(
+    assert sorted(path.name for path in written) == sorted(  # no by_category.csv: tiny's queries have no category
         [
             "per_query.csv",
             "summary.csv",
-            "by_category.csv",
             "timings.csv",
             "stemming.csv",
             "configurations.json",
@@ -110,6 +110,58 @@ def test_memlab_eval_on_a_trec_folder(tmp_path, capsys):
     assert (tmp_path / "per_query.csv").exists()
     assert main(["eval", "--collection", str(tmp_path / "missing")]) == 2
     assert "memlab eval:" in capsys.readouterr().err
+
+
+def test_results_per_category_when_queries_carry_categories(tmp_path):
+    results = run(load_trec(AGENTS), rows=["porter"], progress=False, workers=1)
+    table = results.by_category()
+    assert list(table.columns) == ["open-domain", "single-hop", "temporal"]  # q8 has none: it is in no column
+    assert table.loc["porter", "single-hop"] == results.per_query.query("category == 'single-hop'")["S@10"].mean()
+    written = report.write(results, load_trec(AGENTS), tmp_path / "out")
+    assert tmp_path / "out" / "by_category.csv" in written
+    assert pd.read_csv(tmp_path / "out" / "by_category.csv", index_col="row").shape == (1, 3)
+
+
+def eval_output(monkeypatch, capsys, collection: Path) -> tuple[str, str]:
+    """What ``memlab eval --collection`` prints before its run starts, and all it prints."""
+    import memlab.eval
+
+    before = []
+
+    def run_after_looking(*args, **kwargs):
+        before.append(capsys.readouterr().out)
+        return run(*args, **kwargs)
+
+    monkeypatch.setattr(memlab.eval, "run", run_after_looking)
+    assert main(["eval", "--collection", str(collection), "--rows", "porter,memlab", "--workers", "1"]) == 0
+    return before[0], before[0] + capsys.readouterr().out
+
+
+def test_memlab_eval_prints_the_collections_summary_before_it_runs(monkeypatch, capsys):
+    # Guards: the summary printed with the results, after the run (a wrong collection then costs a whole run).
+    before, out = eval_output(monkeypatch, capsys, AGENTS)
+    assert "trec-agents: 11 documents in 3 agents, 8 queries (8 judged: with a relevant document)" in before
+    assert "categories: open-domain 1, single-hop 4, temporal 2 (1 query without one)" in before
+    assert "Measures" not in before
+    assert "S@10 per query category" in out and "single-hop" in out.split("S@10 per query category")[1]
+
+
+def test_memlab_eval_prints_no_category_table_without_categories(monkeypatch, capsys):
+    before, out = eval_output(monkeypatch, capsys, TINY)
+    assert "trec-tiny: 7 documents in 1 agent, 4 queries (4 judged: with a relevant document); no categories" in before
+    assert "per query category" not in out and "Empty DataFrame" not in out
+
+
+def test_memlab_eval_on_a_bad_collection_says_where_and_writes_nothing(tmp_path, capsys):
+    folder = tmp_path / "c"
+    folder.mkdir()
+    (folder / "docs.jsonl").write_text('{"id": "a", "text": "apples", "agent": "ann"}\n', encoding="utf-8")
+    (folder / "queries.jsonl").write_text('{"id": "q1", "text": "fruit", "agent": "bob"}\n', encoding="utf-8")
+    (folder / "qrels").write_text("q1 0 a 1\n", encoding="utf-8")
+    assert main(["eval", "--collection", str(folder), "--out", str(tmp_path / "out")]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "queries.jsonl line 1: \"agent\" 'bob' has no documents" in err
+    assert not (tmp_path / "out").exists()
 
 
 # The headline of the relevance lab (docs/relevance-lab.md): LoCoMo, categories 1-4, 1,536 questions.

@@ -14,7 +14,31 @@ from memlab.eval.runner import Results
 from memlab.eval.stemstats import disagreements, fts5_stems, vocabulary, words_of
 from memlab.search import analyzers as registry
 
-__all__ = ["measures_table", "stemming_table", "write", "chart"]
+__all__ = ["collection_summary", "measures_table", "stemming_table", "write", "chart"]
+
+
+def collection_summary(collection: Collection) -> str:
+    """What a collection holds, in two lines: documents, agents, queries, judged queries, then its categories.
+
+    Examples:
+        >>> from memlab.eval import load_trec
+        >>> print(collection_summary(load_trec("tests/fixtures/trec-agents")))
+        trec-agents: 11 documents in 3 agents, 8 queries (8 judged: with a relevant document)
+          categories: open-domain 1, single-hop 4, temporal 2 (1 query without one)
+    """
+    summary = collection.summary()
+    agents, queries = summary["agents"], summary["queries"]
+    first = (
+        f"{collection.name}: {summary['documents']} documents in {agents} agent{'s' * (agents != 1)}, "
+        f"{queries} quer{'ies' if queries != 1 else 'y'} ({summary['judged_queries']} judged: with a relevant document)"
+    )
+    per_category = summary["queries_per_category"]
+    if not per_category:
+        return f"{first}; no categories"
+    without = queries - sum(per_category.values())
+    counted = ", ".join(f"{category} {count}" for category, count in per_category.items())
+    left = f" ({without} quer{'ies' if without != 1 else 'y'} without one)" if without else ""
+    return f"{first}\n  categories: {counted}{left}"
 
 
 def measures_table(results: Results) -> pd.DataFrame:
@@ -107,13 +131,14 @@ def chart(results: Results, path: Path, measures: tuple[str, ...] = ("S@1", "S@5
 
 
 def write(results: Results, collection: Collection, folder: Path) -> list[Path]:
-    """Write CSVs (per query, summary, per category, timings, stemming), what each row was
+    """Write CSVs (per query, summary, per category when queries carry categories, timings, stemming), what each row was
     (``configurations.json``) and the chart into ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
+    by_category = results.by_category()
     files = {
         "per_query.csv": results.per_query,
         "summary.csv": results.summary,
-        "by_category.csv": results.by_category(),
+        **({"by_category.csv": by_category} if not by_category.empty else {}),
         "timings.csv": results.timings,
         "stemming.csv": stemming_table(results, collection),
     }

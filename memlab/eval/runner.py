@@ -74,7 +74,8 @@ class Results:
     """Rows asked for that could not run here, and why (a dense row without ``memlab[dense]``)."""
 
     def by_category(self, measure: str = "S@10") -> pd.DataFrame:
-        """Mean of ``measure`` per row and query category (columns)."""
+        """Mean of ``measure`` per row and query category (columns), over the queries that carry a category;
+        an empty frame when none does."""
         table = self.per_query.pivot_table(index="row", columns="category", values=measure, aggfunc="mean", sort=False)
         return table[sorted(table.columns, key=str)]
 
