@@ -408,6 +408,7 @@ def test_agent_and_category_are_optional(tmp_path):
 
 def test_a_question_searches_only_its_own_agents_memories(agents):
     # q1 and q2 ask the same question in two agents: each finds its own agent's dog, never the other's.
+    # Guards: load_trec ignoring "agent" (every document and query in main: every question searches every agent).
     ranking, _, _ = run_configuration(agents, rows_of(["porter"], None)[0])
     agent_of = {document.id: document.agent for document in agents.documents}
     for query in agents.queries:

@@ -147,6 +147,7 @@ def test_memlab_eval_prints_the_collections_summary_before_it_runs(monkeypatch, 
 
 
 def test_memlab_eval_prints_no_category_table_without_categories(monkeypatch, capsys):
+    # Guards: the per-category table printed whatever the queries carry (it printed "Empty DataFrame").
     before, out = eval_output(monkeypatch, capsys, TINY)
     assert "trec-tiny: 7 documents in 1 agent, 4 queries (4 judged: with a relevant document); no categories" in before
     assert "per query category" not in out and "Empty DataFrame" not in out
