@@ -120,8 +120,7 @@ def _eval(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from memlab.errors import InvalidArgument, MemlabError
-    from memlab.eval import load_locomo, load_trec, report
-    from memlab.eval import ALL_ROWS, run
+    from memlab.eval import ALL_ROWS, load_locomo, load_trec, report, run
 
     try:
         collection = load_trec(args.collection) if args.collection else load_locomo(args.locomo or "data/locomo10.json")
