@@ -36,8 +36,10 @@ PUBLIC / INTERNAL / CONFIDENTIAL by ``i % 3``):
   ``Table.search()``, tantivy, bm25s (the builders of ``bench_peers.py``) and LangGraph's ``SqliteStore``
   (``bench_peers.LangGraphPeer``: put, get, search — an unranked filter, no gate, no audit).
 
-Measured, calls interleaved one by one in rotating order after a warm-up of 50, each figure the median of
-``--repeats`` repeats (every repeat takes every ``repeats``-th item): bulk time per memory, single saves (each its
+Measured, calls interleaved one by one in rotating order after a warm-up of 50 (searches taint by taint, then the
+peers: a connection serving every taint would evict one index's cached pages with another's, which the raw stores,
+one per taint, would not pay), each figure the median of ``--repeats`` repeats (every repeat takes every
+``repeats``-th item): bulk time per memory, single saves (each its
 own transaction) per second, get p50 at CONFIDENTIAL (every key visible), search p50 (``max_results=10``) at each
 taint, and file size after ``PRAGMA wal_checkpoint(TRUNCATE)``. Targets (ratios memlab ÷ floor, or ÷ raw FTS5 over
 the visible rows for search): get <= 1.5x, single save <= 1.2x, bulk <= 1.25x, file <= 1.1x; search <= 1.3x at
@@ -51,7 +53,7 @@ Usage::
     python benchmarks/bench_floor.py [--sizes 10000,100000] [--repeats 3] [--queries 300] [--gets 1500]
                                      [--saves 600] [--profile]
 
-``--profile`` adds cProfile's top functions of memlab's get and search (file layout) at the largest size.
+``--profile`` adds cProfile's top functions of memlab's get and search (file layout) at every size.
 """
 
 from __future__ import annotations
@@ -521,16 +523,22 @@ def bench_size(corpus: Corpus, size: int, args: argparse.Namespace, workdir: Pat
     interleaved(get_calls, warmup_keys)
     gets = {name: p50s(ts) for name, ts in repeated(get_calls, get_keys, repeats).items()}
 
-    search_calls: dict[str, Callable[[Any], object]] = {}
+    # Taint by taint: a connection serving several taints would evict one index's pages with another's, which the
+    # raw stores, one per taint, would not pay; then the peers, over every row.
+    searches: dict[str, Result] = {}
+    groups: list[dict[str, Callable[[Any], object]]] = []
     for taint in LEVELS:
-        search_calls[f"floor {taint.name}"] = floor_sessions[taint].search
+        group: dict[str, Callable[[Any], object]] = {f"floor {taint.name}": floor_sessions[taint].search}
         for name in stores:
-            search_calls[f"{name} {taint.name}"] = _memlab_search(sessions[name][taint])
-        search_calls[f"raw {taint.name}"] = _raw(visible[taint], raw_search)
-        search_calls[f"raw+rows {taint.name}"] = _raw(visible[taint], raw_search_rows)
-    search_calls.update(peers.search)
-    interleaved(search_calls, warmup_queries)
-    searches = {name: p50s(ts) for name, ts in repeated(search_calls, queries, repeats).items()}
+            group[f"{name} {taint.name}"] = _memlab_search(sessions[name][taint])
+        group[f"raw {taint.name}"] = _raw(visible[taint], raw_search)
+        group[f"raw+rows {taint.name}"] = _raw(visible[taint], raw_search_rows)
+        groups.append(group)
+    if peers.search:
+        groups.append(peers.search)
+    for group in groups:
+        interleaved(group, warmup_queries)
+        searches |= {name: p50s(ts) for name, ts in repeated(group, queries, repeats).items()}
 
     save_calls: dict[str, Callable[[Any], object]] = {
         "floor": lambda note: floor_sessions[note.level].save(note),
@@ -542,7 +550,7 @@ def bench_size(corpus: Corpus, size: int, args: argparse.Namespace, workdir: Pat
     interleaved(save_calls, extra[:WARMUP_CALLS])
     saves = {name: means(ts) for name, ts in repeated(save_calls, extra[WARMUP_CALLS:], repeats).items()}
 
-    profile = profiles(sessions["file"], get_keys, queries) if args.profile and size == max(args.sizes) else []
+    profile = profiles(sessions["file"], get_keys, queries) if args.profile else []
     for store in stores.values():
         store.close()
     floor.close()
@@ -716,7 +724,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--queries", type=int, default=300, help="timed searches per system (default: %(default)s)")
     parser.add_argument("--gets", type=int, default=1500, help="timed gets per system (default: %(default)s)")
     parser.add_argument("--saves", type=int, default=600, help="timed single saves per system (default: %(default)s)")
-    parser.add_argument("--profile", action="store_true", help="profile memlab's get and search at the largest size")
+    parser.add_argument("--profile", action="store_true", help="profile memlab's get and search at every size")
     args = parser.parse_args(argv)
     args.sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
 
