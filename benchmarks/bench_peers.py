@@ -23,6 +23,10 @@ Engines:
   heap; ``parse_query`` over the three fields, ``search(q, 10)``, ``searcher.doc`` of each hit;
 * ``bm25s``: ``bm25s.tokenize`` (no stemmer, English stop words), ``BM25().index``; ``retrieve(k=10)`` with
   one thread, ids mapped back to the documents in Python;
+* ``langgraph``: LangGraph's ``SqliteStore`` (package ``langgraph-checkpoint-sqlite``) on a WAL file with
+  ``synchronous=NORMAL``, one namespace, ``batch`` of 1,000 ``PutOp`` per call; ``search(namespace, query=q,
+  limit=10)``: without an embedding index it ignores the query and returns the namespace's first 10 items, a
+  filter, unranked (what the store offers for text without a model);
 * ``memlab``: a folder store, one agent, every memory PUBLIC, ``memory_save_many`` (batches of 1,000, audit
   included); ``memory_search(q, max_results=10)`` at PUBLIC (rows, snippets and an audit row per call).
 
@@ -32,8 +36,8 @@ timed one after another in separate processes, not interleaved: the ratios are l
 
 Usage::
 
-    python benchmarks/bench_peers.py [--sizes 100000,1000000] [--engines fts5,sqlite-utils,tantivy,bm25s,memlab]
-                                     [--queries 300] [--memlab-max 1000000]
+    python benchmarks/bench_peers.py [--sizes 100000,1000000] [--queries 300] [--memlab-max 1000000]
+                                     [--engines fts5,sqlite-utils,tantivy,bm25s,langgraph,memlab]
 """
 
 from __future__ import annotations
@@ -62,7 +66,7 @@ from bench_store import WARMUP_CALLS, Corpus, Note, RawStore, environment  # noq
 from memlab.levels import Level  # noqa: E402
 from memlab.search import match_expression  # noqa: E402
 
-ENGINES = ("fts5", "sqlite-utils", "tantivy", "bm25s", "memlab")
+ENGINES = ("fts5", "sqlite-utils", "tantivy", "bm25s", "langgraph", "memlab")
 PARTITION = 100
 
 
@@ -219,6 +223,52 @@ def build_bm25s(notes: Sequence[Note], where: Path) -> tuple[Callable[[str], lis
     return search, lambda: None
 
 
+class LangGraphPeer:
+    """LangGraph's ``SqliteStore`` holding the notes as items ``{"content", "tags"}`` of one namespace."""
+
+    NAMESPACE = ("main",)
+
+    def __init__(self, path: Path) -> None:
+        from langgraph.store.sqlite import SqliteStore
+
+        self.conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self.conn.execute("PRAGMA journal_mode=WAL")  # memlab's persistence settings, not the store's default
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.store = SqliteStore(self.conn)
+        self.store.setup()
+
+    def load(self, notes: Sequence[Note]) -> None:
+        """``batch`` of ``PutOp``, 1,000 per call."""
+        from langgraph.store.base import PutOp
+
+        for start in range(0, len(notes), 1_000):
+            self.store.batch(
+                [
+                    PutOp(self.NAMESPACE, note.key, {"content": note.content, "tags": list(note.tags)})
+                    for note in notes[start : start + 1_000]
+                ]
+            )
+
+    def put(self, note: Note) -> None:
+        self.store.put(self.NAMESPACE, note.key, {"content": note.content, "tags": list(note.tags)})
+
+    def get(self, key: str) -> Any:
+        return self.store.get(self.NAMESPACE, key)
+
+    def search(self, query: str) -> list:
+        return [(item.key, item.value["content"]) for item in self.store.search(self.NAMESPACE, query=query, limit=10)]
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def build_langgraph(notes: Sequence[Note], where: Path) -> tuple[Callable[[str], list], Callable[[], None]]:
+    peer = LangGraphPeer(where / "langgraph.db")
+    peer.load(notes)
+    peer.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return peer.search, peer.close
+
+
 def build_memlab(notes: Sequence[Note], where: Path) -> tuple[Callable[[str], list], Callable[[], None]]:
     from memlab import MemoryStore
 
@@ -241,6 +291,7 @@ BUILDERS = {
     "sqlite-utils": build_sqlite_utils,
     "tantivy": build_tantivy,
     "bm25s": build_bm25s,
+    "langgraph": build_langgraph,
     "memlab": build_memlab,
 }
 
@@ -280,7 +331,7 @@ def worker(engine: str, data: Path, where: Path, queries_n: int, seed: int) -> d
     close()
     checkpoint_targets = [p for p in full.iterdir() if p.suffix == ".db" or p.is_dir()]
     for target in checkpoint_targets:
-        if engine in ("fts5", "sqlite-utils", "memlab"):
+        if engine in ("fts5", "sqlite-utils", "langgraph", "memlab"):
             checkpoint(target)
     size = sum(disk_bytes(p) for p in full.iterdir() if not p.name.endswith(("-wal", "-shm")))
     size += sum(p.stat().st_size for p in full.glob("*-wal")) + sum(p.stat().st_size for p in full.glob("*-shm"))
@@ -325,7 +376,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
     print("\n".join(environment()))
     versions = []
-    for package in ("tantivy", "bm25s", "numpy", "scipy"):
+    for package in ("tantivy", "bm25s", "langgraph-checkpoint-sqlite", "numpy", "scipy"):
         try:
             from importlib.metadata import version
 
