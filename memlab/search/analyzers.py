@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 
 from memlab.registry import Registry
-from memlab.search import fts5
+from memlab.search import fts5, porter
 from memlab.search.query import WORD, query_terms, quoted_or, words
 
 __all__ = ["Analyzer", "register", "get", "names", "resolve", "DEFAULT"]
@@ -191,13 +191,10 @@ def _simplemma() -> Callable[[str], str]:
 
 
 register(Analyzer("none", "unicode61", description="FTS5 unicode61: case folding, no stemming", fts_stem=str))
-# FTS5's porter equals NLTK's in MARTIN_EXTENSIONS mode (pinned in tests/test_stemstats.py).
+# FTS5's porter in Python, exact against SQLite's (tests/test_porter.py): snippets need no NLTK.
 register(
     Analyzer(
-        "porter",
-        "porter unicode61",
-        description="FTS5's built-in porter stemmer (the default)",
-        fts_stem=lazy_stemmer(_nltk_porter("MARTIN_EXTENSIONS")),
+        "porter", "porter unicode61", description="FTS5's built-in porter stemmer (the default)", fts_stem=porter.stem
     )
 )
 register(Analyzer("trigram", "trigram", description="FTS5 trigram: substrings of three characters"))
