@@ -17,9 +17,17 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-__all__ = ["stem"]
+__all__ = ["stem", "TAIL"]
 
 MAX_TOKEN = 64  # FTS5_PORTER_MAX_TOKEN: longer tokens (in bytes) are indexed as they are
+
+TAIL = 2
+"""A stem differs from its word in its last 2 characters at most, and never in its first, so snippets stem only
+the words that begin like a query's stem (``Analyzer.stem_tail``). Every step keeps a non-empty beginning of
+what it is given. Step 1 changes at most the last character (``e`` added, or ``at``/``bl``/``iz`` given an
+``e``, after ``ing``; ``y`` made ``i``). A step 2 suffix is longer than that change and its replacement shares
+all but at most 2 characters with it (``biliti`` > ``ble``; ``ational`` > ``ate`` only 1). Step 3 writes a
+beginning of the suffix it replaces, steps 4 and 5 only remove."""
 
 
 def _pattern(stem: str) -> str:
@@ -84,6 +92,8 @@ _STEP_4 = [
 def _apply(word: str, rules: list[_Rule]) -> tuple[str, str]:
     """The first rule whose suffix ends ``word`` (leaving a stem) decides: applied if its condition holds.
     Returns the word and the suffix replaced ("" when none was)."""
+    if not word.endswith(_ENDINGS[id(rules)]):  # most words end in none of a step's suffixes
+        return word, ""
     for suffix, replacement, condition in rules:
         if len(word) > len(suffix) and word.endswith(suffix):
             stem = word[: -len(suffix)]
@@ -91,6 +101,11 @@ def _apply(word: str, rules: list[_Rule]) -> tuple[str, str]:
                 return stem + replacement, suffix
             return word, ""
     return word, ""
+
+
+_ENDINGS = {
+    id(rules): tuple(suffix for suffix, _, _ in rules) for rules in (_STEP_1B, _STEP_1B2, _STEP_2, _STEP_3, _STEP_4)
+}
 
 
 def _step_1a(word: str) -> str:
