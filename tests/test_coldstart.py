@@ -34,6 +34,11 @@ def test_import_memlab_loads_no_heavy_package():
     assert _loaded_after("import memlab") == []
 
 
+def test_what_memlab_serve_imports_before_it_answers_loads_no_heavy_package():
+    # The MCP SDK is what `memlab serve` needs; nothing of memlab's features beyond the five tools.
+    assert _loaded_after("import memlab.cli, memlab.mcp_server, memlab.store") == []
+
+
 @pytest.fixture(params=["folder", "file"])
 def existing_store(request, tmp_path) -> str:
     """A store on disk with a few memories, written by another process (this one)."""
