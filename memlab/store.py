@@ -9,8 +9,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from memlab import arguments
 from memlab.errors import InvalidArgument
@@ -25,6 +24,9 @@ from memlab.search.ranking import Ranking
 from memlab.session import Session
 from memlab.storage import StorageProvider, Verification, open_storage, scratch_storage
 from memlab.storage.seal import AUDIT_FIELDS
+
+if TYPE_CHECKING:
+    import pandas as pd  # the auditor's views import it when called: agents' calls never need it
 
 __all__ = ["MemoryStore"]
 
@@ -247,6 +249,8 @@ class MemoryStore:
             >>> store.view("INTERNAL")["content"].tolist()
             ['Samantha Rivera']
         """
+        import pandas as pd
+
         view = self.storage.effective_view(agent, Level.parse(taint))
         return pd.DataFrame(
             [{**memory.__dict__, "classification": memory.classification.name} for memory in view],
@@ -342,4 +346,6 @@ _HISTORY_COLUMNS = [
 
 
 def _frame(rows, columns: list[str]) -> pd.DataFrame:
+    import pandas as pd
+
     return pd.DataFrame(list(rows), columns=columns)

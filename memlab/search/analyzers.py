@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 
 from memlab.registry import Registry
-from memlab.search import fts5
+from memlab.search import fts5, porter
 from memlab.search.query import WORD, query_terms, quoted_or, words
 
 __all__ = ["Analyzer", "register", "get", "names", "resolve", "DEFAULT"]
@@ -45,6 +45,10 @@ class Analyzer:
     fts_stem: Callable[[str], str] | None = field(default=None, compare=False)
     """What FTS5's own tokenizer does to a lower-cased word, in Python, so snippets can be made without a
     second FTS5 scan; None when it cannot be mirrored (trigram)."""
+    stem_tail: int | None = field(default=None, compare=False)
+    """At most how many of a term's last characters differ from the word it was made from, its first never
+    (FTS5's porter: 2; no stemming: 0): snippets then stem only the words that begin like a query's term.
+    None: no such bound (a lemmatizer maps "mice" to "mouse"), and snippets stem every word they look at."""
 
     @property
     def python_snippets(self) -> bool:
@@ -114,7 +118,8 @@ class Analyzer:
 
         Search makes its snippets here rather than with FTS5's snippet(), which would need a second scan of
         the matches (and shows stems for a pre-stemmed index); the layout mirrors FTS5's, the window is the
-        one around the first match.
+        one around the first match. Only words that can match are stemmed: with a ``stem_tail`` bound, those
+        that begin like a term; and only up to the first match and in the window.
 
         Examples:
             >>> get("snowball").snippet("She loves running", get("snowball").snippet_terms("runs"))
@@ -123,20 +128,41 @@ class Analyzer:
         spans = [match.span() for match in WORD.finditer(text)]
         if not spans:
             return text
-        lowered, term_of = text.lower(), _memoised_term(self)
-        matched = (i for i, (begin, end) in enumerate(spans) if term_of(lowered[begin:end]) in terms)
-        first_hit = next(matched, None)  # only words up to the first match and in the window are stemmed
+        # Lower-casing keeps a letter or digit one letter or digit (all of Unicode checked), so each word is in the
+        # same place in ``lowered``: all but "İ", made "i" and a combining dot, whose dot is dropped (as unicode61
+        # drops it).
+        lowered = text.lower() if "İ" not in text else text.replace("İ", "i").lower()
+        term_of, beginnings = _memoised_term(self), _beginnings(self.stem_tail, terms)
+        first_hit = next(
+            (
+                i
+                for i, (begin, end) in enumerate(spans)
+                if lowered.startswith(beginnings, begin, end) and term_of(lowered[begin:end]) in terms
+            ),
+            None,
+        )
         first = max(0, min(first_hit - 2 if first_hit is not None else 0, len(spans) - tokens))
         window = spans[first : first + tokens]
         start = 0 if first == 0 else window[0][0]
         end = len(text) if first + tokens >= len(spans) else window[-1][1]
         out, cursor = [], start
-        for begin, finish in window:
-            if term_of(lowered[begin:finish]) in terms:
-                out.append(text[cursor:begin] + "**" + text[begin:finish] + "**")
-                cursor = finish
+        if first_hit is not None:  # the words before it are known not to match, it is known to
+            for i, (begin, finish) in enumerate(window[first_hit - first :], start=first_hit):
+                if i == first_hit or (
+                    lowered.startswith(beginnings, begin, finish) and term_of(lowered[begin:finish]) in terms
+                ):
+                    out.append(text[cursor:begin] + "**" + text[begin:finish] + "**")
+                    cursor = finish
         out.append(text[cursor:end])
         return ("…" if start > 0 else "") + "".join(out) + ("…" if end < len(text) else "")
+
+
+def _beginnings(tail: int | None, terms: Collection[str]) -> tuple[str, ...]:
+    """How every word whose term is in ``terms`` begins, when a term differs from its word in its last ``tail``
+    characters at most and never in its first; any word may match when there is no such bound."""
+    if tail is None:
+        return ("",) if terms else ()
+    return tuple({term[: max(1, len(term) - tail)] for term in terms})
 
 
 @functools.cache
@@ -190,14 +216,17 @@ def _simplemma() -> Callable[[str], str]:
     return lambda word: simplemma.lemmatize(word, lang="en").lower()
 
 
-register(Analyzer("none", "unicode61", description="FTS5 unicode61: case folding, no stemming", fts_stem=str))
-# FTS5's porter equals NLTK's in MARTIN_EXTENSIONS mode (pinned in tests/test_stemstats.py).
+register(
+    Analyzer("none", "unicode61", description="FTS5 unicode61: case folding, no stemming", fts_stem=str, stem_tail=0)
+)
+# FTS5's porter in Python, exact against SQLite's (tests/test_porter.py): snippets need no NLTK.
 register(
     Analyzer(
         "porter",
         "porter unicode61",
         description="FTS5's built-in porter stemmer (the default)",
-        fts_stem=lazy_stemmer(_nltk_porter("MARTIN_EXTENSIONS")),
+        fts_stem=porter.stem,
+        stem_tail=porter.TAIL,
     )
 )
 register(Analyzer("trigram", "trigram", description="FTS5 trigram: substrings of three characters"))

@@ -19,11 +19,12 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from memlab.errors import InvalidArgument
+
+if TYPE_CHECKING:
+    import numpy as np  # imported where vectors are made: `import memlab` and FTS5-only stores never load it
 
 __all__ = ["Embedder", "MiniLM", "SentenceTransformers", "DenseUnavailable", "get", "missing", "matrix", "NAMES"]
 
@@ -76,16 +77,21 @@ def matrix(stored: Sequence[bytes], dimensions: int) -> np.ndarray:
     """Stored vectors (float32 bytes) as one matrix, a row each; no vectors give a matrix of no rows.
 
     Examples:
+        >>> import numpy as np
         >>> matrix([], 3).shape
         (0, 3)
         >>> matrix([np.ones(3, np.float32).tobytes()] * 2, 3).shape
         (2, 3)
     """
+    import numpy as np
+
     # numpy cannot infer the width of zero rows (reshape(0, -1) raises): an empty view still has ``dimensions``.
     return np.frombuffer(b"".join(stored), dtype=np.float32).reshape(len(stored), dimensions)
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:
+    import numpy as np
+
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
 
@@ -128,6 +134,8 @@ class MiniLM:
             >>> bool(vectors[0] @ vectors[1] > vectors[0] @ vectors[2])
             True
         """
+        import numpy as np
+
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         if len(texts) == 1:
@@ -135,6 +143,8 @@ class MiniLM:
         return self._model(texts)
 
     def _model(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
         parts = []
         order = sorted(range(len(texts)), key=lambda index: len(texts[index]))  # batches of like length pad less
         with self._lock:
@@ -177,6 +187,7 @@ class SentenceTransformers:
     with ``encode(texts, normalize_embeddings=True)``.
 
     Examples:
+        >>> import numpy as np
         >>> class Fake:
         ...     def encode(self, texts, normalize_embeddings):
         ...         return np.array([[len(text), 1.0] for text in texts])
@@ -194,6 +205,8 @@ class SentenceTransformers:
         self.dimensions = int(self.embed(["dimensions"]).shape[1])
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
         if not texts:
             return np.zeros((0, getattr(self, "dimensions", 0)), dtype=np.float32)
         return _unit(np.asarray(self._model.encode(list(texts), normalize_embeddings=True), dtype=np.float32))
