@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import memlab.storage.catalogue
-from memlab import Level, MemoryStore, SchemaError
+from memlab import InvalidArgument, Level, MemoryStore, SchemaError
 from memlab.storage.folder import FolderStorage
 from memlab.storage.folder_files import MAX_OPEN_FILES, MIN_OPEN_FILES, AgentFile, open_files_allowed
 from memlab.storage.sqlite import SqliteStorage
@@ -231,3 +231,23 @@ def test_the_catalogue_module_does_not_import_sqlite_utils():
     imported = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
     imported += [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
     assert not [name for name in imported if name.split(".")[0] == "sqlite_utils"]
+
+
+# -- sessions -------------------------------------------------------------------------------------------
+
+
+def test_a_session_id_taken_by_another_agent_is_refused_before_anything_is_written(tmp_path):
+    """The catalogue holds every session id of the store, whether or not the agent's file that holds the session is
+    open; the refusal makes no file for the new agent.
+
+    Guards: ``add_session`` without its catalogue read before ``agent_storage`` (bob's file is made, then the
+    insert refused)."""
+    path = tmp_path / "store"
+    with _store(path, 1) as store:
+        store.session(agent="alice", session_id="s1").memory_save("note", "alice's note")
+        store.session(agent="cid").memory_get("note")  # alice's file evicted and closed
+        with pytest.raises(InvalidArgument, match="session id 's1' is already taken in this store"):
+            store.session(agent="bob", session_id="s1")
+        assert store.storage.agents() == ["alice", "cid"]  # type: ignore[attr-defined]
+        assert not store.storage.agent_path("bob").exists()  # type: ignore[attr-defined]
+        assert [row["agent"] for row in store.storage.session_rows() if row["id"] == "s1"] == ["alice"]

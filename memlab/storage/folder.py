@@ -248,6 +248,9 @@ class FolderStorage:
         the agent's next write transaction)."""
         _encoded(agent)
         with self._lock:
+            # A taken id is refused before anything is written (the insert below still settles a race).
+            if self._catalogue.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
+                raise InvalidArgument(f"session id {session_id!r} is already taken in this store")
             storage = self.agent_storage(agent)  # a damaged agent is refused before the session is recorded
             try:
                 self._catalogue_write(
