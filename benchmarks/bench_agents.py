@@ -14,10 +14,17 @@ middle one), loaded the same way. It then measures, interleaving the two stores 
 * single saves of the middle agent (``memory_save``, each its own transaction) vs the one-agent store;
 * ``memory_search`` (p50/p95) and ``memory_get`` (p50) of the middle agent at CONFIDENTIAL taint (it sees
   all its memories) vs the one-agent store;
-* ``memory_get`` rotating over up to 256 agents, so that every call opens an agent file (the store keeps
+* ``memory_get`` rotating over up to 256 agents, so that every call opens an agent file (the store set to keep
   64 open), vs the one-agent store;
 * schema objects (``sqlite_master`` rows of the catalogue and of one agent file) and the total size of
-  every file of the store after it is closed.
+  every file of the store after it is closed;
+* at ``--random-agents`` and more agents (default 1,000), a call on a random agent against the same call on an
+  agent that is open, interleaved call by call in one run: ``memory_get`` through a session made earlier, and
+  a new session then ``memory_get`` (a user arriving). Every agent has a session first (made in order), so the
+  open files are what a long run of calls leaves, not the ones the draws will ask for; the draws are uniform over
+  every agent. Once with the store's own number of open files and once with 64 open (the old default), where
+  nearly every random call closes one file and opens another. p50 and mean (the mean carries the calls that open
+  a file when the p50 does not).
 
 With ``--file-agents`` (default 10,1000) it does the same for the old single-file layout
 (``layout="file"``: every agent in one file, one FTS5 index per agent and level) at ``--file-per-agent``
@@ -29,6 +36,9 @@ Usage::
 
     python benchmarks/bench_agents.py [--agents 10,1000,10000] [--per-agent 100] [--file-agents 10,1000]
                                       [--file-per-agent 10] [--saves 1000] [--queries 300] [--gets 1000]
+                                      [--random-agents 1000] [--only-random]
+
+``--only-random`` builds the folder stores of ``--agents`` and measures only the random-agent calls.
 """
 
 from __future__ import annotations
@@ -64,6 +74,8 @@ OPEN_TARGET_MS = 100.0
 SAVE_RATE_TARGET = 2_000.0
 SAVE_RATIO_TARGET = 1.2  # one-agent store saves/s ÷ big store saves/s
 READ_RATIO_TARGET = 1.2  # big store p50 ÷ one-agent store p50
+RANDOM_RATIO_TARGET = 2.0  # a get on a random agent ÷ a get on an open one (issue 21), at 1,000 and 10,000 agents
+OLD_CACHE_SIZE = 64  # the folder store's number of open files before it was sized from the descriptor limit
 
 _COLD_OPEN = """
 import json, sys, time
@@ -138,6 +150,67 @@ class Result:
     alone_size_bytes: int
 
 
+@dataclass
+class RandomResult:
+    """Calls on a random agent against the same calls on an open one, interleaved (``random_agent_calls``)."""
+
+    agents: int
+    per_agent: int
+    cache: str  # the number of open files, as set
+    open_files: int  # how many the store kept open
+    calls: dict[str, Timings]
+
+    def ratio(self, call: str, mean: bool = False) -> float:
+        def figure(name: str) -> float:
+            timings = self.calls[name]
+            return 1e6 / timings.rate if mean else timings.p50_us
+
+        return figure(f"random {call}") / figure(f"open {call}")
+
+
+def random_agent_calls(
+    path: Path, agents: int, per_agent: int, target: str, target_key: str, cache_size: int | None, gets: int
+) -> RandomResult:
+    """``memory_get`` and new session + ``memory_get`` on a uniformly drawn agent vs on ``target`` (kept open by
+    the calls on it), interleaved; every agent is given a session first, in order."""
+    store = MemoryStore(path)
+    if cache_size is not None:
+        store.storage.cache_size = cache_size  # type: ignore[attr-defined]
+    try:
+        started = time.perf_counter()
+        sessions = []
+        for a in range(agents):
+            sessions.append(store.session(taint=Level.CONFIDENTIAL, agent=agent_name(a)))
+            if agents >= 1000 and (a + 1) % (agents // 5) == 0:
+                print(f"    {a + 1:,} sessions in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+        reader = store.session(taint=Level.CONFIDENTIAL, agent=target)
+        rng = random.Random(agents * 11 + per_agent)
+        # Two draws per item, one for each random call: the second call on the first's agent would find it open.
+        draws = [rng.randrange(agents) for _ in range(2 * (gets + WARMUP_CALLS))]
+        keyed = [(a, f"note-{a * per_agent + rng.randrange(per_agent)}") for a in draws]
+        items = list(zip(keyed[0::2], keyed[1::2], strict=True))
+        for a, key in keyed[:20]:
+            if sessions[a].memory_get(key) is None:
+                raise SystemExit(f"memory_get({key!r}) of {agent_name(a)} found nothing")
+
+        def new_session(agent: str, key: str) -> object:
+            return store.session(taint=Level.CONFIDENTIAL, agent=agent).memory_get(key)
+
+        calls: dict[str, Callable[[Any], object]] = {
+            "open get": lambda item: reader.memory_get(target_key),
+            "random get": lambda item: sessions[item[0][0]].memory_get(item[0][1]),
+            "open session+get": lambda item: new_session(target, target_key),
+            "random session+get": lambda item: new_session(agent_name(item[1][0]), item[1][1]),
+        }
+        interleaved(calls, items[:WARMUP_CALLS])
+        timings = interleaved(calls, items[WARMUP_CALLS:])
+        open_files = len(store.storage._files)  # type: ignore[attr-defined]
+        cache = str(store.storage.cache_size) + ("" if cache_size is not None else " (default)")  # type: ignore
+    finally:
+        store.close()
+    return RandomResult(agents, per_agent, cache, open_files, timings)
+
+
 def cold_open(path: Path, agent: str, key: str, layout: str) -> tuple[float, float]:
     """Median over fresh processes of (open, session + first get), in ms."""
     opens, firsts = [], []
@@ -168,14 +241,8 @@ def warm_open(path: Path, agent: str, key: str, layout: str) -> tuple[float, flo
     return statistics.median(opens), statistics.median(firsts)
 
 
-def bench(corpus: Corpus, agents: int, per_agent: int, layout: str, args: argparse.Namespace, workdir: Path) -> Result:
-    suffix = "" if layout == "folder" else ".db"
-    path = workdir / f"{layout}-{agents}x{per_agent}{suffix}"
-    alone_path = workdir / f"{layout}-alone-{agents}x{per_agent}{suffix}"
-    middle = agents // 2
-    target = agent_name(middle)
-    target_notes = agent_notes(corpus, middle, per_agent)
-
+def build(corpus: Corpus, path: Path, agents: int, per_agent: int, layout: str) -> float:
+    """Load ``agents`` × ``per_agent`` memories into a new store at ``path``; the seconds it took."""
     store = MemoryStore(path, layout=layout)
     start = time.perf_counter()
     step = max(1, agents // 10)
@@ -194,6 +261,18 @@ def bench(corpus: Corpus, agents: int, per_agent: int, layout: str, args: argpar
         f"({agents * per_agent / load_s:,.0f} memories/s)",
         flush=True,
     )
+    return load_s
+
+
+def bench(corpus: Corpus, agents: int, per_agent: int, layout: str, args: argparse.Namespace, workdir: Path) -> Result:
+    suffix = "" if layout == "folder" else ".db"
+    path = workdir / f"{layout}-{agents}x{per_agent}{suffix}"
+    alone_path = workdir / f"{layout}-alone-{agents}x{per_agent}{suffix}"
+    middle = agents // 2
+    target = agent_name(middle)
+    target_notes = agent_notes(corpus, middle, per_agent)
+
+    load_s = build(corpus, path, agents, per_agent, layout)
     alone = MemoryStore(alone_path, layout=layout)
     load_agent(alone, target, target_notes)
     alone.close()
@@ -257,6 +336,7 @@ def bench(corpus: Corpus, agents: int, per_agent: int, layout: str, args: argpar
     gets = interleaved(get_calls, keys[WARMUP_CALLS:])
 
     # A different agent each call: with more agents than the cache holds, every call opens a file.
+    store.storage.cache_size = OLD_CACHE_SIZE  # type: ignore[attr-defined]
     rotating = sorted(rng.sample(range(agents), min(agents, ROTATING_AGENTS)))
     rotating_sessions = [store.session(taint=Level.CONFIDENTIAL, agent=agent_name(a)) for a in rotating]
     rotating_items = [
@@ -342,7 +422,7 @@ def print_tables(results: list[Result], skipped_file: Sequence[int]) -> None:
         "saves ratio = alone saves/s ÷ big-store saves/s (>1: the big store is slower);\n"
         "search/get ratio = big store ÷ alone. search and get at CONFIDENTIAL taint (the agent's every memory\n"
         "visible), max_results 10; rotating = memory_get of a different agent each call, over up to\n"
-        f"{ROTATING_AGENTS} agents (the folder store keeps 64 files open)."
+        f"{ROTATING_AGENTS} agents, with {OLD_CACHE_SIZE} files open."
     )
     print()
     print("Targets (folder store at the largest size):")
@@ -398,6 +478,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--saves", type=int, default=1000, help="timed single saves (default: %(default)s)")
     parser.add_argument("--queries", type=int, default=300, help="timed searches (default: %(default)s)")
     parser.add_argument("--gets", type=int, default=1000, help="timed gets (default: %(default)s)")
+    parser.add_argument(
+        "--random-agents", type=int, default=1000, help="measure random-agent calls from this many agents on"
+    )
+    parser.add_argument("--only-random", action="store_true", help="build the folder stores, measure random calls")
     args = parser.parse_args(argv)
     counts = [int(s.replace("_", "")) for s in args.agents.split(",") if s.strip()]
     file_counts = [int(s.replace("_", "")) for s in args.file_agents.split(",") if s.strip()]
@@ -409,22 +493,75 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     corpus = Corpus(args.seed)
     results: list[Result] = []
-    skipped = [a for a in file_counts if a > args.file_max_agents]
+    randoms: list[RandomResult] = []
+    skipped = [] if args.only_random else [a for a in file_counts if a > args.file_max_agents]
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="memlab-agents-", dir=os.environ.get("BENCH_TMP")) as tmp:
         workdir = Path(tmp)
-        for agents in [a for a in file_counts if a <= args.file_max_agents]:
+        for agents in [] if args.only_random else [a for a in file_counts if a <= args.file_max_agents]:
             for layout in ("file", "folder"):
                 print(f"\n{layout} layout, {agents:,} agents × {args.file_per_agent}", flush=True)
                 results.append(bench(corpus, agents, args.file_per_agent, layout, args, workdir))
         for agents in counts:
             print(f"\nfolder layout, {agents:,} agents × {args.per_agent}", flush=True)
-            results.append(bench(corpus, agents, args.per_agent, "folder", args, workdir))
+            path = workdir / f"folder-{agents}x{args.per_agent}"
+            if args.only_random:
+                build(corpus, path, agents, args.per_agent, "folder")
+            else:
+                results.append(bench(corpus, agents, args.per_agent, "folder", args, workdir))
+            if agents >= args.random_agents:
+                middle = agents // 2
+                key = agent_notes(corpus, middle, args.per_agent)[0].key
+                for cache_size in (None, OLD_CACHE_SIZE):
+                    randoms.append(
+                        random_agent_calls(path, agents, args.per_agent, agent_name(middle), key, cache_size, args.gets)
+                    )
+                    print_random(randoms[-1:], header=False)
             for leftover in workdir.iterdir():  # free the disk between sizes
                 subprocess.run(["rm", "-rf", str(leftover)], check=True)
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"\ntotal run time {time.perf_counter() - started:.0f} s; load average {load} at the end\n")
-    print_tables(results, skipped)
+    if results:
+        print_tables(results, skipped)
+    if randoms:
+        print()
+        print_random(randoms)
+
+
+def print_random(results: list[RandomResult], *, header: bool = True) -> None:
+    """The random-agent calls against the open agent's: p50 and mean, and their ratios."""
+    if header:
+        print("A call on a random agent vs the same call on an open agent (folder store), interleaved")
+    columns = f"{'agents':>7} {'mem/agt':>7} {'open files':>15} | {'call':<12} {'open p50':>9} {'random':>9} "
+    columns += f"{'ratio':>6} | {'open mean':>9} {'random':>9} {'ratio':>6}"
+    if header:
+        print(columns)
+        print("-" * len(columns))
+    for r in results:
+        for call in ("get", "session+get"):
+            opened, drawn = r.calls[f"open {call}"], r.calls[f"random {call}"]
+            print(
+                f"{r.agents:>7,} {r.per_agent:>7} {r.cache:>15} | {call:<12} {opened.p50_us:>7.1f}µs "
+                f"{drawn.p50_us:>7.1f}µs {r.ratio(call):>5.2f}x | {1e6 / opened.rate:>7.1f}µs "
+                f"{1e6 / drawn.rate:>7.1f}µs {r.ratio(call, mean=True):>5.2f}x",
+                flush=True,
+            )
+    if not header:
+        return
+    print()
+    print(
+        "open = the middle agent, called every other call (its file stays open); random = an agent drawn uniformly\n"
+        "(every agent was given a session first, in order); session+get = a new session, then memory_get.\n"
+        f"open files: the store's own number (default) and {OLD_CACHE_SIZE}, the old default."
+    )
+    print()
+    print(f"Targets (random-agent get ≤ {RANDOM_RATIO_TARGET}x an open agent's, store's own number of open files):")
+    for r in results:
+        if "default" in r.cache:
+            for figure, mean in (("p50", False), ("mean", True)):
+                ratio = r.ratio("get", mean=mean)
+                what = f"get {figure} at {r.agents:,} agents × {r.per_agent}"
+                print(f"  {what:<62} {ratio:>9.2f}x  {'met' if ratio <= RANDOM_RATIO_TARGET else 'MISSED'}")
 
 
 if __name__ == "__main__":

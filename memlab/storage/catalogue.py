@@ -1,5 +1,8 @@
 """A store folder's catalogue: its format, the agents and their files, session ids, the chained log of agent
-creations and each agent's last recorded chain; opened, created and checked under the folder's lock."""
+creations and each agent's last recorded chain; opened, created and checked under the folder's lock.
+
+Plain ``sqlite3`` throughout (no sqlite-utils): opening a store folder loads nothing it does not need.
+"""
 
 from __future__ import annotations
 
@@ -10,14 +13,12 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
-import sqlite_utils
-
 from memlab.errors import SchemaError
 from memlab.storage import chain
 from memlab.storage.layout import CATALOGUE, FORMAT, LOCK
-from memlab.storage.schema import check_meta
+from memlab.storage.schema import check_meta_values
 
-__all__ = ["SCHEMA_VERSION", "open_catalogue", "ensure_catalogue", "log_agent", "folder_lock"]
+__all__ = ["SCHEMA_VERSION", "open_catalogue", "ensure_catalogue", "log_agent", "record_head", "folder_lock"]
 
 SCHEMA_VERSION = 1
 
@@ -44,13 +45,12 @@ def open_catalogue(path: Path, *, analyzer: str, views: str, busy_timeout: float
             refuse_other_files(path)
             refuse_links(path)
             conn = sqlite3.connect(catalogue, timeout=busy_timeout, isolation_level=None, check_same_thread=False)
-            db = sqlite_utils.Database(conn, execute_plugins=False)
             try:
                 if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memlab_meta'").fetchone():
                     conn.execute("PRAGMA journal_mode=WAL")
                     conn.execute("BEGIN IMMEDIATE")
                     try:
-                        ensure_catalogue(db, analyzer, views)
+                        ensure_catalogue(conn, analyzer, views)
                     except BaseException:
                         conn.execute("ROLLBACK")
                         raise
@@ -66,7 +66,7 @@ def open_catalogue(path: Path, *, analyzer: str, views: str, busy_timeout: float
         raise SchemaError(f"cannot open the store folder {path}: {error}") from error
     try:
         conn.execute("PRAGMA synchronous=NORMAL")
-        ensure_catalogue(db, analyzer, views)
+        ensure_catalogue(conn, analyzer, views)
     except sqlite3.DatabaseError as error:
         conn.close()
         raise SchemaError(f"cannot open {catalogue} as a memlab catalogue: {error}") from error
@@ -76,38 +76,35 @@ def open_catalogue(path: Path, *, analyzer: str, views: str, busy_timeout: float
     return conn
 
 
-def ensure_catalogue(db: sqlite_utils.Database, analyzer: str, views: str) -> None:
-    """Create the catalogue in an empty file, or check the one there."""
-    tables = set(db.table_names())
+def ensure_catalogue(conn: sqlite3.Connection, analyzer: str, views: str) -> None:
+    """Create the catalogue in an empty file (in the caller's transaction), or check the one there."""
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if "memlab_meta" not in tables:
         if tables:
             raise SchemaError(f"not a memlab catalogue: it holds other tables ({', '.join(sorted(tables)[:5])})")
-        db["memlab_meta"].create({"name": str, "value": str}, pk="name", not_null={"value"})
-        db["memlab_meta"].insert_all(
-            [
-                {"name": "format", "value": FORMAT},
-                {"name": "schema_version", "value": str(SCHEMA_VERSION)},
-                {"name": "analyzer", "value": analyzer},
-                {"name": "views", "value": views},
-            ]
+        conn.execute('CREATE TABLE "memlab_meta" ("name" TEXT PRIMARY KEY, "value" TEXT NOT NULL)')
+        conn.executemany(
+            "INSERT INTO memlab_meta (name, value) VALUES (?, ?)",
+            [("format", FORMAT), ("schema_version", str(SCHEMA_VERSION)), ("analyzer", analyzer), ("views", views)],
         )
-        db["agents"].create({"name": str, "file": str}, pk="name", not_null={"file"})
-        db["sessions"].create(
-            {"id": str, "agent": str, "taint": str, "created_at": str},
-            pk="id",
-            not_null={"agent", "taint", "created_at"},
+        conn.execute('CREATE TABLE "agents" ("name" TEXT PRIMARY KEY, "file" TEXT NOT NULL)')
+        conn.execute(
+            'CREATE TABLE "sessions" ("id" TEXT PRIMARY KEY, "agent" TEXT NOT NULL, "taint" TEXT NOT NULL, '
+            '"created_at" TEXT NOT NULL)'
         )
-    check_meta(db, FORMAT, SCHEMA_VERSION, analyzer, views)
-    ensure_records(db)
+    meta = dict(conn.execute("SELECT name, value FROM memlab_meta").fetchall())
+    check_meta_values(meta, FORMAT, SCHEMA_VERSION, analyzer, views)
+    ensure_records(conn)
 
 
-def ensure_records(db: sqlite_utils.Database) -> None:
+def ensure_records(conn: sqlite3.Connection) -> None:
     """Give a catalogue what it records of its agents (added in place to a catalogue made before them): each
     agent's audit length and head, and the append-only, chained log of agent creations."""
-    columns = {column.name for column in db["agents"].columns}
-    if {"audit_rows", "audit_head"} <= columns and "agent_log" in db.table_names():
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(agents)")}
+    if {"audit_rows", "audit_head"} <= columns and conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'agent_log'"
+    ).fetchone():
         return
-    conn = db.conn
     began = not conn.in_transaction  # a new catalogue is made in its creator's transaction
     if began:
         conn.execute("BEGIN IMMEDIATE")
@@ -154,6 +151,17 @@ def log_agent(conn: sqlite3.Connection, agent: str, file: str) -> None:
         "INSERT INTO agent_log (seq, name, file, hash) VALUES (?, ?, ?, ?)",
         (seq, agent, file, chain.audit_hash(last[1], (seq, agent, file))),
     )
+
+
+def record_head(catalogue: sqlite3.Connection, agent: str, conn: sqlite3.Connection) -> None:
+    """Record the agent's audit length and head, read from its file's connection ``conn``, in the catalogue (one
+    autocommit statement); a record only moves forward (another process may be ahead)."""
+    last = conn.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
+    if last is not None:
+        catalogue.execute(
+            "UPDATE agents SET audit_rows = ?, audit_head = ? WHERE name = ? AND COALESCE(audit_rows, 0) < ?",
+            (last[0], last[1], agent, last[0]),
+        )
 
 
 @contextlib.contextmanager

@@ -16,6 +16,11 @@ every call cost the same for 10 agents or 10,000. A file is named by a hash of t
 the name itself: no path traversal, no case folding, any Unicode name. Symbolic links inside the folder are
 refused: a file written through one would leave the store.
 
+Opening a file is the costly step, so the store keeps as many open as the process's descriptors allow
+(``memlab.storage.folder_files``: the limit raised toward its hard maximum, a quarter of it used, at most
+``MAX_OPEN_FILES``), checks each distinct schema once per process, and closes the least recently used file on a
+background thread (``memlab.storage.folder_closer``): a close checkpoints the file, which no call waits for.
+
 The catalogue is checked against the files: an agent it lists must have its non-empty file, holding that agent
 only, and a file must belong to an agent it lists; anything else is refused on open (``SchemaError``) rather
 than recreated or served. What it records of each agent's chain (length and head, when a file is closed or
@@ -42,16 +47,16 @@ from memlab.search.analyzers import Analyzer
 from memlab.search.analyzers import resolve as resolve_analyzer
 from memlab.search.dense import Embedder
 from memlab.search.ranking import Ranking
-from memlab.storage.catalogue import folder_lock, log_agent, open_catalogue
+from memlab.storage.catalogue import folder_lock, log_agent, open_catalogue, record_head
+from memlab.storage.folder_closer import Closer
+from memlab.storage.folder_files import AgentFile, open_files_allowed
 from memlab.storage.folder_verify import verify_folder
-from memlab.storage.layout import agent_file
+from memlab.storage.layout import CATALOGUE, agent_file
 from memlab.storage.sqlite import SqliteStorage
 from memlab.storage.verify import Verification, read_only
 from memlab.viewrules import ViewRules
 
 __all__ = ["FolderStorage"]
-
-DEFAULT_CACHE_SIZE = 64  # open agent files; each holds three descriptors (file, WAL, shared memory)
 
 
 class FolderStorage:
@@ -62,7 +67,9 @@ class FolderStorage:
         rules: what the views follow (``ViewRules``).
         analyzer: how text becomes index terms (default FTS5's porter).
         busy_timeout: seconds a writer waits for another process's transaction.
-        cache_size: agent files kept open at once; the least recently used is closed beyond it.
+        cache_size: agent files kept open at once; the least recently used is closed beyond it. By default as
+            many as the process's limit on open descriptors allows (``folder_files.open_files_allowed``, which
+            raises the soft limit toward the hard one); a number given here leaves the limit alone.
     Raises:
         SchemaError: ``path`` is a file, a folder holding other things, or a store this memlab cannot open.
     """
@@ -74,7 +81,7 @@ class FolderStorage:
         rules: ViewRules | None = None,
         analyzer: Analyzer | str | None = None,
         busy_timeout: float = 30.0,
-        cache_size: int = DEFAULT_CACHE_SIZE,
+        cache_size: int | None = None,
         ranking: Ranking | None = None,
         embedder: Embedder | None = None,
     ) -> None:
@@ -84,7 +91,7 @@ class FolderStorage:
         self.rules = rules if rules is not None else ViewRules.lattice()
         self.analyzer = resolve_analyzer(analyzer)
         self.busy_timeout = busy_timeout
-        self.cache_size = max(1, cache_size)
+        self.cache_size = open_files_allowed() if cache_size is None else max(1, cache_size)
         self._files: OrderedDict[str, SqliteStorage] = OrderedDict()
         self._template: bytes | None = None
         # One lock for the cache and the calls through it: a file is never closed under a running call.
@@ -93,6 +100,7 @@ class FolderStorage:
             self.path, analyzer=self.analyzer.name, views=self.rules.signature, busy_timeout=self.busy_timeout
         )
         self.meta = {row[0]: row[1] for row in self._catalogue.execute("SELECT name, value FROM memlab_meta")}
+        self._closer = Closer(self.path / CATALOGUE, busy_timeout)
 
     # -- the catalogue ------------------------------------------------------------------------------
 
@@ -144,6 +152,7 @@ class FolderStorage:
                 self._files.move_to_end(agent)
                 return storage
             path = self.agent_path(agent)
+            self._closer.wait_for(agent)  # its evicted file is closed before it is opened again
             if self._damage(agent, path) is not None:
                 # Being made by another process, new, or damaged: under the folder's lock it is one of the three.
                 with folder_lock(self.path):
@@ -154,7 +163,7 @@ class FolderStorage:
                         self._create_file(agent, path)
                     elif damage is not None:
                         raise SchemaError(f"{damage}: the store folder is damaged or tampered with (`memlab verify`)")
-            storage = SqliteStorage(
+            storage = AgentFile(
                 path,
                 rules=self.rules,
                 analyzer=self.analyzer,
@@ -168,8 +177,7 @@ class FolderStorage:
                 raise SchemaError(f"{path} holds agent {others[0]!r}, not {agent!r}: the store folder is damaged")
             self._files[agent] = storage
             while len(self._files) > self.cache_size:
-                evicted, closing = self._files.popitem(last=False)
-                self._close_file(evicted, closing)
+                self._closer.close_later(*self._files.popitem(last=False))
             return storage
 
     def _damage(self, agent: str, path: Path) -> str | None:
@@ -199,12 +207,8 @@ class FolderStorage:
 
     def _record_head(self, agent: str, conn: sqlite3.Connection) -> None:
         """Record the agent's audit length and head; a record only moves forward (another process may be ahead)."""
-        last = conn.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
-        if last is not None:
-            self._catalogue_write(
-                "UPDATE agents SET audit_rows = ?, audit_head = ? WHERE name = ? AND COALESCE(audit_rows, 0) < ?",
-                (last[0], last[1], agent, last[0]),
-            )
+        with self._catalogue_transaction() as catalogue:
+            record_head(catalogue, agent, conn)
 
     def _create_file(self, agent: str, path: Path) -> None:
         """Register the agent (and log its creation, chained), then make its file from the empty template
@@ -238,18 +242,24 @@ class FolderStorage:
     # -- sessions -----------------------------------------------------------------------------------
 
     def add_session(self, session_id: str, agent: str, taint: Level, created_at: str) -> None:
-        # Session ids are unique in the whole store, as in a single file: the catalogue holds them.
+        """Record a session: in the catalogue, which holds every session id of the store (ids are unique in the
+        whole store, as in a single file, whoever chose them: one short catalogue transaction), then in the agent's
+        file, where its audit is checked against it (``SqliteStorage.add_session``, which may hold the row for
+        the agent's next write transaction)."""
         _encoded(agent)
-        self.agent_storage(agent)  # a damaged agent is refused before the session is recorded
-        try:
-            self._catalogue_write(
-                "INSERT INTO sessions (id, agent, taint, created_at) VALUES (?, ?, ?, ?)",
-                (session_id, agent, taint.name, created_at),
-            )
-        except sqlite3.IntegrityError as error:
-            raise InvalidArgument(f"session id {session_id!r} is already taken in this store") from error
         with self._lock:
-            self.agent_storage(agent).add_session(session_id, agent, taint, created_at)
+            # A taken id is refused before anything is written (the insert below still settles a race).
+            if self._catalogue.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
+                raise InvalidArgument(f"session id {session_id!r} is already taken in this store")
+            storage = self.agent_storage(agent)  # a damaged agent is refused before the session is recorded
+            try:
+                self._catalogue_write(
+                    "INSERT INTO sessions (id, agent, taint, created_at) VALUES (?, ?, ?, ?)",
+                    (session_id, agent, taint.name, created_at),
+                )
+            except sqlite3.IntegrityError as error:
+                raise InvalidArgument(f"session id {session_id!r} is already taken in this store") from error
+            storage.add_session(session_id, agent, taint, created_at)
 
     def add_taint_event(self, agent: str, event: TaintEvent) -> None:
         with self._lock:
@@ -374,6 +384,7 @@ class FolderStorage:
         """Verify the folder (``memlab.storage.folder_verify``); when it is intact, record every agent's chain as
         it stands, so a later removal of its tail or a rollback of its file is seen."""
         with self._lock:
+            self._closer.drain()  # the heads of files being closed are recorded first
             result = verify_folder(self.path, self.rules, analyzer=self.analyzer)
             if result.ok:
                 for agent in self.agents():
@@ -384,6 +395,7 @@ class FolderStorage:
     def close(self) -> None:
         with self._lock:
             try:
+                self._closer.stop()
                 while self._files:
                     self._close_file(*self._files.popitem())
             finally:

@@ -1,0 +1,76 @@
+"""A store folder's agent files as opened: the schema check made once per schema per process, and how many files
+the process can keep open.
+
+Opening an agent file checks its schema (``SqliteStorage``'s check: the tables and triggers present, the format,
+schema version, analyzer and views in ``memlab_meta``). That check is a function of two things only, the names
+and types of the file's schema objects and those four meta values, so its outcome is remembered for the process
+under exactly them: a file whose schema and meta read the same as one already checked passes without the
+check's other queries, and anything else (a dropped trigger, a file replaced by another, an edited meta row)
+reads differently and is checked in full. The schema parse SQLite makes on a connection's first statement stays
+(about half a millisecond for an agent's thirty objects): a connection cannot borrow another's.
+"""
+
+from __future__ import annotations
+
+import resource
+import sqlite3
+import threading
+
+from memlab.storage.sqlite import SqliteStorage
+
+__all__ = ["AgentFile", "open_files_allowed", "DESCRIPTORS_PER_FILE", "MAX_OPEN_FILES", "MIN_OPEN_FILES"]
+
+DESCRIPTORS_PER_FILE = 3  # an open WAL file holds three: the file, its WAL, its shared memory
+MIN_OPEN_FILES = 64
+MAX_OPEN_FILES = 1024  # each open file also holds its schema and the pages it read (~0.2 MB at 100 memories)
+_DESCRIPTOR_SHARE = 4  # the open files take at most a quarter of the descriptors the process may hold
+_DESCRIPTOR_CEILING = 65_536  # raised no further, even when the hard limit is unlimited
+
+_CHECKED: dict[tuple[object, ...], None] = {}  # schema keys whose check passed, in this process
+_CHECKED_LOCK = threading.Lock()
+
+
+def open_files_allowed() -> int:
+    """How many agent files a store folder keeps open by default: the soft limit on descriptors is raised toward
+    the hard one first, then a quarter of it is taken, between ``MIN_OPEN_FILES`` and ``MAX_OPEN_FILES``."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = _DESCRIPTOR_CEILING if hard == resource.RLIM_INFINITY else min(hard, _DESCRIPTOR_CEILING)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+            soft = wanted
+        except (ValueError, OSError):
+            pass  # a sandbox may refuse: the limit as it is
+    if soft == resource.RLIM_INFINITY:
+        soft = _DESCRIPTOR_CEILING
+    return max(MIN_OPEN_FILES, min(MAX_OPEN_FILES, soft // (_DESCRIPTOR_SHARE * DESCRIPTORS_PER_FILE)))
+
+
+class AgentFile(SqliteStorage):
+    """One agent's file of a store folder: a ``SqliteStorage`` whose schema check is remembered per schema."""
+
+    def _check_schema(self) -> dict[str, str]:
+        key = self._schema_key()
+        if key is None:  # not a memlab file as far as a read can tell: the full check says what it is
+            return super()._check_schema()
+        if key in _CHECKED:
+            return self._meta()
+        meta = super()._check_schema()
+        if self._schema_key() == key:  # unchanged while checked (nothing upgraded it meanwhile)
+            with _CHECKED_LOCK:
+                _CHECKED[key] = None
+        return meta
+
+    def _meta(self) -> dict[str, str]:
+        return dict(self.conn.execute("SELECT name, value FROM memlab_meta").fetchall())
+
+    def _schema_key(self) -> tuple[object, ...] | None:
+        """What the schema check reads: the schema's objects and the checked meta values (and what they are
+        checked against)."""
+        try:
+            objects = self.conn.execute("SELECT type, name FROM sqlite_master ORDER BY type, name").fetchall()
+            meta = self._meta()
+        except sqlite3.Error:
+            return None
+        checked = tuple(meta.get(name) for name in ("format", "schema_version", "analyzer", "views"))
+        return (self.analyzer.name, self.rules.signature, checked, tuple(objects))
