@@ -27,6 +27,7 @@ from memlab.storage.postgres.schema import RANKINGS, _indexing
 from memlab.storage.postgres.sql import (
     _AUDIT_COLUMNS,
     _COLUMNS,
+    Head,
     _lock_head,
     _lock_keys,
     _memory,
@@ -108,7 +109,7 @@ class PostgresStorage(Connection):
 
         def work(cursor, _head):
             # Saves of one key at one level queue on its advisory lock (so numbers have no gaps and no
-            # duplicates); the chain head is locked last, for the audit rows and the commit only.
+            # duplicates); the chain head is locked after the keys, in the same round trip, for the audit rows.
             _lock_keys(cursor, agent, [(key, level) for key in keys])
             # The previous current versions step down; their numbers continue.
             cursor.execute(
@@ -116,6 +117,7 @@ class PostgresStorage(Connection):
                 "AND current RETURNING key, version",
                 (agent, level, keys),
             )
+            head = _lock_head(cursor, agent, classification)
             newest = dict(cursor.fetchall())
             saved, rows, digests = [], [], []
             for n, new in enumerate(versions):
@@ -145,7 +147,6 @@ class PostgresStorage(Connection):
                 f"VALUES ({', '.join(['%s'] * 14)})",
                 rows,
             )
-            head = _lock_head(cursor, agent, classification)
             self._append_audits(cursor, agent, head, [audit(memory) for memory in saved], digests)
             return saved
 
@@ -168,8 +169,8 @@ class PostgresStorage(Connection):
                 f"AND classification = %s AND current AND deleted_at IS NULL RETURNING {_COLUMNS}, commitment",
                 (deleted_at, deleted_by, agent, key, int(classification)),
             )
-            row = cursor.fetchone()
             head = _lock_head(cursor, agent, classification)
+            row = cursor.fetchone()
             if row is None:
                 self._append_audits(cursor, agent, head, [audit(None)])
                 return None
@@ -203,7 +204,7 @@ class PostgresStorage(Connection):
             # The key at every level, then every chain of the agent in level order: locks are always taken keys
             # first, heads after, so a purge and saves cannot deadlock. Its audit row goes to the top chain.
             _lock_keys(cursor, agent, [(key, int(chained)) for chained in Level])
-            head = [_lock_head(cursor, agent, chained, owner=True) for chained in Level][-1]
+            head = [_lock_head(cursor, agent, chained, owner=True)() for chained in Level][-1]
             cursor.execute(
                 f"SELECT m.id, {_COLUMNS} FROM memories m WHERE agent = %s AND key = %s "
                 f"{'' if level is None else 'AND classification = %s'} AND purged_at IS NULL "
@@ -341,12 +342,12 @@ class PostgresStorage(Connection):
         self,
         cursor,
         agent: str,
-        head: tuple[Level, int, str],
+        head: Head | tuple[Level, int, str],
         events: Sequence[AuditEvent],
         digests: Sequence[str | None] = (),
     ) -> None:
         """Append audit rows to the chain ``head`` (``memlab.storage.seal``) and move it."""
-        level, seq, previous = head
+        level, seq, previous = head if isinstance(head, tuple) else head()
         rows = chain_rows(events, digests, seq=seq, previous=previous, text=_storable)
         seq, previous = (rows[-1][0], rows[-1][-1]) if rows else (seq, previous)
         cursor.executemany(f"INSERT INTO audit ({_AUDIT_COLUMNS}) VALUES ({', '.join(['%s'] * 14)})", rows)
