@@ -97,57 +97,61 @@ class Floor:
         )
         self.key, self.search_sql = storage._key, storage._search_sql
 
-    def _begin(self, cursor, taint: int) -> None:
-        cursor.execute("BEGIN")
-        txid = cursor.execute("SELECT pg_current_xact_id()::text").fetchone()[0]
+    # Every statement on a cursor of its own (``Connection.execute``): in a pipeline a result lands on the
+    # cursor that sent its statement whenever it arrives, so a cursor that sent two could be read for the first.
+
+    def _begin(self, taint: int) -> None:
+        run = self.conn.execute
+        run("BEGIN")
+        txid = run("SELECT pg_current_xact_id()::text").fetchone()[0]
         message = f"{AGENT}|{taint}|{txid}"
         mac = hmac.new(self.key, message.encode(), hashlib.sha256).hexdigest()
-        cursor.execute("SELECT set_config('memlab.claim', %s, true)", (f"{message}|{mac}",))
+        run("SELECT set_config('memlab.claim', %s, true)", (f"{message}|{mac}",))
 
-    def _audit(self, cursor, head, session, taint, tool, key, query, records, digest=None) -> None:
+    def _audit(self, head, session, taint, tool, key, query, records, digest=None) -> None:
         seq, previous = head.fetchone()
         fields = (seq + 1, now(), session, AGENT, NAMES[taint], tool, key, query, "ok")
         fields += (json.dumps(records) if records else "[]", "[]", None, digest)
         hashed = chain.audit_hash(previous, fields)
-        cursor.execute(AUDIT, (*fields, hashed))
-        cursor.execute(MOVE, (seq + 1, hashed, AGENT, taint))
-        cursor.execute("COMMIT")
+        self.conn.execute(AUDIT, (*fields, hashed))
+        self.conn.execute(MOVE, (seq + 1, hashed, AGENT, taint))
+        self.conn.execute("COMMIT")
 
     def get(self, session: str, taint: int, key: str):
-        with self.conn.pipeline(), self.conn.cursor() as cursor, self.conn.cursor() as head:
-            self._begin(cursor, taint)
-            head.execute(HEAD, (AGENT, taint))
-            row = cursor.execute(GET, (AGENT, key, taint)).fetchone()
-            self._audit(cursor, head, session, taint, "memory_get", key, None, [f"{key}@{NAMES[row[3]]}/v{row[4]}"])
+        with self.conn.pipeline():
+            self._begin(taint)
+            head = self.conn.execute(HEAD, (AGENT, taint))
+            row = self.conn.execute(GET, (AGENT, key, taint)).fetchone()
+            self._audit(head, session, taint, "memory_get", key, None, [f"{key}@{NAMES[row[3]]}/v{row[4]}"])
         return row
 
     def save(self, session: str, level: int, key: str, content: str, tags: Sequence[str]) -> int:
         saved_at, salt, tags_json = now(), secrets.token_bytes(16), json.dumps(list(tags))
         commitment = chain.commitment(salt, content, tags_json)
         lock = hashlib.sha256(f"{AGENT}\x1f{key}\x1f{level}".encode()).digest()[:8]
-        with self.conn.pipeline(), self.conn.cursor() as cursor, self.conn.cursor() as head:
-            self._begin(cursor, level)
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", (int.from_bytes(lock, "big", signed=True),))
-            cursor.execute(STEP_DOWN, (AGENT, level, key))
-            head.execute(HEAD, (AGENT, level))
-            stepped = cursor.fetchone()
-            version = stepped[0] + 1 if stepped else 1
+        with self.conn.pipeline():
+            self._begin(level)
+            self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (int.from_bytes(lock, "big", signed=True),))
+            stepped = self.conn.execute(STEP_DOWN, (AGENT, level, key))
+            head = self.conn.execute(HEAD, (AGENT, level))
+            previous = stepped.fetchone()
+            version = previous[0] + 1 if previous else 1
             digest = chain.version_digest(AGENT, key, level, version, saved_at, session, commitment)
-            cursor.execute(
+            self.conn.execute(
                 INSERT, (AGENT, key, content, tags_json, level, version, saved_at, session, salt, commitment)
             )
             ref = f"{key}@{NAMES[level]}/v{version}"
-            self._audit(cursor, head, session, level, "memory_save", key, None, [ref], digest)
+            self._audit(head, session, level, "memory_save", key, None, [ref], digest)
         return version
 
     def search(self, session: str, taint: int, query: str, limit: int = 10) -> list[str]:
         terms = " | ".join(query_terms(query))
-        with self.conn.pipeline(), self.conn.cursor() as cursor, self.conn.cursor() as head:
-            self._begin(cursor, taint)
-            head.execute(HEAD, (AGENT, taint))
-            rows = cursor.execute(self.search_sql, (terms, AGENT, taint, taint, limit)).fetchall()
+        with self.conn.pipeline():
+            self._begin(taint)
+            head = self.conn.execute(HEAD, (AGENT, taint))
+            rows = self.conn.execute(self.search_sql, (terms, AGENT, taint, taint, limit)).fetchall()
             refs = [f"{row[0]}@{NAMES[row[3]]}/v{row[4]}" for row in rows]
-            self._audit(cursor, head, session, taint, "memory_search", None, query, refs)
+            self._audit(head, session, taint, "memory_search", None, query, refs)
         return [row[0] for row in rows]
 
 

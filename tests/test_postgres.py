@@ -192,6 +192,19 @@ def test_each_call_is_one_transaction_of_three_round_trips(pg_url):
         assert store.verify().ok
 
 
+def test_a_large_batch_reads_its_own_statements_results(pg_url):
+    """In a pipeline a result lands on the cursor that sent it whenever it arrives: a batch whose keys take long
+    to send lets the key locks' result arrive first, and a save that read its versions from the same cursor got
+    that instead (and failed). Guards: the key locks and the stepping down sent on one cursor."""
+    with MemoryStore(pg_url, clock=fixed_clock) as store:
+        session = store.session(Level.INTERNAL)
+        records = [{"key": f"note-{n:05d}-{'x' * 40}", "content": f"note {n}"} for n in range(3000)]
+        assert len(session.memory_save_many(records, batch_size=3000)) == 3000
+        assert len(session.memory_save_many(records[:1500], batch_size=1500)) == 1500
+        assert session.memory_get(records[0]["key"]).version == 2
+        assert store.verify().ok
+
+
 def test_a_refused_call_rolls_back_and_leaves_its_connection_ready(pg_url):
     """A statement the database refuses aborts what was queued after it (COMMIT too): nothing of the call stays,
     and the pooled connection serves the next call as before."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from memlab.errors import Denied, InvalidArgument, SchemaError
@@ -37,6 +37,21 @@ _RETRIES = 8
 _LOGIN_SECONDS = 15.0  # how long a new store waits for its first session connection
 
 T = TypeVar("T")
+
+
+class _Statements:
+    """A session transaction's statements, each on a cursor of its own: in a pipeline a result lands on the
+    cursor that sent its statement whenever it arrives, so a cursor that sent two could be read for the first.
+    Read a statement's rows from what ``execute`` returns."""
+
+    def __init__(self, connection) -> None:
+        self.connection = connection
+
+    def execute(self, sql: str, parameters: Sequence[Any] | None = None):
+        return self.connection.cursor().execute(sql, parameters)
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        self.connection.cursor().executemany(sql, rows)
 
 
 class Connection:
@@ -190,7 +205,8 @@ class Connection:
             try:
                 with self._pool.connection() as conn:
                     try:
-                        with conn.pipeline(), conn.cursor() as cursor:
+                        with conn.pipeline():
+                            cursor = _Statements(conn)
                             cursor.execute("BEGIN")
                             self._claim(cursor, agent, taint)
                             result = work(cursor, _lock_head(cursor, agent, taint) if audited else None)

@@ -112,13 +112,13 @@ class PostgresStorage(Connection):
             # duplicates); the chain head is locked after the keys, in the same round trip, for the audit rows.
             _lock_keys(cursor, agent, [(key, level) for key in keys])
             # The previous current versions step down; their numbers continue.
-            cursor.execute(
+            stepped = cursor.execute(
                 "UPDATE memories SET current = false WHERE agent = %s AND classification = %s AND key = ANY(%s) "
                 "AND current RETURNING key, version",
                 (agent, level, keys),
             )
             head = _lock_head(cursor, agent, classification)
-            newest = dict(cursor.fetchall())
+            newest = dict(stepped.fetchall())
             saved, rows, digests = [], [], []
             for n, new in enumerate(versions):
                 newest[new.key] = newest.get(new.key, 0) + 1
@@ -164,13 +164,13 @@ class PostgresStorage(Connection):
     ) -> Memory | None:
         def work(cursor, _head):
             _lock_keys(cursor, agent, [(key, int(classification))])
-            cursor.execute(
+            deleted = cursor.execute(
                 f"UPDATE memories m SET deleted_at = %s, deleted_by = %s WHERE agent = %s AND key = %s "
                 f"AND classification = %s AND current AND deleted_at IS NULL RETURNING {_COLUMNS}, commitment",
                 (deleted_at, deleted_by, agent, key, int(classification)),
             )
             head = _lock_head(cursor, agent, classification)
-            row = cursor.fetchone()
+            row = deleted.fetchone()
             if row is None:
                 self._append_audits(cursor, agent, head, [audit(None)])
                 return None
@@ -241,12 +241,11 @@ class PostgresStorage(Connection):
         """The key's version in the effective view at ``taint``; ``audit=None`` only for policy rules."""
 
         def work(cursor, head):
-            cursor.execute(
+            row = cursor.execute(
                 f"SELECT {_COLUMNS} FROM memories m WHERE agent = %s AND key = %s AND classification <= %s "
                 "AND current AND deleted_at IS NULL ORDER BY classification DESC LIMIT 1",
                 (agent, key, int(taint)),
-            )
-            row = cursor.fetchone()
+            ).fetchone()
             memory = None if row is None else _memory(row)
             if audit is not None:
                 self._append_audits(cursor, agent, head, [audit(memory)])
@@ -258,11 +257,11 @@ class PostgresStorage(Connection):
         """Whether ``key`` has a live version at any level (only the ``existence-oracle`` variant asks)."""
 
         def work(cursor, _head):
-            cursor.execute(
+            found = cursor.execute(
                 "SELECT 1 FROM memories WHERE agent = %s AND key = %s AND current AND deleted_at IS NULL LIMIT 1",
                 (agent, key),
             )
-            return cursor.fetchone() is not None
+            return found.fetchone() is not None
 
         return self._session(agent, max(Level), work, audited=False)
 
@@ -279,13 +278,13 @@ class PostgresStorage(Connection):
         before, after = (tagged, "") if not self.rules.shadow_before_match else ("", tagged.replace("m.", "v."))
 
         def work(cursor, head):
-            cursor.execute(
+            found = cursor.execute(
                 f"SELECT * FROM (SELECT DISTINCT ON (m.key) {_COLUMNS} FROM memories m WHERE agent = %s "
                 f"AND classification <= %s AND current AND deleted_at IS NULL {before} "
                 f"ORDER BY m.key, m.classification DESC) v WHERE true {after} ORDER BY v.key",
                 (agent, int(taint), *(() if tag is None else (tag,))),
             )
-            view = [_memory(row) for row in cursor.fetchall()]
+            view = [_memory(row) for row in found.fetchall()]
             if audit is not None:
                 self._append_audits(cursor, agent, head, [audit(view)])
             return view
@@ -303,8 +302,7 @@ class PostgresStorage(Connection):
         def work(cursor, head):
             hits = []
             if terms:
-                cursor.execute(self._search_sql, (terms, agent, int(taint), int(taint), limit))
-                rows = cursor.fetchall()
+                rows = cursor.execute(self._search_sql, (terms, agent, int(taint), int(taint), limit)).fetchall()
                 snippet_terms = self.analyzer.snippet_terms(query)
                 hits = [
                     Hit(
