@@ -15,10 +15,11 @@ import shutil
 import subprocess
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["PostgresServer", "find_bindir", "running_server"]
+__all__ = ["PostgresServer", "find_bindir", "round_trips", "running_server"]
 
 TEMPLATE = "memlab_template"
 
@@ -90,6 +91,32 @@ class PostgresServer:
     def drop_database(self, url: str) -> None:
         name = url.split("/")[-1].split("?")[0]
         self._sql("postgres", f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@contextmanager
+def round_trips(connections: Iterable) -> Iterator[list[int]]:
+    """Count the round trips made on psycopg ``connections`` inside the block (the count is in the yielded
+    list once the block ends): how often the client, having sent, read the server's answer, from libpq's trace
+    of the protocol, one trace per connection."""
+    from psycopg import pq
+
+    traced = [(conn, tempfile.TemporaryFile("w+")) for conn in connections]
+    for conn, trace in traced:
+        conn.pgconn.trace(trace.fileno())
+        conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+    counted = [0]
+    try:
+        yield counted
+    finally:
+        for conn, trace in traced:
+            conn.pgconn.untrace()
+            trace.seek(0)
+            last = ""
+            for line in trace:
+                sender = line.split("\t", 1)[0]  # F: the client (frontend), B: the server (backend)
+                counted[0] += sender == "B" and last == "F"
+                last = sender
+            trace.close()
 
 
 _server: PostgresServer | None = None

@@ -21,6 +21,7 @@ from memlab.storage import PostgresStorage, verify_path
 from memlab.storage import postgres as backend
 from memlab.storage.postgres import claim
 from tests.conftest import fixed_clock
+from tests.pgserver import round_trips
 
 REFUSED = psycopg.errors.InsufficientPrivilege
 
@@ -164,6 +165,61 @@ def _save_at(store: MemoryStore, level: Level, *, taint: Level) -> None:
         )
 
     storage._session("main", level, work)
+
+
+def test_each_call_is_one_transaction_of_three_round_trips(pg_url):
+    """A call runs in pipeline mode: BEGIN and the transaction's id (the claim's mac covers it); the claim, the
+    chain head's lock and the call's statements; its audit row, the head's move and COMMIT. Guards: the head's
+    row read when it is locked, before the call's statements are sent (four round trips); ``conn.transaction()``
+    in place of BEGIN and COMMIT sent as statements (it waits at both ends: six)."""
+    with MemoryStore(pg_url, clock=fixed_clock) as store:
+        session = store.session(Level.INTERNAL)
+        session.memory_save("plan", "the coffee plan")  # the chain's first call also opens it
+        session.memory_save("old", "an old note")
+        connections = list(store.storage._pool._pool)
+        calls = {
+            "get": lambda: session.memory_get("plan"),
+            "save": lambda: session.memory_save("plan", "the new coffee plan"),
+            "search": lambda: session.memory_search("coffee"),
+            "list": lambda: session.memory_list(),
+            "delete": lambda: session.memory_delete("old"),
+        }
+        for name, call in calls.items():
+            with round_trips(connections) as counted:
+                call()
+            assert counted == [3], name
+        assert [hit.memory.content for hit in session.memory_search("coffee")] == ["the new coffee plan"]
+        assert store.verify().ok
+
+
+def test_a_large_batch_reads_its_own_statements_results(pg_url):
+    """In a pipeline a result lands on the cursor that sent it whenever it arrives: a batch whose keys take long
+    to send lets the key locks' result arrive first, and a save that read its versions from the same cursor got
+    that instead (and failed). Guards: the key locks and the stepping down sent on one cursor."""
+    with MemoryStore(pg_url, clock=fixed_clock) as store:
+        session = store.session(Level.INTERNAL)
+        records = [{"key": f"note-{n:05d}-{'x' * 40}", "content": f"note {n}"} for n in range(3000)]
+        assert len(session.memory_save_many(records, batch_size=3000)) == 3000
+        assert len(session.memory_save_many(records[:1500], batch_size=1500)) == 1500
+        assert session.memory_get(records[0]["key"]).version == 2
+        assert store.verify().ok
+
+
+def test_a_refused_call_rolls_back_and_leaves_its_connection_ready(pg_url):
+    """A statement the database refuses aborts what was queued after it (COMMIT too): nothing of the call stays,
+    and the pooled connection serves the next call as before."""
+    with MemoryStore(pg_url, clock=fixed_clock) as store:
+        session = store.session(Level.CONFIDENTIAL)
+        session.memory_save("k", "kept")
+        with pytest.raises(Denied):
+            _save_at(store, Level.PUBLIC, taint=Level.CONFIDENTIAL)
+        connections = list(store.storage._pool._pool)
+        assert {conn.info.transaction_status for conn in connections} == {psycopg.pq.TransactionStatus.IDLE}
+        with round_trips(connections) as counted:
+            assert session.memory_get("k").content == "kept"
+        assert counted == [3]
+        assert store.history("k")["version"].tolist() == [1] and len(store.audit()) == 2
+        assert store.verify().ok
 
 
 # -- search input and options --------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from memlab.errors import Denied, InvalidArgument, SchemaError
@@ -29,7 +29,7 @@ from memlab.storage.postgres.schema import (
     _upgrade_2_sql,
     _upgrade_3_sql,
 )
-from memlab.storage.postgres.sql import _IDENTIFIER, _lock_head, _redact, _require_psycopg
+from memlab.storage.postgres.sql import _IDENTIFIER, Head, _lock_head, _redact, _require_psycopg
 from memlab.storage.schema import check_meta_values
 from memlab.viewrules import ViewRules
 
@@ -37,6 +37,21 @@ _RETRIES = 8
 _LOGIN_SECONDS = 15.0  # how long a new store waits for its first session connection
 
 T = TypeVar("T")
+
+
+class _Statements:
+    """A session transaction's statements, each on a cursor of its own: in a pipeline a result lands on the
+    cursor that sent its statement whenever it arrives, so a cursor that sent two could be read for the first.
+    Read a statement's rows from what ``execute`` returns."""
+
+    def __init__(self, connection) -> None:
+        self.connection = connection
+
+    def execute(self, sql: str, parameters: Sequence[Any] | None = None):
+        return self.connection.cursor().execute(sql, parameters)
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        self.connection.cursor().executemany(sql, rows)
 
 
 class Connection:
@@ -176,18 +191,30 @@ class Connection:
 
     # -- transactions ---------------------------------------------------------------------------------
 
-    def _session(
-        self, agent: str, taint: Level, work: Callable[[Any, tuple[int, str] | None], T], *, audited=True
-    ) -> T:
+    def _session(self, agent: str, taint: Level, work: Callable[[Any, Head | None], T], *, audited=True) -> T:
         """Run ``work(cursor, chain head)`` as the session role at ``agent`` and ``taint`` in one transaction,
         holding the chain head of ``agent`` at ``taint`` (when ``audited``); retried on serialisation failures
-        and deadlocks."""
+        and deadlocks.
+
+        The transaction runs in pipeline mode, its BEGIN and COMMIT sent as statements: each is sent as it is
+        made and the client waits only for a result it needs. A read costs three round trips: BEGIN and the
+        transaction's id (for the claim); the claim, the head's lock and the read; the audit rows, the head's
+        move and COMMIT. A statement that fails aborts the ones queued after it, COMMIT included."""
         retryable = (self._errors.SerializationFailure, self._errors.DeadlockDetected)
         for attempt in range(_RETRIES):
             try:
-                with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cursor:
-                    self._claim(cursor, agent, taint)
-                    return work(cursor, _lock_head(cursor, agent, taint) if audited else None)
+                with self._pool.connection() as conn:
+                    try:
+                        with conn.pipeline():
+                            cursor = _Statements(conn)
+                            cursor.execute("BEGIN")
+                            self._claim(cursor, agent, taint)
+                            result = work(cursor, _lock_head(cursor, agent, taint) if audited else None)
+                            cursor.execute("COMMIT")
+                    except BaseException:
+                        conn.rollback()
+                        raise
+                    return result
             except retryable:
                 if attempt == _RETRIES - 1:
                     raise

@@ -1,7 +1,7 @@
 """What the PostgreSQL modules share: the URL test, the driver, names of columns, the locks of a save, rows.
 
 Saves and deletes first take a transaction advisory lock per key and level (gap-free versions, no duplicates,
-no retries) and lock the chain's head last, only for their audit rows and the commit; reads lock the head
+no retries) and lock the chain's head after them, for their audit rows and the commit; reads lock the head
 first, so the audit's order is the order of what they saw. Locks are always taken keys first, heads after.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from memlab.errors import SchemaError
@@ -50,25 +50,36 @@ def _lock_keys(cursor, agent: str, places: list[tuple[str, int]]) -> None:
     cursor.execute("SELECT pg_advisory_xact_lock(k) FROM unnest(%s::bigint[]) AS k", (locks,))
 
 
-def _lock_head(cursor, agent: str, level: Level, *, owner: bool = False) -> tuple[Level, int, str]:
+Head = Callable[[], tuple[Level, int, str]]
+"""A chain's locked head, read when called: its level, its last ``seq`` and its hash."""
+
+
+def _lock_head(cursor, agent: str, level: Level, *, owner: bool = False) -> Head:
     """Lock the head row of the chain of ``agent`` at ``level`` (created, with a random genesis, on first use:
-    by ``open_chain`` for a session, which may not write a genesis, directly by the ``owner``)."""
+    by ``open_chain`` for a session, which may not write a genesis, directly by the ``owner``).
+
+    The ``SELECT ... FOR UPDATE`` is sent now (in a session's pipeline, with the statements that follow it) and
+    its row read when the returned function is called, so the lock costs no round trip of its own."""
     select = "SELECT seq, hash FROM chain_heads WHERE agent = %s AND taint = %s FOR UPDATE"
-    cursor.execute(select, (agent, int(level)))
-    row = cursor.fetchone()
-    if row is None:
-        if owner:
-            start = chain.genesis()
-            cursor.execute(
-                "INSERT INTO chain_heads (agent, taint, genesis, seq, hash) VALUES (%s, %s, %s, 0, %s) "
-                "ON CONFLICT (agent, taint) DO NOTHING",
-                (agent, int(level), start, start),
-            )
-        else:
-            cursor.execute("SELECT open_chain()")
-        cursor.execute(select, (agent, int(level)))
-        row = cursor.fetchone()
-    return (level, *row)
+    pending = cursor.connection.cursor()
+    pending.execute(select, (agent, int(level)))
+
+    def head() -> tuple[Level, int, str]:
+        row = pending.fetchone()
+        if row is None:
+            if owner:
+                start = chain.genesis()
+                cursor.execute(
+                    "INSERT INTO chain_heads (agent, taint, genesis, seq, hash) VALUES (%s, %s, %s, 0, %s) "
+                    "ON CONFLICT (agent, taint) DO NOTHING",
+                    (agent, int(level), start, start),
+                )
+            else:
+                cursor.execute("SELECT open_chain()")
+            row = cursor.execute(select, (agent, int(level))).fetchone()
+        return (level, *row)
+
+    return head
 
 
 def _storable(text: str | None) -> str | None:

@@ -27,6 +27,7 @@ from memlab.storage.postgres.schema import RANKINGS, _indexing
 from memlab.storage.postgres.sql import (
     _AUDIT_COLUMNS,
     _COLUMNS,
+    Head,
     _lock_head,
     _lock_keys,
     _memory,
@@ -108,15 +109,16 @@ class PostgresStorage(Connection):
 
         def work(cursor, _head):
             # Saves of one key at one level queue on its advisory lock (so numbers have no gaps and no
-            # duplicates); the chain head is locked last, for the audit rows and the commit only.
+            # duplicates); the chain head is locked after the keys, in the same round trip, for the audit rows.
             _lock_keys(cursor, agent, [(key, level) for key in keys])
             # The previous current versions step down; their numbers continue.
-            cursor.execute(
+            stepped = cursor.execute(
                 "UPDATE memories SET current = false WHERE agent = %s AND classification = %s AND key = ANY(%s) "
                 "AND current RETURNING key, version",
                 (agent, level, keys),
             )
-            newest = dict(cursor.fetchall())
+            head = _lock_head(cursor, agent, classification)
+            newest = dict(stepped.fetchall())
             saved, rows, digests = [], [], []
             for n, new in enumerate(versions):
                 newest[new.key] = newest.get(new.key, 0) + 1
@@ -145,7 +147,6 @@ class PostgresStorage(Connection):
                 f"VALUES ({', '.join(['%s'] * 14)})",
                 rows,
             )
-            head = _lock_head(cursor, agent, classification)
             self._append_audits(cursor, agent, head, [audit(memory) for memory in saved], digests)
             return saved
 
@@ -163,13 +164,13 @@ class PostgresStorage(Connection):
     ) -> Memory | None:
         def work(cursor, _head):
             _lock_keys(cursor, agent, [(key, int(classification))])
-            cursor.execute(
+            deleted = cursor.execute(
                 f"UPDATE memories m SET deleted_at = %s, deleted_by = %s WHERE agent = %s AND key = %s "
                 f"AND classification = %s AND current AND deleted_at IS NULL RETURNING {_COLUMNS}, commitment",
                 (deleted_at, deleted_by, agent, key, int(classification)),
             )
-            row = cursor.fetchone()
             head = _lock_head(cursor, agent, classification)
+            row = deleted.fetchone()
             if row is None:
                 self._append_audits(cursor, agent, head, [audit(None)])
                 return None
@@ -203,7 +204,7 @@ class PostgresStorage(Connection):
             # The key at every level, then every chain of the agent in level order: locks are always taken keys
             # first, heads after, so a purge and saves cannot deadlock. Its audit row goes to the top chain.
             _lock_keys(cursor, agent, [(key, int(chained)) for chained in Level])
-            head = [_lock_head(cursor, agent, chained, owner=True) for chained in Level][-1]
+            head = [_lock_head(cursor, agent, chained, owner=True)() for chained in Level][-1]
             cursor.execute(
                 f"SELECT m.id, {_COLUMNS} FROM memories m WHERE agent = %s AND key = %s "
                 f"{'' if level is None else 'AND classification = %s'} AND purged_at IS NULL "
@@ -240,12 +241,11 @@ class PostgresStorage(Connection):
         """The key's version in the effective view at ``taint``; ``audit=None`` only for policy rules."""
 
         def work(cursor, head):
-            cursor.execute(
+            row = cursor.execute(
                 f"SELECT {_COLUMNS} FROM memories m WHERE agent = %s AND key = %s AND classification <= %s "
                 "AND current AND deleted_at IS NULL ORDER BY classification DESC LIMIT 1",
                 (agent, key, int(taint)),
-            )
-            row = cursor.fetchone()
+            ).fetchone()
             memory = None if row is None else _memory(row)
             if audit is not None:
                 self._append_audits(cursor, agent, head, [audit(memory)])
@@ -257,11 +257,11 @@ class PostgresStorage(Connection):
         """Whether ``key`` has a live version at any level (only the ``existence-oracle`` variant asks)."""
 
         def work(cursor, _head):
-            cursor.execute(
+            found = cursor.execute(
                 "SELECT 1 FROM memories WHERE agent = %s AND key = %s AND current AND deleted_at IS NULL LIMIT 1",
                 (agent, key),
             )
-            return cursor.fetchone() is not None
+            return found.fetchone() is not None
 
         return self._session(agent, max(Level), work, audited=False)
 
@@ -278,13 +278,13 @@ class PostgresStorage(Connection):
         before, after = (tagged, "") if not self.rules.shadow_before_match else ("", tagged.replace("m.", "v."))
 
         def work(cursor, head):
-            cursor.execute(
+            found = cursor.execute(
                 f"SELECT * FROM (SELECT DISTINCT ON (m.key) {_COLUMNS} FROM memories m WHERE agent = %s "
                 f"AND classification <= %s AND current AND deleted_at IS NULL {before} "
                 f"ORDER BY m.key, m.classification DESC) v WHERE true {after} ORDER BY v.key",
                 (agent, int(taint), *(() if tag is None else (tag,))),
             )
-            view = [_memory(row) for row in cursor.fetchall()]
+            view = [_memory(row) for row in found.fetchall()]
             if audit is not None:
                 self._append_audits(cursor, agent, head, [audit(view)])
             return view
@@ -302,8 +302,7 @@ class PostgresStorage(Connection):
         def work(cursor, head):
             hits = []
             if terms:
-                cursor.execute(self._search_sql, (terms, agent, int(taint), int(taint), limit))
-                rows = cursor.fetchall()
+                rows = cursor.execute(self._search_sql, (terms, agent, int(taint), int(taint), limit)).fetchall()
                 snippet_terms = self.analyzer.snippet_terms(query)
                 hits = [
                     Hit(
@@ -341,12 +340,12 @@ class PostgresStorage(Connection):
         self,
         cursor,
         agent: str,
-        head: tuple[Level, int, str],
+        head: Head | tuple[Level, int, str],
         events: Sequence[AuditEvent],
         digests: Sequence[str | None] = (),
     ) -> None:
         """Append audit rows to the chain ``head`` (``memlab.storage.seal``) and move it."""
-        level, seq, previous = head
+        level, seq, previous = head if isinstance(head, tuple) else head()
         rows = chain_rows(events, digests, seq=seq, previous=previous, text=_storable)
         seq, previous = (rows[-1][0], rows[-1][-1]) if rows else (seq, previous)
         cursor.executemany(f"INSERT INTO audit ({_AUDIT_COLUMNS}) VALUES ({', '.join(['%s'] * 14)})", rows)
