@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 import sqlite3
 
-import sqlite_utils
-
 from memlab.levels import Level
 from memlab.search.analyzers import Analyzer
 from memlab.storage.schema import create_fts_table, fts_table
@@ -24,7 +22,6 @@ class IndexUpkeep:
     """``SqliteStorage``'s upkeep of the effective view and its FTS5 indexes (a mixin over these attributes)."""
 
     conn: sqlite3.Connection
-    db: sqlite_utils.Database
     rules: ViewRules
     analyzer: Analyzer
     _fts_columns: str
@@ -40,7 +37,7 @@ class IndexUpkeep:
         holds the same effective view; keeping only used levels saves index writes on every save and
         keeps an agent's schema small.
         """
-        table = create_fts_table(self.db, agent_id, self.analyzer, level)
+        table = create_fts_table(self.conn, agent_id, self.analyzer, level)
         self.conn.execute(
             f'INSERT INTO "{table}" (rowid, {self._fts_columns}) SELECT m.id, {self._fts_columns_of("m")} '
             "FROM effective e JOIN memories m ON m.id = e.memory_id WHERE e.agent_id = ? AND e.taint = ?",
