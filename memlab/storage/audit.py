@@ -20,6 +20,7 @@ class Audit:
 
     conn: sqlite3.Connection
     _genesis: str
+    _head: tuple[int, str] | None
 
     def append_audit(self, event: AuditEvent) -> None:
         with self._write():
@@ -30,13 +31,17 @@ class Audit:
 
     def _append_audits(self, events: Sequence[AuditEvent], digests: Sequence[str | None] | None = None) -> None:
         """Append audit rows, each chained to the one before (``memlab.storage.seal``)."""
-        last = self.conn.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
-        seq, previous = last if last is not None else (0, self._genesis)
-        rows = chain_rows(events, digests, seq=seq, previous=previous)
+        head = self._head  # cached by the storage while the file is as this connection left it
+        if head is None:
+            head = self.conn.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
+            head = (0, self._genesis) if head is None else head
+        rows = chain_rows(events, digests, seq=head[0], previous=head[1])
         self.conn.executemany(
             f"INSERT INTO audit ({_AUDIT_COLUMNS}) VALUES ({', '.join('?' * (len(AUDIT_FIELDS) + 1))})",
             rows,
         )
+        if rows:
+            self._head = (rows[-1][0], rows[-1][-1])
 
     def agents(self) -> list[str]:
         """Every agent that has saved in this store, by name."""

@@ -26,6 +26,7 @@ class IndexUpkeep:
     analyzer: Analyzer
     _fts_columns: str
     _views_changed: int
+    _indexed: dict[int, int]
 
     def _fts_columns_of(self, alias: str) -> str:
         return ", ".join(f"{alias}.{column}" for column in self._fts_columns.split(", "))
@@ -45,6 +46,7 @@ class IndexUpkeep:
         )
         indexed |= _level_bit(level)
         self.conn.execute("UPDATE agents SET indexed_levels = ? WHERE id = ?", (indexed, agent_id))
+        self._indexed[agent_id] = indexed
         return indexed
 
     def _refresh(

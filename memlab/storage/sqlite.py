@@ -123,6 +123,14 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
         self.conn = conn
         self._agent_ids: dict[str, int] = {}  # agent ids never change once given, so found ones are cached
         self._lock = threading.RLock()  # one connection, possibly several threads (widgets, servers)
+        # What every call would otherwise read again: the audit chain's head (seq, hash) and each agent's indexed
+        # levels (by agent id). They hold while the file is as this connection left it: SQLite's data_version
+        # (which moves when another connection commits) and this connection's total_changes (which moves on a
+        # write outside memlab's transactions) are as they were at the end of its last transaction.
+        self._head: tuple[int, str] | None = None
+        self._indexed: dict[int, int] = {}
+        self._data_version = -1
+        self._changes = -1
         try:
             # As sqlite-utils set it when it wrapped every connection: a REPLACE's implicit delete fires the
             # DELETE triggers that keep versions and the audit frozen.
@@ -162,12 +170,29 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
         with self._lock:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
+                self._revalidate()
                 yield
+                self.conn.execute("COMMIT")
             except BaseException:
                 if self.conn.in_transaction:
                     self.conn.execute("ROLLBACK")
+                self._forget()
                 raise
-            self.conn.execute("COMMIT")
+            self._changes = self.conn.total_changes
+
+    def _revalidate(self) -> None:
+        """Drop the cached chain head and indexed levels if anything but this connection's transactions changed
+        the file since (read under the write lock, so nothing changes it until the transaction ends)."""
+        version = self.conn.execute("PRAGMA data_version").fetchone()[0]
+        if version != self._data_version or self.conn.total_changes != self._changes:
+            self._data_version = version
+            self._forget()
+
+    def _forget(self) -> None:
+        """Drop every cached row (a transaction rolled back, or the file changed under this connection)."""
+        self._head = None
+        self._indexed.clear()
+        self._agent_ids.clear()
 
     def _check_schema(self) -> dict[str, str]:
         """Read and check the schema; create it, under the write lock, only in a new, empty database."""
@@ -347,8 +372,14 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
         return self._agent_ids[agent]
 
     def _agent(self, agent: str, *, create: bool = False) -> tuple[int | None, int]:
-        """The agent's id (None if it never saved) and the bit mask of its indexed levels."""
+        """The agent's id (None if it never saved) and the bit mask of its indexed levels; in a write transaction
+        (the cached levels are revalidated when one begins)."""
+        agent_id = self._agent_ids.get(agent)
+        if agent_id is not None and agent_id in self._indexed:
+            return agent_id, self._indexed[agent_id]
         row = self.conn.execute("SELECT id, indexed_levels FROM agents WHERE name = ?", (agent,)).fetchone()
+        if row is not None:
+            self._agent_ids[agent], self._indexed[row[0]] = row
         if row is not None or not create:
             return (None, 0) if row is None else row
         # Indexes can be started lazily only when visibility follows the lattice (see _start_index).
@@ -358,7 +389,8 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
         ).lastrowid
         for taint in [*([] if lazy else Level), *([None] if self.rules.global_statistics else [])]:
             create_fts_table(self.conn, agent_id, self.analyzer, taint)
-        return agent_id, 0 if lazy else _ALL_LEVELS
+        self._agent_ids[agent], self._indexed[agent_id] = agent_id, 0 if lazy else _ALL_LEVELS
+        return agent_id, self._indexed[agent_id]
 
     def _latest(self, agent_id: int, keys: list[str]) -> dict[tuple[str, int], tuple[int, int, str | None]]:
         """(key, level) -> id, version and deleted_at of the newest version of each of ``keys`` at each level."""
