@@ -1,11 +1,13 @@
-"""What the SQLite storage reads once per connection (the audit chain's head, an agent's indexed levels): the same
-file, the same chain and views as reading every time, whoever else writes the file."""
+"""What the SQLite storage reads once per connection (the audit chain's head, an agent's indexed levels) and the
+session row it writes with the first call: the same file, the same chain and views as reading and writing every
+time, whoever else writes the file."""
 
 from __future__ import annotations
 
 import pytest
 
 from memlab import Level, MemoryStore
+from memlab.errors import InvalidArgument
 from memlab.records import AuditEvent
 from memlab.storage.seal import AUDIT_FIELDS, chain_rows
 
@@ -58,3 +60,52 @@ def test_an_audit_row_appended_through_the_same_connection_is_chained_on(path):
         assert session.memory_get("k").content == "v"
         assert _seqs(store) == [1, 2, 3]
         assert store.verify().ok
+
+
+def test_a_session_row_is_written_by_the_first_call_in_its_transaction(path):
+    # Guards: add_session writing its own transaction (seen failing: two COMMITs).
+    with MemoryStore(path, layout="file") as store:
+        store.session(Level.PUBLIC, "main").memory_save("k", "v")  # the file exists, the agent has saved
+        commits = []
+        store.storage.conn.set_trace_callback(lambda sql: commits.append(sql) if sql == "COMMIT" else None)
+        session = store.session(Level.INTERNAL, "main")
+        assert commits == []
+        session.memory_get("k")
+        assert commits == ["COMMIT"]
+        store.storage.conn.set_trace_callback(None)
+        assert store.storage.conn.execute("SELECT taint FROM sessions WHERE id = ?", (session.id,)).fetchone() == (
+            "INTERNAL",
+        )
+        assert store.verify().ok
+
+
+def test_a_taken_session_id_is_refused_at_once_written_or_not(path):
+    # Guards: add_session not looking at the sessions recorded and not yet written (seen failing).
+    with MemoryStore(path, layout="file") as store:
+        store.session(Level.PUBLIC, "main", session_id="pending")
+        with pytest.raises(InvalidArgument, match="already taken"):
+            store.session(Level.PUBLIC, "main", session_id="pending")
+        store.session(Level.PUBLIC, "main", session_id="written").memory_save("k", "v")
+        with pytest.raises(InvalidArgument, match="already taken"):
+            store.session(Level.PUBLIC, "other", session_id="written")
+        assert sorted(store.sessions()["id"]) == ["pending", "written"]
+
+
+def test_a_session_without_calls_is_read_and_kept(path):
+    # Guards: session_rows not flushing the pending sessions (seen failing), close not flushing them (seen failing).
+    with MemoryStore(path, layout="file") as store:
+        quiet = store.session(Level.CONFIDENTIAL, "main")
+        assert list(store.sessions()["id"]) == [quiet.id]
+        closed = store.session(Level.PUBLIC, "main")
+    with MemoryStore(path, layout="file") as store:
+        assert sorted(store.sessions()["id"]) == sorted([quiet.id, closed.id])
+        assert store.verify().ok
+
+
+def test_an_escalation_of_a_session_before_its_first_call_verifies(path):
+    with MemoryStore(path, layout="file") as store:
+        session = store.session(Level.PUBLIC, "main")
+        session.escalate(Level.CONFIDENTIAL, reason="read payroll")
+        session.memory_save("salary", "high")
+        assert store.verify().ok
+        assert list(store.storage.taint_event_rows())[0]["session_id"] == session.id

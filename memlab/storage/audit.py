@@ -64,9 +64,11 @@ class Audit:
             yield {**row, "classification": Level(row["classification"]).name, "tags": json.loads(row["tags"])}
 
     def session_rows(self) -> Iterator[dict[str, Any]]:
+        self.flush_sessions()
         return self._query("SELECT id, agent, taint AS initial_taint, created_at FROM sessions ORDER BY created_at, id")
 
     def taint_event_rows(self) -> Iterator[dict[str, Any]]:
+        self.flush_sessions()
         return self._query("SELECT session_id, at, from_level, to_level, reason FROM taint_events ORDER BY id")
 
     def _query(self, sql: str, parameters: Sequence[Any] = ()) -> Iterator[dict[str, Any]]:

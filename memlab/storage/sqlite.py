@@ -131,6 +131,8 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
         self._indexed: dict[int, int] = {}
         self._data_version = -1
         self._changes = -1
+        # Sessions recorded but not yet written: each row goes in the next write transaction (the first call's).
+        self._pending_sessions: dict[str, tuple[str, str, str, str]] = {}
         try:
             # As sqlite-utils set it when it wrapped every connection: a REPLACE's implicit delete fires the
             # DELETE triggers that keep versions and the audit frozen.
@@ -171,6 +173,7 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 self._revalidate()
+                written = self._write_pending_sessions()
                 yield
                 self.conn.execute("COMMIT")
             except BaseException:
@@ -178,6 +181,8 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
                     self.conn.execute("ROLLBACK")
                 self._forget()
                 raise
+            for session_id in written:
+                del self._pending_sessions[session_id]
             self._changes = self.conn.total_changes
 
     def _revalidate(self) -> None:
@@ -236,14 +241,47 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
     # -- sessions -----------------------------------------------------------------------------------
 
     def add_session(self, session_id: str, agent: str, taint: Level, created_at: str) -> None:
+        """Record a session: a taken id is refused now; the row is written in this storage's next write
+        transaction (every call writes its audit row, so the first call carries it), or by ``flush_sessions``.
+
+        Raises:
+            InvalidArgument: the id is taken in this file (written, or recorded and pending).
+        """
+        with self._lock:
+            taken = (
+                session_id in self._pending_sessions
+                or self.conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            )
+            if taken:
+                raise InvalidArgument(f"session id {session_id!r} is already taken in this store")
+            self._pending_sessions[session_id] = (session_id, agent, taint.name, created_at)
+
+    def flush_sessions(self) -> None:
+        """Write the sessions recorded and not yet written (every reader of sessions here does it first)."""
+        with self._lock:
+            if self._pending_sessions:
+                with self._write():
+                    pass
+
+    def _write_pending_sessions(self) -> list[str]:
+        """Insert the pending sessions in the transaction just begun; return their ids.
+
+        Raises:
+            InvalidArgument: another connection took one of their ids since ``add_session`` checked it (that
+                session's row is dropped: its id belongs to the other).
+        """
+        if not self._pending_sessions:
+            return []
+        rows = list(self._pending_sessions.values())
         try:
-            with self._write():
-                self.conn.execute(
-                    "INSERT INTO sessions (id, agent, taint, created_at) VALUES (?, ?, ?, ?)",
-                    (session_id, agent, taint.name, created_at),
-                )
+            self.conn.executemany("INSERT INTO sessions (id, agent, taint, created_at) VALUES (?, ?, ?, ?)", rows)
         except sqlite3.IntegrityError as error:
-            raise InvalidArgument(f"session id {session_id!r} is already taken in this store") from error
+            for session_id, *_ in rows:
+                if self.conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
+                    del self._pending_sessions[session_id]
+                    raise InvalidArgument(f"session id {session_id!r} is already taken in this store") from error
+            raise
+        return [row[0] for row in rows]
 
     def add_taint_event(self, agent: str, event: TaintEvent) -> None:
         with self._write():
@@ -490,17 +528,22 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
     def verify(self) -> Verification:
         """Recompute the audit chain and check every version and view against it (``memlab.storage.verify``)."""
         with self._lock:
+            self.flush_sessions()
             return verify_file(self.conn, self._genesis, self.rules, label=str(self.path) if self.path else "")
 
     def copy(self) -> SqliteStorage:
         """A private in-memory copy of this store (cheap for small stores: experiments fork a template)."""
         with self._lock:
+            self.flush_sessions()
             target = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
             self.conn.backup(target)
         return SqliteStorage(connection=target, rules=self.rules, analyzer=self.analyzer)
 
     def close(self) -> None:
-        self.conn.close()
+        try:
+            self.flush_sessions()
+        finally:
+            self.conn.close()
 
 
 def _check_path(path: Path) -> None:
