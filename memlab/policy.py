@@ -24,6 +24,7 @@ Examples:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -80,10 +81,17 @@ def strip_level_arguments(call: ToolCall) -> ToolCall:
         ["stripped argument 'classification': the classification is always the session's taint"]
     """
     for name in list(call.arguments):
-        if re.sub(r"[^a-z]", "", str(name).lower()) in LEVEL_LIKE_ARGUMENTS:
+        if _level_like(str(name)):
             del call.arguments[name]
             call.notes.append(f"stripped argument {shown(name)}: the classification is always the session's taint")
     return call
+
+
+@functools.lru_cache(maxsize=4096)
+def _level_like(name: str) -> bool:
+    """Whether an argument name is classification-like (decided once per name: the same few names come on every
+    call)."""
+    return re.sub(r"[^a-z]", "", name.lower()) in LEVEL_LIKE_ARGUMENTS
 
 
 DEFAULT_HOOKS: tuple[Hook, ...] = (strip_level_arguments,)

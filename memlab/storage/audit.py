@@ -8,8 +8,6 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import sqlite_utils
-
 from memlab.levels import Level
 from memlab.records import AuditEvent
 from memlab.storage.seal import AUDIT_FIELDS, chain_rows
@@ -21,8 +19,8 @@ class Audit:
     """``SqliteStorage``'s audit and auditor's views (a mixin over these attributes and the storage's ``_write``)."""
 
     conn: sqlite3.Connection
-    db: sqlite_utils.Database
     _genesis: str
+    _head: tuple[int, str] | None
 
     def append_audit(self, event: AuditEvent) -> None:
         with self._write():
@@ -33,13 +31,17 @@ class Audit:
 
     def _append_audits(self, events: Sequence[AuditEvent], digests: Sequence[str | None] | None = None) -> None:
         """Append audit rows, each chained to the one before (``memlab.storage.seal``)."""
-        last = self.conn.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
-        seq, previous = last if last is not None else (0, self._genesis)
-        rows = chain_rows(events, digests, seq=seq, previous=previous)
+        head = self._head  # cached by the storage while the file is as this connection left it
+        if head is None:
+            head = self.conn.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
+            head = (0, self._genesis) if head is None else head
+        rows = chain_rows(events, digests, seq=head[0], previous=head[1])
         self.conn.executemany(
             f"INSERT INTO audit ({_AUDIT_COLUMNS}) VALUES ({', '.join('?' * (len(AUDIT_FIELDS) + 1))})",
             rows,
         )
+        if rows:
+            self._head = (rows[-1][0], rows[-1][-1])
 
     def agents(self) -> list[str]:
         """Every agent that has saved in this store, by name."""
@@ -48,12 +50,12 @@ class Audit:
     def audit_rows(self, agent: str | None = None) -> Iterator[dict[str, Any]]:
         """The audit, oldest first; only ``agent``'s calls when given."""
         where, parameters = ("", ()) if agent is None else ("WHERE agent = ?", (agent,))
-        for row in self.db.query(f"SELECT * FROM audit {where} ORDER BY seq", parameters):
+        for row in self._query(f"SELECT * FROM audit {where} ORDER BY seq", parameters):
             yield {**row, "records": json.loads(row["records"]), "notes": json.loads(row["notes"])}
 
     def history_rows(self, agent: str, key: str | None = None) -> Iterator[dict[str, Any]]:
         """Every version of ``key`` (of every key when None), by key, level, then version."""
-        for row in self.db.query(
+        for row in self._query(
             "SELECT m.key, m.classification, m.version, m.content, m.tags, m.source, m.occurred_at, m.saved_at, "
             "m.saved_by, m.deleted_at, m.deleted_by FROM memories m JOIN agents a ON a.id = m.agent_id "
             f"WHERE a.name = ? {'' if key is None else 'AND m.key = ?'} ORDER BY m.key, m.classification, m.version",
@@ -62,9 +64,16 @@ class Audit:
             yield {**row, "classification": Level(row["classification"]).name, "tags": json.loads(row["tags"])}
 
     def session_rows(self) -> Iterator[dict[str, Any]]:
-        return self.db.query(
-            "SELECT id, agent, taint AS initial_taint, created_at FROM sessions ORDER BY created_at, id"
-        )
+        self.flush_sessions()
+        return self._query("SELECT id, agent, taint AS initial_taint, created_at FROM sessions ORDER BY created_at, id")
 
     def taint_event_rows(self) -> Iterator[dict[str, Any]]:
-        return self.db.query("SELECT session_id, at, from_level, to_level, reason FROM taint_events ORDER BY id")
+        self.flush_sessions()
+        return self._query("SELECT session_id, at, from_level, to_level, reason FROM taint_events ORDER BY id")
+
+    def _query(self, sql: str, parameters: Sequence[Any] = ()) -> Iterator[dict[str, Any]]:
+        """The rows of a query as dicts of column name to value."""
+        cursor = self.conn.execute(sql, parameters)
+        names = [column[0] for column in cursor.description]
+        for row in cursor:
+            yield dict(zip(names, row, strict=True))

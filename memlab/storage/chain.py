@@ -20,13 +20,51 @@ import hashlib
 import hmac
 import json
 import secrets
+from collections.abc import Sequence
+from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any
 
-__all__ = ["genesis", "new_salt", "audit_hash", "commitment", "version_digest", "deletion_digest"]
+__all__ = [
+    "genesis",
+    "new_salt",
+    "audit_hash",
+    "commitment",
+    "version_digest",
+    "deletion_digest",
+    "json_array",
+    "json_strings",
+]
+
+
+def json_array(parts: Sequence[Any], separator: str = ",") -> str:
+    """``json.dumps(parts, ensure_ascii=False, separators=(separator, ":"))``, byte for byte: what every digest
+    and commitment hashes, so the chains of files already written verify. Strings, ints and None (all that memlab
+    hashes) are written by json's own C string encoder, without building an encoder per call; anything else goes
+    through ``json.dumps`` itself."""
+    shown = []
+    for part in parts:
+        kind = type(part)
+        if kind is str:
+            shown.append(encode_basestring(part))
+        elif kind is int:
+            shown.append(int.__repr__(part))
+        elif part is None:
+            shown.append("null")
+        else:
+            return json.dumps(list(parts), ensure_ascii=False, separators=(separator, ":"))
+    return "[" + separator.join(shown) + "]"
+
+
+def json_strings(strings: Sequence[str]) -> str:
+    """``json.dumps(list(strings))`` (ASCII, ``", "`` between), byte for byte: how tags and an audit row's
+    records are stored and hashed."""
+    if all(type(string) is str for string in strings):
+        return "[" + ", ".join(map(encode_basestring_ascii, strings)) + "]"
+    return json.dumps(list(strings))
 
 
 def _digest(*parts: Any) -> str:
-    return hashlib.sha256(json.dumps(parts, ensure_ascii=False, separators=(",", ":")).encode("utf-8")).hexdigest()
+    return hashlib.sha256(json_array(parts).encode("utf-8")).hexdigest()
 
 
 def genesis() -> str:
@@ -47,8 +85,8 @@ def audit_hash(previous: str, fields: tuple[Any, ...]) -> str:
 def commitment(salt: bytes, content: str, tags: str, source: str | None = None, occurred_at: str | None = None) -> str:
     """What binds a version's content, tags (``tags`` as stored, JSON) and context to the chain: HMAC with its
     salt. A version without context commits to content and tags alone, as before context existed."""
-    parts = [content, tags] if source is None and occurred_at is None else [content, tags, source, occurred_at]
-    message = json.dumps(parts, ensure_ascii=False).encode("utf-8")
+    parts = (content, tags) if source is None and occurred_at is None else (content, tags, source, occurred_at)
+    message = json_array(parts, ", ").encode("utf-8")
     return hmac.new(salt, message, hashlib.sha256).hexdigest()
 
 

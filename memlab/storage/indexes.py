@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 import sqlite3
 
-import sqlite_utils
-
 from memlab.levels import Level
 from memlab.search.analyzers import Analyzer
 from memlab.storage.schema import create_fts_table, fts_table
@@ -24,11 +22,11 @@ class IndexUpkeep:
     """``SqliteStorage``'s upkeep of the effective view and its FTS5 indexes (a mixin over these attributes)."""
 
     conn: sqlite3.Connection
-    db: sqlite_utils.Database
     rules: ViewRules
     analyzer: Analyzer
     _fts_columns: str
     _views_changed: int
+    _indexed: dict[int, int]
 
     def _fts_columns_of(self, alias: str) -> str:
         return ", ".join(f"{alias}.{column}" for column in self._fts_columns.split(", "))
@@ -40,7 +38,7 @@ class IndexUpkeep:
         holds the same effective view; keeping only used levels saves index writes on every save and
         keeps an agent's schema small.
         """
-        table = create_fts_table(self.db, agent_id, self.analyzer, level)
+        table = create_fts_table(self.conn, agent_id, self.analyzer, level)
         self.conn.execute(
             f'INSERT INTO "{table}" (rowid, {self._fts_columns}) SELECT m.id, {self._fts_columns_of("m")} '
             "FROM effective e JOIN memories m ON m.id = e.memory_id WHERE e.agent_id = ? AND e.taint = ?",
@@ -48,6 +46,7 @@ class IndexUpkeep:
         )
         indexed |= _level_bit(level)
         self.conn.execute("UPDATE agents SET indexed_levels = ? WHERE id = ?", (indexed, agent_id))
+        self._indexed[agent_id] = indexed
         return indexed
 
     def _refresh(

@@ -1,11 +1,14 @@
-"""The sqlite schema: tables, the append-only audit, and the version check made on open."""
+"""The sqlite schema: tables, the append-only audit, and the version check made on open.
+
+Opening an existing store reads and checks it over the bare ``sqlite3`` connection; sqlite-utils (which imports
+pandas and numpy when it loads) is imported only to create a new store's tables.
+"""
 
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Sequence
-
-import sqlite_utils
 
 from memlab.errors import SchemaError
 from memlab.levels import Level
@@ -42,7 +45,7 @@ def fts_table(agent_id: int, taint: Level | None) -> str:
     return f"fts_{agent_id}_{'all' if taint is None else taint.name.lower()}"
 
 
-def ensure_schema(db: sqlite_utils.Database, analyzer: str = "porter", views: str = "lattice") -> dict[str, str]:
+def ensure_schema(conn: sqlite3.Connection, analyzer: str = "porter", views: str = "lattice") -> dict[str, str]:
     """Check the store's schema, creating it in an empty database; return the meta table.
 
     Args:
@@ -53,14 +56,14 @@ def ensure_schema(db: sqlite_utils.Database, analyzer: str = "porter", views: st
         SchemaError: the database holds other tables, a memlab schema newer than this code, or views
             built under a policy with other visibility rules, or with another analyzer.
     """
-    tables = set(db.table_names())
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if "memlab_meta" not in tables:
         if tables:
             shown = ", ".join(sorted(tables)[:5])
             raise SchemaError(f"not a memlab store: the database already holds other tables ({shown})")
-        _create(db, analyzer, views)
-    meta = check_meta(db, FORMAT, SCHEMA_VERSION, analyzer, views)
-    missing = missing_objects(db)
+        _create(conn, analyzer, views)
+    meta = check_meta(conn, FORMAT, SCHEMA_VERSION, analyzer, views)
+    missing = missing_objects(conn)
     if missing:
         raise SchemaError(
             f"this store has been damaged or tampered with: {', '.join(missing)} missing (`memlab verify` tells more)"
@@ -68,15 +71,16 @@ def ensure_schema(db: sqlite_utils.Database, analyzer: str = "porter", views: st
     return meta
 
 
-def check_meta(db: sqlite_utils.Database, form: str, schema_version: int, analyzer: str, views: str) -> dict[str, str]:
+def check_meta(db: sqlite3.Connection, form: str, schema_version: int, analyzer: str, views: str) -> dict[str, str]:
     """Read ``memlab_meta`` and check it names this format, a schema version this code reads, ``analyzer``
-    and ``views``; return it.
+    and ``views``; return it. ``db`` is anything with sqlite3's ``execute`` (a connection, a sqlite-utils
+    ``Database``).
 
     Raises:
         SchemaError: naming what differs and what to do about it.
     """
     return check_meta_values(
-        {row["name"]: row["value"] for row in db["memlab_meta"].rows}, form, schema_version, analyzer, views
+        dict(db.execute("SELECT name, value FROM memlab_meta").fetchall()), form, schema_version, analyzer, views
     )
 
 
@@ -117,7 +121,10 @@ def check_meta_values(
     return meta
 
 
-def _create(db: sqlite_utils.Database, analyzer: str, views: str) -> None:
+def _create(conn: sqlite3.Connection, analyzer: str, views: str) -> None:
+    import sqlite_utils  # only a new store needs it (its import loads pandas and numpy)
+
+    db = sqlite_utils.Database(conn, execute_plugins=False)
     db["memlab_meta"].create({"name": str, "value": str}, pk="name", not_null={"value"})
     db["memlab_meta"].insert_all(
         [
@@ -210,7 +217,7 @@ def _create(db: sqlite_utils.Database, analyzer: str, views: str) -> None:
         db.execute(f"CREATE TRIGGER {name} {sql}")
 
 
-def _create_vectors(db: sqlite_utils.Database) -> None:
+def _create_vectors(db: sqlite3.Connection) -> None:
     # A version's dense vector (float32, unit length) under the model that made it: memlab.search.dense.
     db.execute(
         "CREATE TABLE vectors (memory_id INTEGER PRIMARY KEY REFERENCES memories(id), model TEXT NOT NULL, "
@@ -249,7 +256,7 @@ LATE_TRIGGERS = ("memories_deletion_final",)
 TABLES = ("memlab_meta", "agents", "sessions", "taint_events", "memories", "effective", "audit", "vectors")
 
 
-def add_late_triggers(db: sqlite_utils.Database) -> bool:
+def add_late_triggers(db: sqlite3.Connection) -> bool:
     """Create the ``LATE_TRIGGERS`` a file lacks, in the caller's write transaction; True if it lacked any."""
     present = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
     missing = [name for name in LATE_TRIGGERS if name not in present]
@@ -258,7 +265,7 @@ def add_late_triggers(db: sqlite_utils.Database) -> bool:
     return bool(missing)
 
 
-def missing_objects(db: sqlite_utils.Database) -> list[str]:
+def missing_objects(db: sqlite3.Connection) -> list[str]:
     """The tables and triggers of the schema that are not in ``db`` (the cheap check made on every open)."""
     present = {(row[0], row[1]) for row in db.execute("SELECT type, name FROM sqlite_master")}
     return [f"table {name}" for name in TABLES if ("table", name) not in present] + [
@@ -269,7 +276,7 @@ def missing_objects(db: sqlite_utils.Database) -> list[str]:
 UPGRADABLE = 2  # the schema version ``upgrade`` brings to this one in place
 
 
-def upgrade(db: sqlite_utils.Database, analyzer: Analyzer, views: str) -> None:
+def upgrade(db: sqlite3.Connection, analyzer: Analyzer, views: str) -> None:
     """Bring a schema-2 file to this version, in the caller's transaction.
 
     Schema 3 adds the context columns (``source``, ``occurred_at`` and what the index reads of them) and the dense
@@ -285,7 +292,7 @@ def upgrade(db: sqlite_utils.Database, analyzer: Analyzer, views: str) -> None:
     _create_vectors(db)
     db.execute("DROP TRIGGER memories_content_frozen")
     rows = db.execute("SELECT id, tags FROM memories WHERE purged_at IS NULL").fetchall()
-    db.conn.executemany(
+    db.executemany(
         "UPDATE memories SET index_tag_words = ? WHERE id = ?",
         [(tag_words(analyzer, json.loads(tags)), memory_id) for memory_id, tags in rows],
     )
@@ -339,7 +346,7 @@ def tag_words(analyzer: Analyzer, tags: Sequence[str]) -> str | None:
     return analyzer.index_text(" ".join(words)) if analyzer.prestemmed else " ".join(words)
 
 
-def create_fts_table(db: sqlite_utils.Database, agent_id: int, analyzer: Analyzer, taint: Level | None) -> str:
+def create_fts_table(db: sqlite3.Connection, agent_id: int, analyzer: Analyzer, taint: Level | None) -> str:
     """Create the external-content FTS5 index of ``agent_id`` at ``taint``, ranked by bm25.
 
     Memory rows never change their indexed columns (a save adds a version), so ``memories`` can serve

@@ -67,7 +67,7 @@ class Seal(NamedTuple):
 
 def seal(agent: str, new: NewVersion, classification: int, version: int, saved_by: str) -> Seal:
     """Seal a new version of ``agent``'s ``new.key`` at ``classification``, numbered ``version``."""
-    tags, salt = json.dumps(new.tags), chain.new_salt()
+    tags, salt = chain.json_strings(new.tags), chain.new_salt()
     commitment = chain.commitment(salt, new.content, tags, new.source, new.occurred_at)
     digest = chain.version_digest(agent, new.key, classification, version, new.saved_at, saved_by, commitment)
     return Seal(tags, salt, commitment, digest)
@@ -104,8 +104,8 @@ def chain_rows(
             text(event.key),
             text(event.query),
             event.outcome,
-            json.dumps(event.records) if event.records else "[]",
-            json.dumps(event.notes) if event.notes else "[]",
+            chain.json_strings(event.records) if event.records else "[]",
+            chain.json_strings(event.notes) if event.notes else "[]",
             text(event.message),
             digest,
         )

@@ -1,4 +1,4 @@
-"""The sqlite-utils storage provider: versioned rows, a materialised effective view, per-level FTS5.
+"""The SQLite storage provider: versioned rows, a materialised effective view, per-level FTS5.
 
 For every agent and every taint level T the store keeps the effective view of a session at T twice:
 as rows of ``effective`` (key -> version) and as an FTS5 index over exactly those versions. A search
@@ -27,15 +27,13 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-
-import sqlite_utils
+from typing import TYPE_CHECKING
 
 from memlab.errors import InvalidArgument, SchemaError
 from memlab.levels import Level
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.search.analyzers import Analyzer
 from memlab.search.analyzers import resolve as resolve_analyzer
-from memlab.search.dense import Embedder
 from memlab.search.ranking import Ranking, when_words
 from memlab.storage.audit import Audit
 from memlab.storage.erasure import Erasure
@@ -60,13 +58,18 @@ from memlab.storage.vectors import FUSION_DEPTH, VectorSearch, _fuse, _VectorVie
 from memlab.storage.verify import Verification, verify_file
 from memlab.viewrules import ViewRules
 
+if TYPE_CHECKING:
+    import sqlite_utils
+
+    from memlab.search.dense import Embedder
+
 __all__ = ["SqliteStorage"]
 
 _WAL_AUTOCHECKPOINT_PAGES = 10_000
 
 
 class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
-    """Memories in one SQLite file (or in memory), through sqlite-utils.
+    """Memories in one SQLite file (or in memory).
 
     Args:
         path: the database file; None for a private in-memory database.
@@ -115,30 +118,51 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
             )
         except sqlite3.Error as error:
             raise SchemaError(f"cannot open {path} as a memlab store: {error}") from error
-        self.conn = conn  # statements on the hot path go straight to the connection (sqlite-utils wraps each call)
+        # Every statement goes straight to the connection: sqlite-utils (whose import loads pandas and numpy)
+        # only creates a new store's tables (memlab.storage.schema).
+        self.conn = conn
         self._agent_ids: dict[str, int] = {}  # agent ids never change once given, so found ones are cached
         self._lock = threading.RLock()  # one connection, possibly several threads (widgets, servers)
+        # What every call would otherwise read again: the audit chain's head (seq, hash) and each agent's indexed
+        # levels (by agent id). They hold while the file is as this connection left it: SQLite's data_version
+        # (which moves when another connection commits) and this connection's total_changes (which moves on a
+        # write outside memlab's transactions) are as they were at the end of its last transaction.
+        self._head: tuple[int, str] | None = None
+        self._indexed: dict[int, int] = {}
+        self._data_version = -1
+        self._changes = -1
+        # Sessions recorded but not yet written: each row goes in the next write transaction (the first call's).
+        self._pending_sessions: dict[str, tuple[str, str, str, str]] = {}
         try:
-            self.db = sqlite_utils.Database(conn, execute_plugins=False)
+            # As sqlite-utils set it when it wrapped every connection: a REPLACE's implicit delete fires the
+            # DELETE triggers that keep versions and the audit frozen.
+            conn.execute("PRAGMA recursive_triggers=ON")
             # Every check reads only; nothing is written to a file (not even its journal mode) before it
             # is known to be this store's or empty.
             self.meta = self._check_schema()
             self._genesis = self.meta["chain_genesis"]
             if path is not None:
-                self.db.execute("PRAGMA synchronous=NORMAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
                 # Checkpoint every ~10k pages rather than SQLite's 1k: every save rewrites the same hot pages
                 # (index structure records, the audit tail), which a rarer checkpoint copies once, not ten times.
-                self.db.execute(f"PRAGMA wal_autocheckpoint={_WAL_AUTOCHECKPOINT_PAGES}")
-            self.db.execute("PRAGMA foreign_keys=ON")
+                conn.execute(f"PRAGMA wal_autocheckpoint={_WAL_AUTOCHECKPOINT_PAGES}")
+            conn.execute("PRAGMA foreign_keys=ON")
             # Freed space is zeroed where that costs no extra I/O (ON costs 10-15% of save throughput); a
             # purge zeroes everything it frees and then rewrites the file (see purge).
-            self.db.execute("PRAGMA secure_delete=FAST")
+            conn.execute("PRAGMA secure_delete=FAST")
         except sqlite3.DatabaseError as error:
             conn.close()
             raise SchemaError(f"cannot open {path} as a memlab store: {error}") from error
         except SchemaError:
             conn.close()
             raise
+
+    @property
+    def db(self) -> sqlite_utils.Database:
+        """The connection as a sqlite-utils ``Database``, for tools and tests (memlab's own calls never use it)."""
+        import sqlite_utils
+
+        return sqlite_utils.Database(self.conn, execute_plugins=False)
 
     # -- transactions -------------------------------------------------------------------------------
 
@@ -148,12 +172,32 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
         with self._lock:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
+                self._revalidate()
+                written = self._write_pending_sessions()
                 yield
+                self.conn.execute("COMMIT")
             except BaseException:
                 if self.conn.in_transaction:
                     self.conn.execute("ROLLBACK")
+                self._forget()
                 raise
-            self.conn.execute("COMMIT")
+            for session_id in written:
+                del self._pending_sessions[session_id]
+            self._changes = self.conn.total_changes
+
+    def _revalidate(self) -> None:
+        """Drop the cached chain head and indexed levels if anything but this connection's transactions changed
+        the file since (read under the write lock, so nothing changes it until the transaction ends)."""
+        version = self.conn.execute("PRAGMA data_version").fetchone()[0]
+        if version != self._data_version or self.conn.total_changes != self._changes:
+            self._data_version = version
+            self._forget()
+
+    def _forget(self) -> None:
+        """Drop every cached row (a transaction rolled back, or the file changed under this connection)."""
+        self._head = None
+        self._indexed.clear()
+        self._agent_ids.clear()
 
     def _check_schema(self) -> dict[str, str]:
         """Read and check the schema; create it, under the write lock, only in a new, empty database."""
@@ -162,13 +206,13 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
             if self._schema_version() == UPGRADABLE:
                 with self._write():
                     if self._schema_version() == UPGRADABLE:  # not upgraded meanwhile by another process
-                        upgrade(self.db, self.analyzer, self.rules.signature)
+                        upgrade(self.conn, self.analyzer, self.rules.signature)
             if self._schema_version() == SCHEMA_VERSION and self._lacks_late_triggers():
                 # Only a file known to be this store's, for this analyzer and these views, is written to.
-                check_meta(self.db, FORMAT, SCHEMA_VERSION, self.analyzer.name, self.rules.signature)
+                check_meta(self.conn, FORMAT, SCHEMA_VERSION, self.analyzer.name, self.rules.signature)
                 with self._write():
-                    add_late_triggers(self.db)
-            return ensure_schema(self.db, self.analyzer.name, self.rules.signature)
+                    add_late_triggers(self.conn)
+            return ensure_schema(self.conn, self.analyzer.name, self.rules.signature)
         if objects:
             raise SchemaError(f"not a memlab store: the database already holds other tables ({', '.join(objects[:5])})")
         if self.path is not None and self.path.stat().st_size > 0:
@@ -179,11 +223,11 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
                     raise SchemaError(
                         f"not a memlab store: {self.path} is not empty but holds no memlab tables (truncated?)"
                     )
-            return ensure_schema(self.db, self.analyzer.name, self.rules.signature)
+            return ensure_schema(self.conn, self.analyzer.name, self.rules.signature)
         if self.path is not None:
-            self.db.enable_wal()
+            self.conn.execute("PRAGMA journal_mode=wal")
         with self._write():
-            return ensure_schema(self.db, self.analyzer.name, self.rules.signature)
+            return ensure_schema(self.conn, self.analyzer.name, self.rules.signature)
 
     def _lacks_late_triggers(self) -> bool:
         names = ", ".join("?" * len(LATE_TRIGGERS))
@@ -197,24 +241,53 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
     # -- sessions -----------------------------------------------------------------------------------
 
     def add_session(self, session_id: str, agent: str, taint: Level, created_at: str) -> None:
+        """Record a session: a taken id is refused now; the row is written in this storage's next write
+        transaction (every call writes its audit row, so the first call carries it), or by ``flush_sessions``.
+
+        Raises:
+            InvalidArgument: the id is taken in this file (written, or recorded and pending).
+        """
+        with self._lock:
+            taken = (
+                session_id in self._pending_sessions
+                or self.conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            )
+            if taken:
+                raise InvalidArgument(f"session id {session_id!r} is already taken in this store")
+            self._pending_sessions[session_id] = (session_id, agent, taint.name, created_at)
+
+    def flush_sessions(self) -> None:
+        """Write the sessions recorded and not yet written (every reader of sessions here does it first)."""
+        with self._lock:
+            if self._pending_sessions:
+                with self._write():
+                    pass
+
+    def _write_pending_sessions(self) -> list[str]:
+        """Insert the pending sessions in the transaction just begun; return their ids.
+
+        Raises:
+            InvalidArgument: another connection took one of their ids since ``add_session`` checked it (that
+                session's row is dropped: its id belongs to the other).
+        """
+        if not self._pending_sessions:
+            return []
+        rows = list(self._pending_sessions.values())
         try:
-            with self._write():
-                self.db["sessions"].insert(
-                    {"id": session_id, "agent": agent, "taint": taint.name, "created_at": created_at}
-                )
+            self.conn.executemany("INSERT INTO sessions (id, agent, taint, created_at) VALUES (?, ?, ?, ?)", rows)
         except sqlite3.IntegrityError as error:
-            raise InvalidArgument(f"session id {session_id!r} is already taken in this store") from error
+            for session_id, *_ in rows:
+                if self.conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
+                    del self._pending_sessions[session_id]
+                    raise InvalidArgument(f"session id {session_id!r} is already taken in this store") from error
+            raise
+        return [row[0] for row in rows]
 
     def add_taint_event(self, agent: str, event: TaintEvent) -> None:
         with self._write():
-            self.db["taint_events"].insert(
-                {
-                    "session_id": event.session_id,
-                    "at": event.at,
-                    "from_level": event.from_level.name,
-                    "to_level": event.to_level.name,
-                    "reason": event.reason,
-                }
+            self.conn.execute(
+                "INSERT INTO taint_events (session_id, at, from_level, to_level, reason) VALUES (?, ?, ?, ?, ?)",
+                (event.session_id, event.at, event.from_level.name, event.to_level.name, event.reason),
             )
 
     # -- writes -------------------------------------------------------------------------------------
@@ -337,8 +410,14 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
         return self._agent_ids[agent]
 
     def _agent(self, agent: str, *, create: bool = False) -> tuple[int | None, int]:
-        """The agent's id (None if it never saved) and the bit mask of its indexed levels."""
+        """The agent's id (None if it never saved) and the bit mask of its indexed levels; in a write transaction
+        (the cached levels are revalidated when one begins)."""
+        agent_id = self._agent_ids.get(agent)
+        if agent_id is not None and agent_id in self._indexed:
+            return agent_id, self._indexed[agent_id]
         row = self.conn.execute("SELECT id, indexed_levels FROM agents WHERE name = ?", (agent,)).fetchone()
+        if row is not None:
+            self._agent_ids[agent], self._indexed[row[0]] = row
         if row is not None or not create:
             return (None, 0) if row is None else row
         # Indexes can be started lazily only when visibility follows the lattice (see _start_index).
@@ -347,8 +426,9 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
             "INSERT INTO agents (name, indexed_levels) VALUES (?, ?)", (agent, 0 if lazy else _ALL_LEVELS)
         ).lastrowid
         for taint in [*([] if lazy else Level), *([None] if self.rules.global_statistics else [])]:
-            create_fts_table(self.db, agent_id, self.analyzer, taint)
-        return agent_id, 0 if lazy else _ALL_LEVELS
+            create_fts_table(self.conn, agent_id, self.analyzer, taint)
+        self._agent_ids[agent], self._indexed[agent_id] = agent_id, 0 if lazy else _ALL_LEVELS
+        return agent_id, self._indexed[agent_id]
 
     def _latest(self, agent_id: int, keys: list[str]) -> dict[tuple[str, int], tuple[int, int, str | None]]:
         """(key, level) -> id, version and deleted_at of the newest version of each of ``keys`` at each level."""
@@ -448,17 +528,22 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
     def verify(self) -> Verification:
         """Recompute the audit chain and check every version and view against it (``memlab.storage.verify``)."""
         with self._lock:
-            return verify_file(self.db, self._genesis, self.rules, label=str(self.path) if self.path else "")
+            self.flush_sessions()
+            return verify_file(self.conn, self._genesis, self.rules, label=str(self.path) if self.path else "")
 
     def copy(self) -> SqliteStorage:
         """A private in-memory copy of this store (cheap for small stores: experiments fork a template)."""
         with self._lock:
+            self.flush_sessions()
             target = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
             self.conn.backup(target)
         return SqliteStorage(connection=target, rules=self.rules, analyzer=self.analyzer)
 
     def close(self) -> None:
-        self.db.close()
+        try:
+            self.flush_sessions()
+        finally:
+            self.conn.close()
 
 
 def _check_path(path: Path) -> None:

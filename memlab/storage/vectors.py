@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import sqlite3
 from collections import OrderedDict
-from typing import NamedTuple
-
-import numpy as np
+from typing import TYPE_CHECKING, NamedTuple
 
 from memlab.levels import Level
-from memlab.search.dense import Embedder, matrix
 from memlab.search.ranking import Ranking
 from memlab.storage.lexical import _Ranked
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from memlab.search.dense import Embedder
 
 _VECTOR_VIEWS = 4  # effective views' matrices kept per connection (100k vectors of 384 floats: 154 MB)
 FUSION_DEPTH = 50  # how deep each ranking is read when two are fused (RRF's weight at rank 50 is ~1/50)
@@ -58,6 +60,8 @@ class VectorSearch:
 
     def _dense(self, agent_id: int | None, taint: Level, vector: np.ndarray, limit: int) -> list[_Ranked]:
         """The session's effective view ranked by cosine similarity to ``vector`` (ties in save order)."""
+        import numpy as np  # only dense search needs it: opening a store and lexical calls never load it
+
         view = self._vector_view(agent_id, taint)
         if not view.ids.size:
             return []
@@ -72,6 +76,10 @@ class VectorSearch:
 
     def _vector_view(self, agent_id: int | None, taint: Level) -> _VectorView:
         """The vectors of the effective view at ``taint`` as one matrix, kept while nothing changes it."""
+        import numpy as np
+
+        from memlab.search.dense import matrix
+
         token = (self._views_changed, self.conn.execute("PRAGMA data_version").fetchone()[0])
         place = (agent_id or 0, int(taint), self.embedder.name)
         cached = self._vector_views.get(place)

@@ -30,8 +30,6 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import sqlite_utils
-
 from memlab.errors import SchemaError
 from memlab.levels import Level
 from memlab.search.analyzers import Analyzer
@@ -73,15 +71,14 @@ class Verification:
 
 
 def verify_file(
-    db, genesis: str, rules: ViewRules, *, label: str = "", analyzer: Analyzer | None = None
+    conn: sqlite3.Connection, genesis: str, rules: ViewRules, *, label: str = "", analyzer: Analyzer | None = None
 ) -> Verification:
-    """Check one SQLite store file (a ``sqlite_utils.Database``) as described in the module's docstring;
+    """Check one SQLite store file (over its connection) as described in the module's docstring;
     ``analyzer`` is the one its indexes were built with (by default the one its meta names)."""
     prefix = f"{label}: " if label else ""
-    missing = missing_objects(db)
+    missing = missing_objects(conn)
     if missing:
         return Verification(problems=tuple(f"{prefix}{name} is missing" for name in missing))
-    conn: sqlite3.Connection = db.conn
     problems: list[str] = []
     audited = check_chain(
         conn.execute(
@@ -285,7 +282,7 @@ def verify_store_file(path: Path, rules: ViewRules, *, analyzer: Analyzer | None
             if "chain_genesis" not in meta:
                 raise SchemaError(f"{path} has no audit chain (schema version {meta.get('schema_version')!r})")
             return verify_file(
-                sqlite_utils.Database(conn, execute_plugins=False),
+                conn,
                 meta["chain_genesis"],
                 rules,
                 label=str(path),
