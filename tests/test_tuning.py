@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from memlab import InvalidArgument, Ranking
+from memlab import InvalidArgument, MemoryStore, Ranking
 from memlab.cli import main
 from memlab.eval import Collection, Document, Query, Results, load_trec
 from memlab.eval.configurations import Configuration
@@ -18,6 +22,7 @@ from memlab.search.ranking_file import read
 
 SMALL_GRID = {"tag_boost": (0.0, 2.0), "source": (0.0, 1.0)}
 TINY = Path(__file__).resolve().parent / "fixtures" / "trec-tiny"
+ROOT = Path(__file__).resolve().parent.parent
 TUNED = Path(__file__).resolve().parent.parent / "data" / "results" / "locomo-tuned"
 HYBRID_HELD_OUT_S10 = 0.783  # RRF of memlab's FTS5 ranking and MiniLM, weight and k tuned held-out
 
@@ -181,3 +186,25 @@ def test_memlab_eval_tune_reproduces_the_held_out_figures_on_locomo(tmp_path, ca
     )
     measures = ["S@1", "S@5", "S@10", "nDCG@10"]
     assert (committed.summary[measures] - fresh.summary[measures]).abs().max().max() <= 0.005
+
+
+def test_the_relevance_pages_five_commands_take_a_folder_to_a_tuned_store(tmp_path, monkeypatch, capsys):
+    """docs/relevance-lab.md's walk, run as written from a working folder that sees the repository's tests/."""
+    page = (ROOT / "docs" / "relevance-lab.md").read_text(encoding="utf-8")
+    (block,) = re.findall(r"<!-- commands:tune-your-data -->\n```bash\n(.*?)```", page, re.DOTALL)
+    commands = [shlex.split(line) for line in block.splitlines()]
+    assert len(commands) == 5 and all(command[0] == "memlab" for command in commands)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tests").symlink_to(ROOT / "tests")
+    *in_process, serve = commands
+    for command in in_process:
+        assert main(command[1:]) == 0, (command, capsys.readouterr().err)
+    assert serve[:2] == ["memlab", "serve"]  # the host's end of stdin closed at once: the server starts and stops
+    served = subprocess.run(
+        [sys.executable, "-m", "memlab.cli", *serve[1:]], stdin=subprocess.DEVNULL, capture_output=True, text=True
+    )
+    assert served.returncode == 0 and "Traceback" not in served.stderr, served.stderr
+    ranking = Ranking.load(tmp_path / "ranking.json")
+    assert read(tmp_path / "ranking.json").tuned_on["collection"] == "trec-tiny"
+    with MemoryStore(tmp_path / "memories", ranking=ranking) as store:
+        assert store.ranking == ranking and len(store.session().memory_list()) == 7
