@@ -45,6 +45,12 @@ def test_figures_json_cannot_hold_are_refused_and_nothing_is_written(tmp_path):
     assert not list(tmp_path.iterdir())
 
 
+def test_a_ranking_file_in_a_missing_folder_is_refused_naming_it(tmp_path, capsys):
+    with pytest.raises(InvalidArgument, match=f"cannot write {tmp_path / 'nope' / 'r.json'}: No such file"):
+        Ranking().save(tmp_path / "nope" / "r.json")
+    assert not list(tmp_path.iterdir())
+
+
 @pytest.mark.parametrize(
     ("content", "field", "message"),
     [

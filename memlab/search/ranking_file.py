@@ -75,8 +75,12 @@ def write(ranking: Ranking, path: Path, *, tuned_on: dict[str, Any] | None = Non
             f"cannot write {path}: tuned_on and figures must be plain finite JSON ({error})"
         ) from None
     partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(text, encoding="utf-8")
-    os.replace(partial, path)
+    try:
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, path)
+    except OSError as error:
+        partial.unlink(missing_ok=True)
+        raise InvalidArgument(f"cannot write {path}: {error.strerror}") from None
     return path
 
 
