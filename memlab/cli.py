@@ -132,8 +132,8 @@ def _eval(args: argparse.Namespace) -> int:
     from memlab.eval import ALL_ROWS, run
 
     try:
+        ranking_file = _ranking_file(args)  # refused before anything is loaded
         collection = load_trec(args.collection) if args.collection else load_locomo(args.locomo or "data/locomo10.json")
-        ranking_file = _ranking_file(args)
         if args.tune:
             from memlab.eval.configurations import CONFIGURATIONS
             from memlab.eval.tuning import tune
