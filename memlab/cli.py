@@ -48,7 +48,12 @@ def main(argv: list[str] | None = None) -> int:
         "--tune", action="store_true", help="tune the ranking on each half of the agents and report on the other half"
     )
     evaluate.add_argument("--out", help="a folder for per-query CSVs, summaries and a PNG chart")
-    evaluate.add_argument("--save", metavar="FOLDER", help="also keep the results where Results.load reads them")
+    evaluate.add_argument(
+        "--save",
+        metavar="FOLDER",
+        help="also keep the results where Results.load reads them; with --tune, a path ending in .json is a ranking "
+        "file instead (the ranking tuned on all the queries, with its held-out figures: Ranking.load, serve --ranking)",
+    )
     evaluate.add_argument("--depth", type=int, default=100, help="results kept per query (default 100)")
     evaluate.add_argument("--workers", type=int, default=None, help="processes (default: one per core)")
     evaluate.add_argument(
@@ -66,6 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--agent", default="main", help="the memory namespace (default main)")
     serve.add_argument("--policy", default=None, help="a registered policy (default strict)")
     serve.add_argument("--analyzer", default=None, help="the search analyzer (default porter)")
+    serve.add_argument(
+        "--ranking", metavar="FILE", help="order results by a ranking file (memlab eval --tune --save FILE.json)"
+    )
     load = commands.add_parser("import", help="bulk-load memories from a JSON Lines file into one agent at one taint")
     load.add_argument("file", help='a .jsonl file: one {"key": ..., "content": ..., "tags": [...]} per line')
     load.add_argument(
@@ -123,6 +131,7 @@ def _eval(args: argparse.Namespace) -> int:
     from memlab.eval import ALL_ROWS, load_locomo, load_trec, report, run
 
     try:
+        ranking_file = _ranking_file(args)  # refused before anything is loaded
         collection = load_trec(args.collection) if args.collection else load_locomo(args.locomo or "data/locomo10.json")
         print(report.collection_summary(collection), flush=True)  # before the run: a wrong folder shows at once
         if args.tune:
@@ -130,7 +139,8 @@ def _eval(args: argparse.Namespace) -> int:
             from memlab.eval.tuning import tune
 
             skipped = {name: why for name in ("hybrid",) if (why := CONFIGURATIONS[name].unavailable())}
-            tuned = tune(collection, rows=[n for n in ("memlab", "hybrid") if n not in skipped], workers=args.workers)
+            tuned_rows = args.rows.split(",") if args.rows else [n for n in ("memlab", "hybrid") if n not in skipped]
+            tuned = tune(collection, rows=tuned_rows, workers=args.workers, final=ranking_file is not None)
             results = tuned.held_out
             results.skipped = skipped
         elif args.backend == "postgres":
@@ -148,7 +158,7 @@ def _eval(args: argparse.Namespace) -> int:
         return 2
     with pd.option_context("display.width", 200, "display.max_columns", 40):
         if args.tune:
-            print("\nHeld-out tuning: each half of the agents is answered with the ranking tuned on the other half")
+            print(f"\nHeld-out tuning: each half of the {tuned.split} answered by the ranking tuned on the other")
             for row, by_half in tuned.chosen.items():
                 for half, ranking in by_half.items():
                     print(f"  {row}, tuned on the {half} half: {ranking}")
@@ -168,10 +178,57 @@ def _eval(args: argparse.Namespace) -> int:
     if args.out:
         for path in report.write(results, collection, Path(args.out)):
             print(f"wrote {path}")
+    if ranking_file is not None:
+        return _save_ranking(tuned, collection, ranking_file, tuned_rows[0])
     if args.save:
         for path in results.save(args.save):
             print(f"wrote {path}")
     return 0
+
+
+def _ranking_file(args: argparse.Namespace) -> str | None:
+    """The ranking file ``--save`` names (a path ending in ``.json``), refused without ``--tune``."""
+    from memlab.errors import InvalidArgument
+
+    if not (args.save or "").endswith(".json"):
+        return None
+    if not args.tune:
+        raise InvalidArgument(f"--save {args.save} writes a tuned ranking file: add --tune (or name a folder)")
+    return args.save
+
+
+def _save_ranking(tuned, collection, path: str, row: str) -> int:
+    from memlab.errors import MemlabError
+    from memlab.eval.tuning import save_ranking
+
+    try:
+        save_ranking(tuned, collection, path, row=row)
+    except (MemlabError, OSError) as error:
+        print(f"memlab eval: {error}", file=sys.stderr)
+        return 2
+    print(f"\nwrote {path}: {row} tuned on all of {collection.name}'s queries ({tuned.final[row]})")
+    return 0
+
+
+def _serving_store(args: argparse.Namespace):
+    """The store ``memlab serve`` serves: ``--db`` under ``--policy`` and ``--analyzer``, ordered by ``--ranking``."""
+    from pathlib import Path
+
+    from memlab.search.ranking import Ranking
+    from memlab.search.ranking_file import RankingFileError
+    from memlab.store import MemoryStore
+
+    ranking = None
+    if args.ranking:
+        ranking = Ranking.load(args.ranking)
+        if ranking.uses_dense:  # refused before the store is opened: nothing is touched
+            raise RankingFileError(
+                Path(args.ranking),
+                "ranking.dense" if ranking.dense > 0 else "ranking.lexical",
+                "this ranking uses dense retrieval and memlab serve has no embedder: "
+                "save a lexical one (memlab eval --tune --rows memlab --save FILE.json)",
+            )
+    return MemoryStore(args.db, policy=args.policy, analyzer=args.analyzer, ranking=ranking)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -181,11 +238,10 @@ def _serve(args: argparse.Namespace) -> int:
     from memlab.errors import MemlabError
     from memlab.levels import Level
     from memlab.mcp_server import serve
-    from memlab.store import MemoryStore
 
     try:
         taint = Level.parse(args.taint)
-        store = MemoryStore(args.db, policy=args.policy, analyzer=args.analyzer)
+        store = _serving_store(args)
     except MemlabError as error:
         print(f"memlab serve: {error}", file=sys.stderr)
         return 2

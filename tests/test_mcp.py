@@ -167,3 +167,42 @@ def test_serve_refuses_a_bad_level_before_touching_the_database(tmp_path, capsys
     assert main(["serve", "--db", str(tmp_path / "m.db"), "--taint", "secret"]) == 2
     assert "unknown level 'secret'" in capsys.readouterr().err
     assert not (tmp_path / "m.db").exists()
+
+
+def test_a_server_started_with_a_ranking_file_orders_by_it_and_sees_nothing_more(tmp_path):
+    """``memlab serve --ranking FILE``: the same query on the same store comes back in the file's order; at each
+    taint the hits are the same memories with or without the file (it orders, it never widens the view)."""
+    from memlab import Ranking
+
+    db, log = tmp_path / "memories", tmp_path / "server.log"
+    with MemoryStore(db) as store:
+        public = store.session(Level.PUBLIC)
+        public.memory_save("words", "jazz records and jazz concerts with jazz friends")
+        public.memory_save("tagged", "records and concerts", tags=["jazz"])
+        store.session(Level.CONFIDENTIAL).memory_save("secret", "the jazz club pays 90k", tags=["jazz"])
+    boosted = Ranking(tag_boost=1000.0).save(tmp_path / "boosted.json")
+    unboosted = Ranking(tag_boost=0.0, tags=0.0).save(tmp_path / "unboosted.json")
+    servers = [
+        [*default_command(db, taint), *(["--ranking", str(path)] if path else [])]
+        for taint in ("PUBLIC", "CONFIDENTIAL")
+        for path in (None, boosted, unboosted)
+    ]
+
+    async def scenario():
+        async with connect_all(servers, log=log) as clients:
+            found = []
+            for client in clients:
+                error, result, _ = await call(client, "memory_search", {"query": "jazz", "max_results": 100})
+                assert not error
+                found.append([hit["key"] for hit in result["results"]])
+            return found
+
+    public_plain, public_boosted, public_unboosted, secret_plain, secret_boosted, secret_unboosted = run(scenario, log)
+    assert public_boosted == ["tagged", "words"] and public_unboosted == ["words", "tagged"]
+    assert secret_boosted[-1] == "words" and secret_unboosted[-1] != "words"
+    for plain, *ordered in (
+        (public_plain, public_boosted, public_unboosted),
+        (secret_plain, secret_boosted, secret_unboosted),
+    ):
+        assert all(sorted(keys) == sorted(plain) for keys in ordered)
+    assert sorted(public_plain) == ["tagged", "words"] and sorted(secret_plain) == ["secret", "tagged", "words"]

@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
+import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from memlab import InvalidArgument
+from memlab import InvalidArgument, MemoryStore, Ranking
 from memlab.cli import main
 from memlab.eval import Collection, Document, Query, Results, load_trec
 from memlab.eval.configurations import Configuration
 from memlab.eval.measures import per_query
 from memlab.eval.runner import run_configuration
-from memlab.eval.tuning import HELD_OUT, halves, tune
+from memlab.eval.tuning import HELD_OUT, halves, save_ranking, tune
+from memlab.search.ranking_file import read
 
 SMALL_GRID = {"tag_boost": (0.0, 2.0), "source": (0.0, 1.0)}
+TINY = Path(__file__).resolve().parent / "fixtures" / "trec-tiny"
+ROOT = Path(__file__).resolve().parent.parent
 TUNED = Path(__file__).resolve().parent.parent / "data" / "results" / "locomo-tuned"
 HYBRID_HELD_OUT_S10 = 0.783  # RRF of memlab's FTS5 ranking and MiniLM, weight and k tuned held-out
 
@@ -80,8 +87,78 @@ def test_tuning_refuses_what_it_cannot_do(people):
         tune(people, grids={"memlab": {"colour": (1.0,)}}, progress=False)
     with pytest.raises(InvalidArgument, match="cannot tune 'porter'"):
         tune(people, rows=["porter"], progress=False)
-    with pytest.raises(InvalidArgument, match="at least two agents"):
-        tune(load_trec("tests/fixtures/trec-tiny"), progress=False)
+    alone = Collection("alone", people.documents[:6], people.queries[:1], {})
+    with pytest.raises(InvalidArgument, match="at least two agents, or two queries, to split; 'alone' has 1 agent"):
+        tune(alone, progress=False)
+
+
+def test_a_collection_of_one_agent_is_split_by_its_queries():
+    """One agent (a TREC-style folder): each half of the queries answered with the ranking the other chose."""
+    tiny = load_trec(TINY)
+    assert halves(tiny) == {"first": ["q1", "q2"], "second": ["q3", "q4"]}
+    tuned = tune(tiny, grids={"memlab": SMALL_GRID}, progress=False)
+    assert tuned.split == "queries" and set(tuned.chosen["memlab"]) == {"first", "second"}
+    assert sorted(tuned.held_out.per_query.query("row == @HELD_OUT")["query"]) == ["q1", "q2", "q3", "q4"]
+
+
+@pytest.fixture(scope="module")
+def final(people):
+    return tune(people, grids={"memlab": SMALL_GRID}, progress=False, final=True)
+
+
+def test_the_ranking_to_use_is_tuned_on_all_the_queries(people, final):
+    steps = final.trace.query("half == 'all'")
+    assert len(steps) and set(final.final) == {"memlab"}
+    best = steps["objective"].max()
+    used = Configuration("check", ranking=final.final["memlab"], context=True)
+    ranking, _, _ = run_configuration(people, used)
+    everything = [query.id for query in people.queries]
+    table = per_query(people.qrels, ranking).reindex(everything, fill_value=0.0)
+    assert table["S@10"].mean() + table["nDCG@10"].mean() == pytest.approx(best)
+
+
+def test_a_saved_ranking_holds_what_it_was_tuned_on_and_its_held_out_figures(people, final, tmp_path):
+    path = save_ranking(final, people, tmp_path / "ranking.json")
+    saved = read(path)
+    assert saved.ranking == Ranking.load(path) == final.final["memlab"]
+    assert {k: saved.tuned_on[k] for k in ("collection", "documents", "queries", "agents", "row", "split")} == {
+        "collection": "people",
+        "documents": 24,
+        "queries": 12,
+        "agents": 4,
+        "row": "memlab",
+        "split": "agents",
+    }
+    assert len(saved.tuned_on["date"]) == 10
+    summary = final.held_out.summary
+    assert set(saved.figures["held_out"]) == {"porter", "memlab", HELD_OUT}
+    for row, figures in saved.figures["held_out"].items():
+        assert figures == {m: pytest.approx(summary.loc[row, m], abs=5e-5) for m in ("S@1", "S@5", "S@10", "nDCG@10")}
+    # Each half's figures came from the ranking the *other* half chose: the file says which.
+    assert saved.figures["halves"]["first"]["answered with"] == final.chosen["memlab"]["second"].as_dict()
+    assert saved.figures["halves"]["second"]["answered with"] == final.chosen["memlab"]["first"].as_dict()
+
+
+def test_a_ranking_not_tuned_on_everything_cannot_be_saved(people, tuned, tmp_path):
+    with pytest.raises(InvalidArgument, match="no final ranking of 'memlab' to save: tune\\(..., final=True\\)"):
+        save_ranking(tuned, people, tmp_path / "ranking.json")
+    assert not list(tmp_path.iterdir())
+
+
+def test_memlab_eval_tune_saves_a_ranking_file_that_serve_uses(tmp_path, capsys):
+    path = tmp_path / "ranking.json"
+    assert main(["eval", "--tune", "--rows", "memlab", "--collection", str(TINY), "--save", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "each half of the queries answered by the ranking tuned on the other" in out
+    saved = read(path)
+    assert f"wrote {path}: memlab tuned on all of trec-tiny's queries ({saved.ranking})" in out
+    assert saved.tuned_on["collection"] == "trec-tiny" and saved.tuned_on["split"] == "queries"
+    assert [p.name for p in tmp_path.iterdir()] == ["ranking.json"]  # a ranking file, not a results folder
+
+
+def test_a_ranking_file_without_tuning_is_refused_before_anything_runs(tmp_path, capsys):
+    assert main(["eval", "--collection", str(TINY), "--save", str(tmp_path / "ranking.json")]) == 2
+    assert "--save " in capsys.readouterr().err and not list(tmp_path.iterdir())
 
 
 def test_memlab_eval_tune_reproduces_the_held_out_figures_on_locomo(tmp_path, capsys):
@@ -109,3 +186,25 @@ def test_memlab_eval_tune_reproduces_the_held_out_figures_on_locomo(tmp_path, ca
     )
     measures = ["S@1", "S@5", "S@10", "nDCG@10"]
     assert (committed.summary[measures] - fresh.summary[measures]).abs().max().max() <= 0.005
+
+
+def test_the_relevance_pages_five_commands_take_a_folder_to_a_tuned_store(tmp_path, monkeypatch, capsys):
+    """docs/relevance-lab.md's walk, run as written from a working folder that sees the repository's tests/."""
+    page = (ROOT / "docs" / "relevance-lab.md").read_text(encoding="utf-8")
+    (block,) = re.findall(r"<!-- commands:tune-your-data -->\n```bash\n(.*?)```", page, re.DOTALL)
+    commands = [shlex.split(line) for line in block.splitlines()]
+    assert len(commands) == 5 and all(command[0] == "memlab" for command in commands)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tests").symlink_to(ROOT / "tests")
+    *in_process, serve = commands
+    for command in in_process:
+        assert main(command[1:]) == 0, (command, capsys.readouterr().err)
+    assert serve[:2] == ["memlab", "serve"]  # the host's end of stdin closed at once: the server starts and stops
+    served = subprocess.run(
+        [sys.executable, "-m", "memlab.cli", *serve[1:]], stdin=subprocess.DEVNULL, capture_output=True, text=True
+    )
+    assert served.returncode == 0 and "Traceback" not in served.stderr, served.stderr
+    ranking = Ranking.load(tmp_path / "ranking.json")
+    assert read(tmp_path / "ranking.json").tuned_on["collection"] == "trec-tiny"
+    with MemoryStore(tmp_path / "memories", ranking=ranking) as store:
+        assert store.ranking == ranking and len(store.session().memory_list()) == 7

@@ -13,11 +13,19 @@ The defaults were chosen by held-out evidence (``memlab eval --tune``, ``memlab.
 in the README): tuned on LoCoMo conversations 0-4, the search chose exactly these values (and on 5-9 the same
 but a boost of 4); each half's choice, used on the other half, gives success@10 0.763.
 
+A ranking tuned on a researcher's own collection travels as a file: ``memlab eval --tune --save ranking.json``
+writes it with the held-out figures it was chosen on, and ``Ranking.load`` reads it back, refusing anything it
+cannot trust (``memlab.search.ranking_file``). Every parameter is a finite number in ``[0, MAX_WEIGHT]``.
+
 Examples:
     >>> Ranking().weights()
     (1.0, 1.0, 1.0, 0.5, 1.0)
     >>> Ranking.plain().tag_boost
     0.0
+    >>> Ranking(tag_boost=1e9)
+    Traceback (most recent call last):
+    ...
+    memlab.errors.InvalidArgument: Ranking.tag_boost must be a finite number in [0, 1000], not 1000000000.0
 """
 
 from __future__ import annotations
@@ -25,10 +33,12 @@ from __future__ import annotations
 import datetime
 import math
 from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
 
 from memlab.errors import InvalidArgument
 
-__all__ = ["Ranking", "COLUMNS", "when_words"]
+__all__ = ["Ranking", "COLUMNS", "MAX_WEIGHT", "when_words"]
 
 # Reciprocal rank fusion of FTS5 and MiniLM, tuned on LoCoMo like the rest (see Ranking.hybrid).
 HYBRID_DENSE = 0.75
@@ -36,6 +46,10 @@ HYBRID_K = 1.0
 
 # The indexed columns, in index order (see memlab.storage.schema.indexed_columns).
 COLUMNS = ("key", "content", "tags", "source", "when")
+
+# Every parameter's upper bound. The tuning grids stop at 10; far above, a weight only multiplies bm25 towards
+# overflow (a score of inf or NaN orders nothing), so a larger value is a mistake, not a preference.
+MAX_WEIGHT = 1000.0
 
 
 @dataclass(frozen=True)
@@ -68,8 +82,10 @@ class Ranking:
     def __post_init__(self) -> None:
         for field in fields(self):
             value = getattr(self, field.name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
-                raise InvalidArgument(f"Ranking.{field.name} must be a finite number >= 0, not {value!r}")
+            if not _in_range(value):
+                raise InvalidArgument(
+                    f"Ranking.{field.name} must be a finite number in [0, {MAX_WEIGHT:g}], not {value!r}"
+                )
         if self.lexical == 0 and self.dense == 0:
             raise InvalidArgument("a Ranking needs lexical > 0 or dense > 0: with both 0 nothing ranks")
 
@@ -109,6 +125,39 @@ class Ranking:
     def as_dict(self) -> dict[str, float]:
         """Every parameter by name: what results record of the ranking that produced them."""
         return {name: float(value) for name, value in asdict(self).items()}
+
+    def save(self, path: str | Path, *, tuned_on: dict[str, Any] | None = None, figures: Any = None) -> Path:
+        """Write this ranking to a JSON file ``Ranking.load`` reads, with what it was tuned on and its figures.
+
+        Args:
+            tuned_on: what chose it (collection name, counts, date, row), kept as written.
+            figures: the evidence (``memlab eval --tune`` writes the held-out measures), kept as written.
+        """
+        from memlab.search.ranking_file import write
+
+        return write(self, Path(path), tuned_on=tuned_on, figures=figures)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Ranking:
+        """The ranking a ``Ranking.save`` file holds.
+
+        Raises:
+            memlab.search.ranking_file.RankingFileError: (an ``InvalidArgument``) the file is missing, not JSON,
+                not a ranking file, from a newer format version, or has a missing, unknown or out-of-range field;
+                the message names the file and the field.
+        """
+        from memlab.search.ranking_file import read
+
+        return read(Path(path)).ranking
+
+
+def _in_range(value: object) -> bool:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and 0 <= value <= MAX_WEIGHT
+    )
 
 
 def when_words(occurred_at: str | None) -> str | None:
