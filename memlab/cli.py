@@ -214,8 +214,7 @@ def _serving_store(args: argparse.Namespace):
     """The store ``memlab serve`` serves: ``--db`` under ``--policy`` and ``--analyzer``, ordered by ``--ranking``."""
     from pathlib import Path
 
-    from memlab.search.ranking import Ranking
-    from memlab.search.ranking_file import RankingFileError
+    from memlab.search.ranking import Ranking, RankingFileError
     from memlab.store import MemoryStore
 
     ranking = None

@@ -12,8 +12,7 @@ import pytest
 
 from memlab import InvalidArgument, Level, MemoryStore, Ranking
 from memlab.cli import _serving_store, main
-from memlab.search.ranking import MAX_WEIGHT
-from memlab.search.ranking_file import FORMAT, VERSION, RankingFileError, read
+from memlab.search.ranking import FORMAT, MAX_WEIGHT, VERSION, RankingFileError, read
 
 BOOSTED = Ranking(tag_boost=MAX_WEIGHT)  # a tag the query names decides the order
 UNBOOSTED = Ranking(tag_boost=0.0, tags=0.0)  # tags count for nothing: the content decides

@@ -18,7 +18,7 @@ from memlab.eval.configurations import Configuration
 from memlab.eval.measures import per_query
 from memlab.eval.runner import run_configuration
 from memlab.eval.tuning import HELD_OUT, halves, save_ranking, tune
-from memlab.search.ranking_file import read
+from memlab.search.ranking import read
 
 SMALL_GRID = {"tag_boost": (0.0, 2.0), "source": (0.0, 1.0)}
 TINY = Path(__file__).resolve().parent / "fixtures" / "trec-tiny"

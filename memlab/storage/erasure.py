@@ -12,9 +12,9 @@ from pathlib import Path
 from memlab.errors import PurgeIncomplete
 from memlab.levels import Level
 from memlab.records import AuditEvent, Memory
+from memlab.storage.fts_tables import fts_table
 from memlab.storage.indexes import _level_bit, live_versions
 from memlab.storage.rows import _MEMORY_COLUMNS, _memory
-from memlab.storage.schema import fts_table
 from memlab.viewrules import ViewRules
 
 

@@ -12,7 +12,7 @@ import sqlite3
 
 from memlab.levels import Level
 from memlab.search.analyzers import Analyzer
-from memlab.storage.schema import create_fts_table, fts_table
+from memlab.storage.fts_tables import create_fts_table, fts_table
 from memlab.viewrules import ViewRules
 
 _BATCHED_INDEX_ROWS = 16

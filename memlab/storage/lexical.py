@@ -13,9 +13,9 @@ from memlab.levels import Level
 from memlab.records import Hit
 from memlab.search.analyzers import Analyzer
 from memlab.search.ranking import Ranking
+from memlab.storage.fts_tables import fts_table
 from memlab.storage.indexes import _level_bit
 from memlab.storage.rows import _MEMORY_COLUMNS, _memory
-from memlab.storage.schema import fts_table
 from memlab.viewrules import ViewRules
 
 _SNIPPET_TOKENS = 16

@@ -6,13 +6,9 @@ pandas and numpy when it loads) is imported only to create a new store's tables.
 
 from __future__ import annotations
 
-import json
 import sqlite3
-from collections.abc import Sequence
 
 from memlab.errors import SchemaError
-from memlab.levels import Level
-from memlab.search.analyzers import Analyzer
 from memlab.storage.chain import genesis
 
 __all__ = [
@@ -24,25 +20,13 @@ __all__ = [
     "LATE_TRIGGERS",
     "add_late_triggers",
     "check_meta",
-    "upgrade",
     "check_meta_values",
     "ensure_schema",
-    "fts_table",
-    "create_fts_table",
-    "indexed_columns",
+    "create_vectors",
 ]
 
 SCHEMA_VERSION = 3
 FORMAT = "memlab"
-
-
-def fts_table(agent_id: int, taint: Level | None) -> str:
-    """The name of the FTS5 index holding the effective view of ``agent_id`` at ``taint``.
-
-    ``taint=None`` names the index over every current version at every level, which only the
-    ``global-stats`` policy variant keeps.
-    """
-    return f"fts_{agent_id}_{'all' if taint is None else taint.name.lower()}"
 
 
 def ensure_schema(conn: sqlite3.Connection, analyzer: str = "porter", views: str = "lattice") -> dict[str, str]:
@@ -212,12 +196,13 @@ def _create(conn: sqlite3.Connection, analyzer: str, views: str) -> None:
         pk="seq",
         not_null={"at", "session_id", "agent", "taint", "tool", "outcome", "hash"},
     )
-    _create_vectors(db)
+    create_vectors(db)
     for name, sql in TRIGGERS.items():
         db.execute(f"CREATE TRIGGER {name} {sql}")
 
 
-def _create_vectors(db: sqlite3.Connection) -> None:
+def create_vectors(db: sqlite3.Connection) -> None:
+    """Create the dense vectors' table (one row per saved version with a vector)."""
     # A version's dense vector (float32, unit length) under the model that made it: memlab.search.dense.
     db.execute(
         "CREATE TABLE vectors (memory_id INTEGER PRIMARY KEY REFERENCES memories(id), model TEXT NOT NULL, "
@@ -271,93 +256,3 @@ def missing_objects(db: sqlite3.Connection) -> list[str]:
     return [f"table {name}" for name in TABLES if ("table", name) not in present] + [
         f"trigger {name}" for name in TRIGGERS if ("trigger", name) not in present
     ]
-
-
-UPGRADABLE = 2  # the schema version ``upgrade`` brings to this one in place
-
-
-def upgrade(db: sqlite3.Connection, analyzer: Analyzer, views: str) -> None:
-    """Bring a schema-2 file to this version, in the caller's transaction.
-
-    Schema 3 adds the context columns (``source``, ``occurred_at`` and what the index reads of them) and the dense
-    vectors' table; every FTS5 index is rebuilt with its five columns from the view it holds. Versions, views and
-    the audit chain are untouched (a version without context has the commitment it had).
-
-    Raises:
-        SchemaError: the file is not a schema-2 memlab store for this analyzer and these views.
-    """
-    check_meta(db, FORMAT, UPGRADABLE, analyzer.name, views)
-    for column in ("source", "occurred_at", "index_source", "index_when", "index_tag_words"):
-        db.execute(f"ALTER TABLE memories ADD COLUMN {column} TEXT")
-    _create_vectors(db)
-    db.execute("DROP TRIGGER memories_content_frozen")
-    rows = db.execute("SELECT id, tags FROM memories WHERE purged_at IS NULL").fetchall()
-    db.executemany(
-        "UPDATE memories SET index_tag_words = ? WHERE id = ?",
-        [(tag_words(analyzer, json.loads(tags)), memory_id) for memory_id, tags in rows],
-    )
-    db.execute(f"CREATE TRIGGER memories_content_frozen {TRIGGERS['memories_content_frozen']}")
-    virtual = "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL%'"
-    indexes = [row[0] for row in db.execute(virtual)]
-    columns = ", ".join(indexed_columns(analyzer))
-    for table in indexes:
-        _, agent_id, taint = table.split("_")
-        db.execute(f'DROP TABLE "{table}"')
-        level = None if taint == "all" else Level[taint.upper()]
-        create_fts_table(db, int(agent_id), analyzer, level)
-        if level is None:  # every live version at every level
-            rows = (
-                "SELECT m.id FROM memories m WHERE m.agent_id = ? AND m.deleted_at IS NULL AND m.version = "
-                "(SELECT MAX(version) FROM memories o WHERE o.agent_id = m.agent_id AND o.key = m.key "
-                "AND o.classification = m.classification)"
-            )
-            parameters: tuple[int, ...] = (int(agent_id),)
-        else:
-            rows = "SELECT memory_id FROM effective WHERE agent_id = ? AND taint = ?"
-            parameters = (int(agent_id), int(level))
-        db.execute(
-            f'INSERT INTO "{table}" (rowid, {columns}) SELECT id, {columns} FROM memories '
-            f"WHERE id IN ({rows}) ORDER BY id",
-            parameters,
-        )
-    db.execute("UPDATE memlab_meta SET value = ? WHERE name = 'schema_version'", (str(SCHEMA_VERSION),))
-
-
-def indexed_columns(analyzer: Analyzer) -> tuple[str, ...]:
-    """The ``memories`` columns an analyzer's FTS5 indexes read: key, content, tags, source and when (or their
-    stems), in the order of ``ranking.COLUMNS``, then the one-word tags the tag boost looks in."""
-    if analyzer.prestemmed:
-        return ("index_key", "index_content", "index_tags", "index_source", "index_when", "index_tag_words")
-    return ("key", "content", "tags", "source", "index_when", "index_tag_words")
-
-
-def tag_words(analyzer: Analyzer, tags: Sequence[str]) -> str | None:
-    """The tags that are one word each (as ``analyzer.words`` splits), lower-cased and space-separated, stemmed
-    if the analyzer pre-stems: what the tag boost matches a query's words against; None when there are none.
-
-    Examples:
-        >>> from memlab.search.analyzers import get
-        >>> tag_words(get("porter"), ["Caroline", "session-1", "work"])
-        'caroline work'
-    """
-    words = [tag.lower() for tag in tags if analyzer.words(tag) == [tag.lower()]]
-    if not words:
-        return None
-    return analyzer.index_text(" ".join(words)) if analyzer.prestemmed else " ".join(words)
-
-
-def create_fts_table(db: sqlite3.Connection, agent_id: int, analyzer: Analyzer, taint: Level | None) -> str:
-    """Create the external-content FTS5 index of ``agent_id`` at ``taint``, ranked by bm25.
-
-    Memory rows never change their indexed columns (a save adds a version), so ``memories`` can serve
-    as the content table: the index holds only terms and statistics. Indexes are created on first use,
-    so an agent's file holds only the levels it uses.
-    """
-    table = fts_table(agent_id, taint)
-    tokenize_sql = "'" + analyzer.tokenize.replace("'", "''") + "'"
-    columns = ", ".join(indexed_columns(analyzer))
-    db.execute(
-        f'CREATE VIRTUAL TABLE IF NOT EXISTS "{table}" USING fts5('
-        f"{columns}, content='memories', content_rowid='id', tokenize={tokenize_sql})"
-    )
-    return table

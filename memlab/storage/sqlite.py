@@ -37,23 +37,13 @@ from memlab.search.analyzers import resolve as resolve_analyzer
 from memlab.search.ranking import Ranking, when_words
 from memlab.storage.audit import Audit
 from memlab.storage.erasure import Erasure
+from memlab.storage.fts_tables import create_fts_table, indexed_columns, tag_words
 from memlab.storage.indexes import _ALL_LEVELS, IndexUpkeep, _level_bit, live_versions
 from memlab.storage.lexical import LexicalSearch, _first_per_key
 from memlab.storage.rows import _MEMORY_COLUMNS, _memory
-from memlab.storage.schema import (
-    FORMAT,
-    LATE_TRIGGERS,
-    SCHEMA_VERSION,
-    UPGRADABLE,
-    add_late_triggers,
-    check_meta,
-    create_fts_table,
-    ensure_schema,
-    indexed_columns,
-    tag_words,
-    upgrade,
-)
+from memlab.storage.schema import FORMAT, LATE_TRIGGERS, SCHEMA_VERSION, add_late_triggers, check_meta, ensure_schema
 from memlab.storage.seal import deletion, seal
+from memlab.storage.upgrade import UPGRADABLE, upgrade
 from memlab.storage.vectors import FUSION_DEPTH, VectorSearch, _fuse, _VectorView
 from memlab.storage.verify import Verification, verify_file
 from memlab.viewrules import ViewRules

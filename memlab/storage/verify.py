@@ -35,7 +35,8 @@ from memlab.levels import Level
 from memlab.search.analyzers import Analyzer
 from memlab.search.analyzers import resolve as resolve_analyzer
 from memlab.storage import chain
-from memlab.storage.schema import fts_table, indexed_columns, missing_objects
+from memlab.storage.fts_tables import fts_table, indexed_columns
+from memlab.storage.schema import missing_objects
 from memlab.storage.seal import check_chain, check_sessions, check_versions
 from memlab.viewrules import ViewRules
 
