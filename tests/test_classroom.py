@@ -118,3 +118,20 @@ def test_a_student_off_the_script_is_told_what_the_store_says(lesson):
     click(lesson, "hr-review", "memory_save", key="user-name", content="Samantha Rivera, payroll id 7")
     first = predict_and_check(lesson, 1, VERSION_SEEN["INTERNAL"])
     assert "✘ not quite" in first.feedback.value and "the store says its own CONFIDENTIAL one" in first.feedback.value
+
+
+@pytest.mark.parametrize("number", range(1, len(EXERCISES) + 1))
+def test_the_answer_waits_for_a_locked_in_prediction(lesson, number):
+    """Issue 23: "show the answer" printed the whole why before any pick, and the student then picked right.
+    Guards: show_answer() without its `if self.predict.value is None: return`; answer_button never disabled."""
+    panel = lesson.exercise(number)
+    assert panel.answer_button.disabled and not panel.predict.disabled
+    panel.answer_button.click()  # a disabled button's click still reaches the kernel from a crafted message
+    panel.show_answer()
+    assert panel.answer.value == ""
+    panel.predict.value = panel.exercise.choices[0]
+    assert panel.predict.disabled and not panel.answer_button.disabled  # locked in, and only then the answer
+    panel.answer_button.click()
+    assert "Why:" in panel.answer.value
+    lesson.reset()
+    assert lesson.exercise(number).answer_button.disabled and lesson.exercise(number).answer.value == ""

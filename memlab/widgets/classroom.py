@@ -2,7 +2,8 @@
 
 A student commits a prediction (picking an answer locks it in), does the exercise with the simulator's
 buttons, and presses "check": the verdict is read from the store's state (its versions and its audit), never
-from what the student typed into the prediction alone. The answer's explanation stays hidden until asked. "reset
+from what the student typed into the prediction alone. The answer's explanation stays hidden until asked, and
+can be asked for only once a prediction is locked in. "reset
 the lesson" starts again on a new store with the three sessions ready. ``Classroom.teacher`` is the teacher's
 view of the same store — the audit viewer (with the hash chain's verdict: the tamper check) and the shadow
 inspector — and follows the lesson live.
@@ -195,7 +196,9 @@ class ExercisePanel(Panel):
         )
         self.predict.observe(lambda _: self._committed(), names="value")
         self.check_button = widgets.Button(description="check", button_style="primary", tooltip="check with the store")
-        self.answer_button = widgets.Button(description="show the answer", tooltip="explain the answer")
+        self.answer_button = widgets.Button(
+            description="show the answer", tooltip="lock in a prediction first", disabled=True
+        )
         self.check_button.on_click(lambda _: self.check())
         self.answer_button.on_click(lambda _: self.show_answer())
         self.feedback, self.answer, self.committed = widgets.HTML(), widgets.HTML(), widgets.HTML()
@@ -210,6 +213,7 @@ class ExercisePanel(Panel):
         if self.predict.value is not None:
             self.predict.disabled = True  # a disabled radio is faint: the pick is also said in words
             self.committed.value = f"<p>Your prediction, locked in: <b>{html.escape(self.predict.value)}</b></p>"
+            self.answer_button.disabled, self.answer_button.tooltip = False, "explain the answer"
 
     def check(self) -> str:
         """Compare the prediction with what the store says; show and return the verdict."""
@@ -228,13 +232,16 @@ class ExercisePanel(Panel):
         return verdict
 
     def show_answer(self) -> None:
-        """Show the explanation (hidden until asked)."""
+        """Show the explanation, once a prediction is locked in (predict-then-check is the lesson's point)."""
+        if self.predict.value is None:  # a disabled button still takes a click sent by hand from the page
+            return
         self.answer.value = f"<p><b>Why:</b> {html.escape(self.exercise.why)}</p>"
 
     def reset(self) -> None:
         """Clear the prediction, the verdict and the answer."""
         self.predict.disabled = False
         self.predict.value = None
+        self.answer_button.disabled, self.answer_button.tooltip = True, "lock in a prediction first"
         self.feedback.value = self.answer.value = self.committed.value = ""
 
 
