@@ -20,6 +20,8 @@ from pathlib import Path
 __all__ = ["descendants", "exposure", "find_notebook", "free_port", "serve"]
 
 NOTEBOOK = Path("notebooks") / "06_classroom.ipynb"
+TEMPLATES = Path(__file__).resolve().parent / "jupyter"
+"""A Jupyter data folder holding Voila's ``memlab`` template: the lab template with no request to a CDN."""
 STARTUP_SECONDS = 60
 STOP_SECONDS = 10
 
@@ -167,10 +169,11 @@ def serve(
         return 1
     command = [
         sys.executable, "-m", "voila", str(path), "--no-browser", f"--port={port}", f"--Voila.ip={host}",
-        "--Voila.port_retries=0", f"--theme={theme}",
+        "--Voila.port_retries=0", f"--theme={theme}", "--template=memlab",
     ]  # fmt: skip
+    jupyter_path = os.pathsep.join(filter(None, [str(TEMPLATES), os.environ.get("JUPYTER_PATH")]))
     previous = signal.signal(signal.SIGTERM, _interrupt)
-    voila = subprocess.Popen(command, start_new_session=True)  # Ctrl-C reaches us; we stop Voila and its kernels
+    voila = subprocess.Popen(command, start_new_session=True, env={**os.environ, "JUPYTER_PATH": jupyter_path})  # Ctrl-C reaches us; we stop Voila and its kernels
     try:
         deadline = time.monotonic() + STARTUP_SECONDS
         while not _listening(host, port):

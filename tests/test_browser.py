@@ -17,7 +17,9 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -75,12 +77,23 @@ def browser():
         launched.close()
 
 
+def elsewhere(page, url: str) -> list[str]:
+    """Record every request ``page`` makes to a host other than ``url``'s (issue 23: a CDN's Font Awesome)."""
+    own, found = urlsplit(url).netloc, []
+    page.on("request", lambda request: found.append(request.url) if urlsplit(request.url).netloc != own else None)
+    return found
+
+
 def open_lesson(browser, url: str, theme: str, width: int):
-    """A fresh lesson page (each load is a new kernel), once its three sessions and the teacher's view show."""
+    """A fresh lesson page (each load is a new kernel), once its three sessions and the teacher's view show;
+    ``page.elsewhere`` lists its requests to other hosts, ``page.load_seconds`` how long it took to show."""
     page = browser.new_page(viewport={"width": width, "height": 900})
+    page.elsewhere = elsewhere(page, url)
+    started = time.monotonic()
     page.goto(url + ("?theme=dark" if theme == "dark" else ""))
     page.locator(".memlab-session").nth(2).wait_for(timeout=60_000)
     page.get_by_text("audit chain verified").first.wait_for(timeout=30_000)
+    page.load_seconds = time.monotonic() - started
     page.wait_for_timeout(300)  # the last widget views settle
     return page
 
@@ -228,5 +241,7 @@ def test_the_classroom_in_chromium(browser, url, theme, width):
                 page.locator(".memlab-simulator").screenshot(path=ROOT / "docs" / "session-simulator.png")
         page.set_viewport_size({"width": width, "height": 4000})  # Voila scrolls inside the page: show it all
         page.screenshot(path=ARTIFACTS / f"classroom-{theme}-{width}-full.png")
+        (ARTIFACTS / f"load-{theme}-{width}.txt").write_text(f"{page.load_seconds:.1f} s\n")
+        assert page.elsewhere == []  # no font, icon or script from another host (issue 23: offline schools)
     finally:
         page.close()
