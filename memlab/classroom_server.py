@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import ipaddress
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -147,9 +148,17 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def serve(
-    notebook: str | Path | None = None, *, host: str = "127.0.0.1", port: int = 8866, theme: str = "light"
+    notebook: str | Path | None = None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8866,
+    theme: str = "light",
+    class_dir: str | Path | None = None,
 ) -> int:
     """Run Voila on ``notebook`` at ``http://HOST:PORT/`` until Ctrl-C or SIGTERM; print the URL once it listens.
+
+    With ``class_dir`` every page works in that class's folder (a shared store; ``memlab.widgets.classpage``):
+    the students' URL and the teacher's, which carries a new secret token, are printed.
 
     Returns:
         The exit status: 0 after Ctrl-C or SIGTERM, 1 when the port is taken or Voila fails, 2 when Voila or the
@@ -171,9 +180,18 @@ def serve(
         sys.executable, "-m", "voila", str(path), "--no-browser", f"--port={port}", f"--Voila.ip={host}",
         "--Voila.port_retries=0", f"--theme={theme}", "--template=memlab",
     ]  # fmt: skip
-    jupyter_path = os.pathsep.join(filter(None, [str(TEMPLATES), os.environ.get("JUPYTER_PATH")]))
+    environment = {
+        **os.environ,
+        "JUPYTER_PATH": os.pathsep.join(filter(None, [str(TEMPLATES), os.environ.get("JUPYTER_PATH")])),
+    }
+    token = secrets.token_urlsafe(24)
+    if class_dir is not None:
+        folder = Path(class_dir).resolve()
+        folder.mkdir(parents=True, exist_ok=True)
+        environment.update(MEMLAB_CLASS=str(folder), MEMLAB_TEACHER_TOKEN=token)  # every kernel inherits them
     previous = signal.signal(signal.SIGTERM, _interrupt)
-    voila = subprocess.Popen(command, start_new_session=True, env={**os.environ, "JUPYTER_PATH": jupyter_path})  # Ctrl-C reaches us; we stop Voila and its kernels
+    # In a session of its own, Voila gets no Ctrl-C from the terminal: we get it, and stop Voila and its kernels.
+    voila = subprocess.Popen(command, start_new_session=True, env=environment)
     try:
         deadline = time.monotonic() + STARTUP_SECONDS
         while not _listening(host, port):
@@ -185,7 +203,13 @@ def serve(
                 return 1
             time.sleep(0.2)
         shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
-        print(f"memlab classroom: open http://{shown}:{port}/ (Ctrl-C stops it)", flush=True)
+        if class_dir is None:
+            print(f"memlab classroom: open http://{shown}:{port}/ (Ctrl-C stops it)", flush=True)
+        else:
+            print(f"students: http://{shown}:{port}/", flush=True)
+            print(
+                f"teacher: http://{shown}:{port}/?teacher={token}  (keep it to yourself; Ctrl-C stops it)", flush=True
+            )
         exposed = exposure(host)
         if exposed:
             print(f"memlab classroom: listening on {host}:{port}, which exposes {exposed}", flush=True)

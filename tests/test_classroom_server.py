@@ -4,6 +4,7 @@ stops whatever it started (tests/leftovers.py)."""
 
 from __future__ import annotations
 
+import re
 import signal
 import socket
 import subprocess
@@ -115,3 +116,18 @@ def test_the_session_end_check_finds_and_stops_an_orphaned_kernel(tmp_path):
     assert "1 passed" in inner.stdout and "leftovers: the tests left 1 process(es)" in inner.stderr
     orphan = int(pidfile.read_text())
     assert not Path(f"/proc/{orphan}").exists() or b"ipykernel" not in Path(f"/proc/{orphan}/cmdline").read_bytes()
+
+
+def test_a_class_prints_the_students_and_the_teachers_urls_once_bound(tmp_path):
+    port = free_port()
+    classroom = start("--port", str(port), "--class", str(tmp_path / "class"))
+    try:
+        students, teacher = classroom.stdout.readline(), classroom.stdout.readline()
+        assert students == f"students: http://127.0.0.1:{port}/\n" and not port_free(port)
+        token = re.fullmatch(rf"teacher: http://127\.0\.0\.1:{port}/\?teacher=([\w-]{{32}})  \(.*\)\n", teacher)
+        assert token, teacher
+        classroom.send_signal(signal.SIGTERM)
+        assert classroom.wait(timeout=60) == 0
+    finally:
+        if classroom.poll() is None:
+            classroom.kill()
