@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from memlab.widgets.classroom import EXERCISES
 from memlab.widgets.render import contrast
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -245,3 +246,97 @@ def test_the_classroom_in_chromium(browser, url, theme, width):
         assert page.elsewhere == []  # no font, icon or script from another host (issue 23: offline schools)
     finally:
         page.close()
+
+
+# -- a class (issue 23): a teacher's page and students' pages at once, each a kernel of its own ---------------------
+
+XSS = "<img src=x onerror=alert(1)>"
+STUDENTS = (XSS, "Ada", "Bo")
+
+
+@pytest.fixture
+def class_urls(tmp_path_factory):
+    """``memlab classroom --class DIR`` on a free port, a new class for each test: (students' URL, teacher's)."""
+    from memlab.classroom_server import free_port
+
+    server = subprocess.Popen(
+        [sys.executable, "-m", "memlab.cli", "classroom", "--port", str(free_port()), "--class",
+         str(tmp_path_factory.mktemp("class"))],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT,
+    )  # fmt: skip
+    try:
+        students, teacher = server.stdout.readline(), server.stdout.readline()
+        assert students.startswith("students: http://127.0.0.1:") and "?teacher=" in teacher, (students, teacher)
+        yield students.split()[1], teacher.split()[1]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def class_page(browser, url: str, width: int, theme: str, dialogs: list):
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.elsewhere = elsewhere(page, url)
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.started = time.monotonic()
+    page.goto(url + (("&" if "?" in url else "?") + "theme=dark" if theme == "dark" else ""))
+    return page
+
+
+def shoot(page, name: str, theme: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.wait_for_timeout(300)
+        page.screenshot(path=ARTIFACTS / f"class-{name}-{theme}-{width}.png")
+        if os.environ.get("MEMLAB_UPDATE_SCREENSHOTS"):
+            IMAGES.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=IMAGES / f"class-{name}-{theme}-{width}.png")
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_a_class_in_chromium(browser, class_urls, theme):
+    """A teacher and three students at once: each student joins (one with markup as a name), locks in a
+    prediction and runs an exercise; the teacher's page shows them all, within seconds, with nothing run."""
+    students_url, teacher_url = class_urls
+    dialogs: list[str] = []
+    names = [f"{name} {theme}" for name in STUDENTS]
+    teacher = class_page(browser, teacher_url, 1400, theme, dialogs)
+    pages = [class_page(browser, students_url, 1024, theme, dialogs) for _ in names]
+    loads = []
+    try:
+        for page, name in zip(pages, names, strict=True):
+            page.get_by_label("Your name").wait_for(timeout=90_000)
+            loads.append(time.monotonic() - page.started)
+            page.get_by_label("Your name").fill(name)
+            page.wait_for_timeout(300)  # the typed name reaches the kernel before the press
+            page.get_by_role("button", name="Join").click()
+        for number, page in enumerate(pages):
+            page.locator(".memlab-session").nth(2).wait_for(timeout=60_000)
+            page.get_by_label(EXERCISES[0].choices[number % 2]).first.check()  # exercise 3 has the same choices
+            page.get_by_text("Your prediction, locked in").wait_for()
+            public = page.locator(".memlab-session").nth(0)
+            public.get_by_label("key", exact=True).fill("user-name")
+            public.get_by_label("content", exact=True).fill(XSS)
+            page.wait_for_timeout(300)
+            public.get_by_role("button", name="save").click()
+            public.get_by_text("memory_save").first.wait_for()
+        teacher.get_by_text(f"{len(names)} students joined").wait_for(timeout=30_000)  # polled, no refresh
+        for name in names:
+            teacher.get_by_text(name).first.wait_for()
+        table = teacher.locator(".memlab-teacher")
+        table.get_by_text("memory_save user-name → ok").first.wait_for(timeout=10_000)
+        table.locator("td", has_text="1 of 4").nth(len(names) - 1).wait_for(timeout=10_000)  # every prediction
+        for number, page in enumerate(pages):
+            assert page.locator(".memlab-session img").count() == 0  # the content typed is text there too
+            others = [name for other, name in enumerate(names) if other != number]
+            assert not any(name in page.inner_text("body") for name in others)  # a student sees no other
+        assert teacher.locator(".memlab-teacher img").count() == 0 and dialogs == []  # a name, never markup
+        for page in (teacher, *pages):
+            assert page.elsewhere == []
+        ARTIFACTS.mkdir(exist_ok=True)
+        (ARTIFACTS / f"class-load-{theme}.txt").write_text(" ".join(f"{s:.1f}" for s in loads) + " s\n")
+        shoot(teacher, "teacher", theme)
+        shoot(pages[1], "student", theme)
+    finally:
+        for page in (teacher, *pages):
+            page.close()

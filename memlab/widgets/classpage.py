@@ -2,14 +2,14 @@
 
 Every page is a kernel of its own; they meet in the class's folder: ``DIR/store`` (a folder store, safe across
 processes) and ``DIR/progress`` (a small JSON record per student, written by the student's kernel). A student
-types a name and joins: their lesson runs in an agent of their own, ``student-<letters of the name>-<random>``,
+types a name and joins: their lesson runs in an agent of their own, ``<letters of the name>-<random>``,
 so no two students share one and a student sees nothing of another. The teacher's page (its URL carries the
 class's secret token) reads the store and the records every second: each student's progress, the class's
 locked-in predictions per exercise, their calls; it can reset one student or the class. Whatever a student
 typed reaches it escaped, never as markup.
 
 Examples:
-    >>> agent_for("Zoë <b>").startswith("student-zoe-b-")
+    >>> agent_for("Zoë <b>").startswith("zoe-b-")
     True
 """
 
@@ -41,15 +41,19 @@ __all__ = ["CLASS_ENV", "TOKEN_ENV", "ClassFolder", "StudentPage", "TeacherPage"
 CLASS_ENV, TOKEN_ENV = "MEMLAB_CLASS", "MEMLAB_TEACHER_TOKEN"
 """The environment ``memlab classroom --class`` gives Voila (and so every kernel): the class folder, the token."""
 MAX_NAME_CHARS = 60
+TABLE_STYLE = (
+    "<style>.memlab-class{border-collapse:collapse}.memlab-class th,.memlab-class td{text-align:left;"
+    "padding:2px 10px 2px 0;border-bottom:1px solid var(--jp-border-color2)}</style>"
+)
 POLL_SECONDS = 1.0
 
 
 def agent_for(name: str) -> str:
-    """A student's agent: the ASCII letters and digits of ``name`` (lowercase, at most 24) and a random tag, so
+    """A student's agent: the ASCII letters and digits of ``name`` (lowercase, at most 16) and a random tag, so
     two students with one name never share an agent and nothing typed becomes part of a name unchecked."""
     ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
-    letters = re.sub(r"[^a-z0-9]+", "-", ascii_name).strip("-")[:24].strip("-") or "student"
-    return arguments.agent(f"student-{letters}-{secrets.token_hex(3)}")
+    letters = re.sub(r"[^a-z0-9]+", "-", ascii_name).strip("-")[:16].strip("-") or "student"
+    return arguments.agent(f"{letters}-{secrets.token_hex(2)}")
 
 
 def in_class() -> bool:
@@ -202,8 +206,9 @@ class TeacherPage(Panel):
         self.folder, self.store = folder, store
         self.table, self.histograms, self.status = widgets.HTML(), widgets.HTML(), widgets.HTML()
         self.student = widgets.Dropdown(description="student", options=[])
-        self.reset_student_button = widgets.Button(description="reset this student", icon="undo")
-        self.reset_class_button = widgets.Button(description="reset the class", icon="undo")
+        wide = widgets.Layout(width="auto")
+        self.reset_student_button = widgets.Button(description="reset this student", icon="undo", layout=wide)
+        self.reset_class_button = widgets.Button(description="reset the class", icon="undo", layout=wide)
         self.reset_student_button.on_click(lambda _: self.student.value and self.folder.reset(self.student.value))
         self.reset_class_button.on_click(lambda _: self.folder.reset())
         controls = widgets.HBox(
@@ -211,7 +216,7 @@ class TeacherPage(Panel):
             layout=widgets.Layout(flex_flow="row wrap"),
         )
         self.widget = widgets.VBox(
-            [widgets.HTML("<h3>The class</h3>"), self.table, controls, self.histograms, self.status],
+            [widgets.HTML(f"{TABLE_STYLE}<h3>The class</h3>"), self.table, controls, self.histograms, self.status],
             layout=widgets.Layout(width="100%"),
         )
         self.widget.add_class("memlab-teacher")
@@ -249,7 +254,10 @@ class TeacherPage(Panel):
         self.histograms.value = "".join(self._histogram(n, e, students) for n, e in enumerate(EXERCISES, 1))
         options = [(record.get("name", "?"), record["student"]) for record in students if "student" in record]
         if options != list(self.student.options):
+            chosen = self.student.value
             self.student.options = options  # a dropdown shows its labels as text: a name stays a name
+            ids = [student for _, student in options]
+            self.student.value = chosen if chosen in ids else (ids[0] if ids else None)
 
     @staticmethod
     def _histogram(number: int, exercise, students: list[dict]) -> str:
