@@ -251,7 +251,7 @@ def test_the_classroom_in_chromium(browser, url, theme, width):
 # -- a class (issue 23): a teacher's page and students' pages at once, each a kernel of its own ---------------------
 
 XSS = "<img src=x onerror=alert(1)>"
-STUDENTS = (XSS, "Ada", "Bo")
+STUDENTS = (XSS, "Ada", "Bo", "Cy", "Dee")
 
 
 @pytest.fixture
@@ -282,6 +282,27 @@ def class_page(browser, url: str, width: int, theme: str, dialogs: list):
     return page
 
 
+# Over a student's own kernel websocket: an execute_request (code the lesson never runs), then a kernel_info_request
+# (to show the channel answers); returns the types of the messages that came back.
+SEND_CODE = """async ([code]) => {
+  const id = JSON.parse(document.getElementById('jupyter-config-data').textContent).kernelId;
+  const ws = new WebSocket(`ws://${location.host}/api/kernels/${id}/channels`);
+  await new Promise((ok, fail) => { ws.onopen = ok; ws.onerror = fail; });
+  const replies = [];
+  ws.onmessage = (e) => { if (typeof e.data === 'string') replies.push(JSON.parse(e.data).msg_type); };
+  const send = (type, content) => ws.send(JSON.stringify({
+    header: {msg_id: type + Math.random(), msg_type: type, username: 'x', session: 'x', date: new Date().toISOString(),
+             version: '5.3'},
+    parent_header: {}, metadata: {}, content, channel: 'shell', buffers: []}));
+  send('execute_request', {code, silent: false, store_history: false, user_expressions: {}, allow_stdin: false,
+                           stop_on_error: true});
+  send('kernel_info_request', {});
+  await new Promise((done) => setTimeout(done, 3000));
+  ws.close();
+  return replies;
+}"""
+
+
 def shoot(page, name: str, theme: str) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     for width in WIDTHS:
@@ -294,9 +315,10 @@ def shoot(page, name: str, theme: str) -> None:
 
 
 @pytest.mark.parametrize("theme", THEMES)
-def test_a_class_in_chromium(browser, class_urls, theme):
-    """A teacher and three students at once: each student joins (one with markup as a name), locks in a
-    prediction and runs an exercise; the teacher's page shows them all, within seconds, with nothing run."""
+def test_a_class_in_chromium(browser, class_urls, theme, tmp_path):
+    """A teacher and five students at once: each student joins (one with markup as a name), locks in a
+    prediction and runs an exercise; the teacher's page shows them all, within seconds, with nothing run; code
+    sent over a student's kernel websocket is not run (Voila lets only widget and info messages through)."""
     students_url, teacher_url = class_urls
     dialogs: list[str] = []
     names = [f"{name} {theme}" for name in STUDENTS]
@@ -324,13 +346,16 @@ def test_a_class_in_chromium(browser, class_urls, theme):
         for name in names:
             teacher.get_by_text(name).first.wait_for()
         table = teacher.locator(".memlab-teacher")
-        table.get_by_text("memory_save user-name → ok").first.wait_for(timeout=10_000)
+        table.locator("td", has_text="memory_save user-name → ok").nth(len(names) - 1).wait_for(timeout=10_000)
         table.locator("td", has_text="1 of 4").nth(len(names) - 1).wait_for(timeout=10_000)  # every prediction
         for number, page in enumerate(pages):
             assert page.locator(".memlab-session img").count() == 0  # the content typed is text there too
             others = [name for other, name in enumerate(names) if other != number]
             assert not any(name in page.inner_text("body") for name in others)  # a student sees no other
         assert teacher.locator(".memlab-teacher img").count() == 0 and dialogs == []  # a name, never markup
+        marker = tmp_path / "ran"
+        replies = pages[1].evaluate(SEND_CODE, [f"open({str(marker)!r}, 'w').write('ran')"])
+        assert "kernel_info_reply" in replies and "execute_reply" not in replies and not marker.exists()
         for page in (teacher, *pages):
             assert page.elsewhere == []
         ARTIFACTS.mkdir(exist_ok=True)

@@ -222,7 +222,9 @@ def test_what_a_student_types_reaches_the_teacher_escaped(folder):
 def test_the_teacher_page_opens_only_with_the_class_token(folder):
     environ = {CLASS_ENV: str(folder.folder), TOKEN_ENV: "s3cret"}
     assert class_page({}) is None  # outside a class: a lesson of its own
-    assert isinstance(class_page(environ), StudentPage)
+    students = dict(environ)
+    assert isinstance(class_page(students), StudentPage)
+    assert TOKEN_ENV not in students  # the student's kernel keeps no copy of the teacher's secret
     assert isinstance(class_page({**environ, "QUERY_STRING": "teacher=s3cret"}), TeacherPage)
     for query in ("teacher=wrong", "teacher=", "teacher=s3cre"):
         refused = class_page({**environ, "QUERY_STRING": query})

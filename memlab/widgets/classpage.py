@@ -275,16 +275,17 @@ def class_page(environ: dict[str, str] | None = None) -> Panel | None:
     """The page this kernel serves in a class, or None outside one (a lesson of its own).
 
     ``?teacher=TOKEN`` in the page's address (Voila passes it as ``QUERY_STRING``) asks for the teacher's view;
-    it opens only with the class's token (compared in constant time), else the page says it refuses.
+    it opens only with the class's token (compared in constant time), else the page says it refuses. The token
+    is taken out of ``environ`` (every kernel inherits it from Voila).
     """
     environ = os.environ if environ is None else environ
     if not environ.get(CLASS_ENV):
         return None
     folder = ClassFolder(environ[CLASS_ENV])
+    token = environ.pop(TOKEN_ENV, "")  # read once: a student's kernel keeps no copy of the teacher's secret
     asked = parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True).get("teacher")
     if asked is None:
         return StudentPage(folder, folder.store())
-    token = environ.get(TOKEN_ENV, "")
     if not token or not hmac.compare_digest(asked[0].encode(), token.encode()):
         return _Refusal()
     return TeacherPage(folder, folder.store())
