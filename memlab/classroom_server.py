@@ -25,6 +25,7 @@ TEMPLATES = Path(__file__).resolve().parent / "jupyter"
 """A Jupyter data folder holding Voila's ``memlab`` template: the lab template with no request to a CDN."""
 STARTUP_SECONDS = 60
 STOP_SECONDS = 10
+POOL_SIZE = 3
 
 
 def find_notebook(path: str | Path | None = None) -> Path:
@@ -189,6 +190,8 @@ def serve(
         folder = Path(class_dir).resolve()
         folder.mkdir(parents=True, exist_ok=True)
         environment.update(MEMLAB_CLASS=str(folder), MEMLAB_TEACHER_TOKEN=token)  # every kernel inherits them
+        # Kernels started ahead of the visits: a student's page shows in seconds, not a kernel's start-up.
+        command += ["--preheat_kernel=True", f"--pool_size={POOL_SIZE}"]
     previous = signal.signal(signal.SIGTERM, _interrupt)
     # In a session of its own, Voila gets no Ctrl-C from the terminal: we get it, and stop Voila and its kernels.
     voila = subprocess.Popen(command, start_new_session=True, env=environment)

@@ -281,6 +281,10 @@ def class_page(environ: dict[str, str] | None = None) -> Panel | None:
     environ = os.environ if environ is None else environ
     if not environ.get(CLASS_ENV):
         return None
+    if environ.get("VOILA_PREHEAT") == "True":  # a kernel started before its visit: wait for the visit's address
+        from voila.utils import wait_for_request
+
+        wait_for_request()
     folder = ClassFolder(environ[CLASS_ENV])
     token = environ.pop(TOKEN_ENV, "")  # read once: a student's kernel keeps no copy of the teacher's secret
     asked = parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True).get("teacher")
