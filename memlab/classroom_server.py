@@ -1,4 +1,5 @@
-"""``memlab classroom``: serve the classroom notebook with Voila on 127.0.0.1, and print the address to open.
+"""``memlab classroom``: serve the classroom notebook with Voila, print the address once it listens, and stop
+Voila with every kernel it started on Ctrl-C or SIGTERM.
 
 Voila (the ``lab`` extra: ``pip install -e '.[lab]'``) runs the notebook in a kernel per visitor and shows its
 widgets without its code; each page load is a fresh lesson.
@@ -7,16 +8,24 @@ widgets without its code; each page load is a fresh lesson.
 from __future__ import annotations
 
 import importlib.util
+import ipaddress
+import os
+import secrets
+import signal
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-__all__ = ["find_notebook", "free_port", "serve"]
+__all__ = ["descendants", "exposure", "find_notebook", "free_port", "serve"]
 
 NOTEBOOK = Path("notebooks") / "06_classroom.ipynb"
+TEMPLATES = Path(__file__).resolve().parent / "jupyter"
+"""A Jupyter data folder holding Voila's ``memlab`` template: the lab template with no request to a CDN."""
 STARTUP_SECONDS = 60
+STOP_SECONDS = 10
+POOL_SIZE = 3
 
 
 def find_notebook(path: str | Path | None = None) -> Path:
@@ -44,16 +53,117 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _listening(port: int) -> bool:
+def exposure(host: str) -> str | None:
+    """What serving on ``host`` opens beyond this machine, or None for a loopback address.
+
+    Examples:
+        >>> exposure("127.0.0.1") is None and exposure("localhost") is None
+        True
+        >>> exposure("0.0.0.0")
+        'every network interface of this machine: anyone who can reach it can open the lesson'
+    """
+    if host == "localhost":
+        return None
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return f"the interface of {host}: anyone who can reach it can open the lesson"
+    if address.is_loopback:
+        return None
+    if address.is_unspecified:
+        return "every network interface of this machine: anyone who can reach it can open the lesson"
+    return f"the interface {host}: anyone who can reach it can open the lesson"
+
+
+def _bindable(host: str, port: int) -> bool:
     with socket.socket() as probe:
-        return probe.connect_ex(("127.0.0.1", port)) == 0
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as tornado binds: a TIME_WAIT is no owner
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+        return True
 
 
-def serve(notebook: str | Path | None = None, *, port: int = 8866, theme: str = "light") -> int:
-    """Run Voila on ``notebook`` at ``http://127.0.0.1:PORT/`` until it stops (Ctrl-C); print the URL once ready.
+def _listening(host: str, port: int) -> bool:
+    target = "127.0.0.1" if host in ("0.0.0.0", "") else host
+    with socket.socket() as probe:
+        return probe.connect_ex((target, port)) == 0
+
+
+def descendants(pid: int) -> list[int]:
+    """The live processes under ``pid`` (children, theirs, ...), read from ``/proc``; [] where there is none.
+
+    Kernels are started in sessions of their own, so a signal to Voila's process group would miss them: they
+    are found by parentage instead, before Voila stops and they are orphaned.
+    """
+    parents: dict[int, list[int]] = {}
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        state, ppid = stat.rsplit(")", 1)[1].split()[:2]
+        if state != "Z":
+            parents.setdefault(int(ppid), []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _stop(voila: subprocess.Popen) -> None:
+    """Stop Voila, then whatever it started that outlived it (its kernels)."""
+    started = descendants(voila.pid)
+    if voila.poll() is None:
+        voila.terminate()
+        try:
+            voila.wait(timeout=STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            voila.kill()
+            voila.wait()
+    for pid in started:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            continue
+    deadline = time.monotonic() + STOP_SECONDS
+    while time.monotonic() < deadline and any(_alive(pid) for pid in started):
+        time.sleep(0.1)
+    for pid in filter(_alive, started):
+        os.kill(pid, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM stops the classroom as Ctrl-C does: through serve()'s finally
+
+
+def serve(
+    notebook: str | Path | None = None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8866,
+    theme: str = "light",
+    class_dir: str | Path | None = None,
+) -> int:
+    """Run Voila on ``notebook`` at ``http://HOST:PORT/`` until Ctrl-C or SIGTERM; print the URL once it listens.
+
+    With ``class_dir`` every page works in that class's folder (a shared store; ``memlab.widgets.classpage``):
+    the students' URL and the teacher's, which carries a new secret token, are printed.
 
     Returns:
-        The exit status: 0 after Ctrl-C, 2 when Voila or the notebook is missing, else Voila's own.
+        The exit status: 0 after Ctrl-C or SIGTERM, 1 when the port is taken or Voila fails, 2 when Voila or the
+        notebook is missing, else Voila's own.
     """
     if importlib.util.find_spec("voila") is None:
         print("memlab classroom needs Voila: pip install -e '.[lab]' (or pip install voila)", file=sys.stderr)
@@ -64,27 +174,51 @@ def serve(notebook: str | Path | None = None, *, port: int = 8866, theme: str = 
         print(f"memlab classroom: {error}", file=sys.stderr)
         return 2
     port = port or free_port()
+    if not _bindable(host, port):  # else a server already there would answer, and its URL be printed as ours
+        print(f"memlab classroom: port {port} on {host} is in use (another classroom?); pass --port", file=sys.stderr)
+        return 1
     command = [
-        sys.executable, "-m", "voila", str(path), "--no-browser", f"--port={port}", "--Voila.ip=127.0.0.1",
-        "--Voila.port_retries=0", f"--theme={theme}",
+        sys.executable, "-m", "voila", str(path), "--no-browser", f"--port={port}", f"--Voila.ip={host}",
+        "--Voila.port_retries=0", f"--theme={theme}", "--template=memlab",
     ]  # fmt: skip
-    voila = subprocess.Popen(command)
+    environment = {
+        **os.environ,
+        "JUPYTER_PATH": os.pathsep.join(filter(None, [str(TEMPLATES), os.environ.get("JUPYTER_PATH")])),
+    }
+    token = secrets.token_urlsafe(24)
+    if class_dir is not None:
+        folder = Path(class_dir).resolve()
+        folder.mkdir(parents=True, exist_ok=True)
+        environment.update(MEMLAB_CLASS=str(folder), MEMLAB_TEACHER_TOKEN=token)  # every kernel inherits them
+        # Kernels started ahead of the visits: a student's page shows in seconds, not a kernel's start-up.
+        command += ["--preheat_kernel=True", f"--pool_size={POOL_SIZE}"]
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    # In a session of its own, Voila gets no Ctrl-C from the terminal: we get it, and stop Voila and its kernels.
+    voila = subprocess.Popen(command, start_new_session=True, env=environment)
     try:
         deadline = time.monotonic() + STARTUP_SECONDS
-        while not _listening(port):
+        while not _listening(host, port):
             if voila.poll() is not None:
                 print(f"memlab classroom: Voila stopped (status {voila.returncode})", file=sys.stderr)
                 return voila.returncode or 1
             if time.monotonic() > deadline:
                 print(f"memlab classroom: Voila did not listen on port {port} in {STARTUP_SECONDS} s", file=sys.stderr)
-                voila.terminate()
                 return 1
             time.sleep(0.2)
-        print(f"memlab classroom: open http://127.0.0.1:{port}/ (Ctrl-C stops it)", flush=True)
+        shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
+        if class_dir is None:
+            print(f"memlab classroom: open http://{shown}:{port}/ (Ctrl-C stops it)", flush=True)
+        else:
+            print(f"students: http://{shown}:{port}/", flush=True)
+            print(
+                f"teacher: http://{shown}:{port}/?teacher={token}  (keep it to yourself; Ctrl-C stops it)", flush=True
+            )
+        exposed = exposure(host)
+        if exposed:
+            print(f"memlab classroom: listening on {host}:{port}, which exposes {exposed}", flush=True)
         return voila.wait()
     except KeyboardInterrupt:
         return 0
     finally:
-        if voila.poll() is None:
-            voila.terminate()
-            voila.wait(timeout=10)
+        _stop(voila)
+        signal.signal(signal.SIGTERM, previous)

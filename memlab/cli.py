@@ -94,14 +94,20 @@ def main(argv: list[str] | None = None) -> int:
     check_chain.add_argument("path", help="the store (folder, file or postgresql:// URL of its owner); it is only read")
     check_chain.add_argument("--policy", default=None, help="the policy the store was built under (default strict)")
     lesson = commands.add_parser("classroom", help="serve the classroom notebook with Voila and print its URL")
-    lesson.add_argument("--port", type=int, default=8866, help="the port on 127.0.0.1 (default 8866; 0: any free one)")
+    lesson.add_argument(
+        "--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1: this machine)"
+    )
+    lesson.add_argument("--port", type=int, default=8866, help="the port (default 8866; 0: any free one)")
     lesson.add_argument("--theme", choices=["light", "dark"], default="light", help="the page's theme (default light)")
     lesson.add_argument("--notebook", default=None, help="the notebook (default: notebooks/06_classroom.ipynb)")
+    lesson.add_argument(
+        "--class", dest="class_dir", metavar="DIR", help="a class: every page in one shared store in DIR (a folder)"
+    )
     args = parser.parse_args(argv)
     if args.command == "classroom":
         from memlab.classroom_server import serve
 
-        return serve(args.notebook, port=args.port, theme=args.theme)
+        return serve(args.notebook, host=args.host, port=args.port, theme=args.theme, class_dir=args.class_dir)
     if args.command == "verify":
         return _verify(args)
     if args.command == "import":

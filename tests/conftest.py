@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from tests import leftovers
 from tests.backends import BACKENDS, CAPABILITIES, OPTIONAL, open_store
 from tests.pgserver import running_server, stop_server
 
@@ -147,5 +148,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """The PostgreSQL server, if a test started one, stops with the test session."""
+    """The PostgreSQL server, if a test started one, stops with the test session; no Voila or kernel is left."""
     stop_server()
+    leftovers.pytest_sessionfinish(session)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Orphans of the tests' processes become the session's children, for the check at its end (tests/leftovers.py)."""
+    leftovers.adopt_orphans()

@@ -17,10 +17,13 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
+from memlab.widgets.classroom import EXERCISES
 from memlab.widgets.render import contrast
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,12 +78,23 @@ def browser():
         launched.close()
 
 
+def elsewhere(page, url: str) -> list[str]:
+    """Record every request ``page`` makes to a host other than ``url``'s (issue 23: a CDN's Font Awesome)."""
+    own, found = urlsplit(url).netloc, []
+    page.on("request", lambda request: found.append(request.url) if urlsplit(request.url).netloc != own else None)
+    return found
+
+
 def open_lesson(browser, url: str, theme: str, width: int):
-    """A fresh lesson page (each load is a new kernel), once its three sessions and the teacher's view show."""
+    """A fresh lesson page (each load is a new kernel), once its three sessions and the teacher's view show;
+    ``page.elsewhere`` lists its requests to other hosts, ``page.load_seconds`` how long it took to show."""
     page = browser.new_page(viewport={"width": width, "height": 900})
+    page.elsewhere = elsewhere(page, url)
+    started = time.monotonic()
     page.goto(url + ("?theme=dark" if theme == "dark" else ""))
     page.locator(".memlab-session").nth(2).wait_for(timeout=60_000)
     page.get_by_text("audit chain verified").first.wait_for(timeout=30_000)
+    page.load_seconds = time.monotonic() - started
     page.wait_for_timeout(300)  # the last widget views settle
     return page
 
@@ -228,5 +242,126 @@ def test_the_classroom_in_chromium(browser, url, theme, width):
                 page.locator(".memlab-simulator").screenshot(path=ROOT / "docs" / "session-simulator.png")
         page.set_viewport_size({"width": width, "height": 4000})  # Voila scrolls inside the page: show it all
         page.screenshot(path=ARTIFACTS / f"classroom-{theme}-{width}-full.png")
+        (ARTIFACTS / f"load-{theme}-{width}.txt").write_text(f"{page.load_seconds:.1f} s\n")
+        assert page.elsewhere == []  # no font, icon or script from another host (issue 23: offline schools)
     finally:
         page.close()
+
+
+# -- a class (issue 23): a teacher's page and students' pages at once, each a kernel of its own ---------------------
+
+XSS = "<img src=x onerror=alert(1)>"
+STUDENTS = (XSS, "Ada", "Bo", "Cy", "Dee")
+
+
+@pytest.fixture
+def class_urls(tmp_path_factory):
+    """``memlab classroom --class DIR`` on a free port, a new class for each test: (students' URL, teacher's)."""
+    from memlab.classroom_server import free_port
+
+    server = subprocess.Popen(
+        [sys.executable, "-m", "memlab.cli", "classroom", "--port", str(free_port()), "--class",
+         str(tmp_path_factory.mktemp("class"))],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT,
+    )  # fmt: skip
+    try:
+        students, teacher = server.stdout.readline(), server.stdout.readline()
+        assert students.startswith("students: http://127.0.0.1:") and "?teacher=" in teacher, (students, teacher)
+        yield students.split()[1], teacher.split()[1]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def class_page(browser, url: str, width: int, theme: str, dialogs: list):
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.elsewhere = elsewhere(page, url)
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.started = time.monotonic()
+    page.goto(url + (("&" if "?" in url else "?") + "theme=dark" if theme == "dark" else ""))
+    return page
+
+
+# Over a student's own kernel websocket: an execute_request (code the lesson never runs), then a kernel_info_request
+# (to show the channel answers); returns the types of the messages that came back.
+SEND_CODE = """async ([code]) => {
+  const id = JSON.parse(document.getElementById('jupyter-config-data').textContent).kernelId;
+  const ws = new WebSocket(`ws://${location.host}/api/kernels/${id}/channels`);
+  await new Promise((ok, fail) => { ws.onopen = ok; ws.onerror = fail; });
+  const replies = [];
+  ws.onmessage = (e) => { if (typeof e.data === 'string') replies.push(JSON.parse(e.data).msg_type); };
+  const send = (type, content) => ws.send(JSON.stringify({
+    header: {msg_id: type + Math.random(), msg_type: type, username: 'x', session: 'x', date: new Date().toISOString(),
+             version: '5.3'},
+    parent_header: {}, metadata: {}, content, channel: 'shell', buffers: []}));
+  send('execute_request', {code, silent: false, store_history: false, user_expressions: {}, allow_stdin: false,
+                           stop_on_error: true});
+  send('kernel_info_request', {});
+  await new Promise((done) => setTimeout(done, 3000));
+  ws.close();
+  return replies;
+}"""
+
+
+def shoot(page, name: str, theme: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.wait_for_timeout(300)
+        page.screenshot(path=ARTIFACTS / f"class-{name}-{theme}-{width}.png")
+        if os.environ.get("MEMLAB_UPDATE_SCREENSHOTS"):
+            IMAGES.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=IMAGES / f"class-{name}-{theme}-{width}.png")
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_a_class_in_chromium(browser, class_urls, theme, tmp_path):
+    """A teacher and five students at once: each student joins (one with markup as a name), locks in a
+    prediction and runs an exercise; the teacher's page shows them all, within seconds, with nothing run; code
+    sent over a student's kernel websocket is not run (Voila lets only widget and info messages through)."""
+    students_url, teacher_url = class_urls
+    dialogs: list[str] = []
+    names = [f"{name} {theme}" for name in STUDENTS]
+    teacher = class_page(browser, teacher_url, 1400, theme, dialogs)
+    pages = [class_page(browser, students_url, 1024, theme, dialogs) for _ in names]
+    loads = []
+    try:
+        for page, name in zip(pages, names, strict=True):
+            page.get_by_label("Your name").wait_for(timeout=90_000)
+            loads.append(time.monotonic() - page.started)
+            page.get_by_label("Your name").fill(name)
+            page.wait_for_timeout(300)  # the typed name reaches the kernel before the press
+            page.get_by_role("button", name="Join").click()
+        for number, page in enumerate(pages):
+            page.locator(".memlab-session").nth(2).wait_for(timeout=60_000)
+            page.get_by_label(EXERCISES[0].choices[number % 2]).first.check()  # exercise 3 has the same choices
+            page.get_by_text("Your prediction, locked in").wait_for()
+            public = page.locator(".memlab-session").nth(0)
+            public.get_by_label("key", exact=True).fill("user-name")
+            public.get_by_label("content", exact=True).fill(XSS)
+            page.wait_for_timeout(300)
+            public.get_by_role("button", name="save").click()
+            public.get_by_text("memory_save").first.wait_for()
+        teacher.get_by_text(f"{len(names)} students joined").wait_for(timeout=30_000)  # polled, no refresh
+        for name in names:
+            teacher.get_by_text(name).first.wait_for()
+        table = teacher.locator(".memlab-teacher")
+        table.locator("td", has_text="memory_save user-name → ok").nth(len(names) - 1).wait_for(timeout=10_000)
+        table.locator("td", has_text="1 of 4").nth(len(names) - 1).wait_for(timeout=10_000)  # every prediction
+        for number, page in enumerate(pages):
+            assert page.locator(".memlab-session img").count() == 0  # the content typed is text there too
+            others = [name for other, name in enumerate(names) if other != number]
+            assert not any(name in page.inner_text("body") for name in others)  # a student sees no other
+        assert teacher.locator(".memlab-teacher img").count() == 0 and dialogs == []  # a name, never markup
+        marker = tmp_path / "ran"
+        replies = pages[1].evaluate(SEND_CODE, [f"open({str(marker)!r}, 'w').write('ran')"])
+        assert "kernel_info_reply" in replies and "execute_reply" not in replies and not marker.exists()
+        for page in (teacher, *pages):
+            assert page.elsewhere == []
+        ARTIFACTS.mkdir(exist_ok=True)
+        (ARTIFACTS / f"class-load-{theme}.txt").write_text(" ".join(f"{s:.1f}" for s in loads) + " s\n")
+        shoot(teacher, "teacher", theme)
+        shoot(pages[1], "student", theme)
+    finally:
+        for page in (teacher, *pages):
+            page.close()

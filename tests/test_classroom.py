@@ -1,10 +1,13 @@
 """The classroom (issue 12, finding 2): a clean start, a prediction and a check per exercise read from the store,
 answers hidden until asked, a reset, and a teacher's view that follows the lesson."""
 
+import html
+
 import pytest
 
 from memlab import Level
 from memlab import widgets as mw
+from memlab.widgets.classpage import CLASS_ENV, TOKEN_ENV, ClassFolder, StudentPage, TeacherPage, class_page
 from memlab.widgets.classroom import EXERCISES, GET_ANSWER, VERSION_SEEN
 
 
@@ -118,3 +121,133 @@ def test_a_student_off_the_script_is_told_what_the_store_says(lesson):
     click(lesson, "hr-review", "memory_save", key="user-name", content="Samantha Rivera, payroll id 7")
     first = predict_and_check(lesson, 1, VERSION_SEEN["INTERNAL"])
     assert "✘ not quite" in first.feedback.value and "the store says its own CONFIDENTIAL one" in first.feedback.value
+
+
+@pytest.mark.parametrize("number", range(1, len(EXERCISES) + 1))
+def test_the_answer_waits_for_a_locked_in_prediction(lesson, number):
+    """Issue 23: "show the answer" printed the whole why before any pick, and the student then picked right.
+    Guards: show_answer() without its `if self.predict.value is None: return`; answer_button never disabled."""
+    panel = lesson.exercise(number)
+    assert panel.answer_button.disabled and not panel.predict.disabled
+    panel.answer_button.click()  # a disabled button's click still reaches the kernel from a crafted message
+    panel.show_answer()
+    assert panel.answer.value == ""
+    panel.predict.value = panel.exercise.choices[0]
+    assert panel.predict.disabled and not panel.answer_button.disabled  # locked in, and only then the answer
+    panel.answer_button.click()
+    assert "Why:" in panel.answer.value
+    lesson.reset()
+    assert lesson.exercise(number).answer_button.disabled and lesson.exercise(number).answer.value == ""
+
+
+# -- a class (issue 23): pages in kernels of their own, one shared folder store -------------------------------------
+
+XSS = "<img src=x onerror=alert(1)>"
+
+
+@pytest.fixture
+def folder(tmp_path):
+    return ClassFolder(tmp_path / "class")
+
+
+def join(folder, name):
+    """A student's page in a kernel of its own (its own store object on the class's folder), joined as ``name``."""
+    page = StudentPage(folder, folder.store())
+    page.name.value = name
+    page.join_button.click()
+    return page
+
+
+def test_each_student_works_in_an_agent_of_their_own_and_sees_nothing_of_another(folder):
+    sam, other_sam = join(folder, "Sam"), join(folder, "Sam")
+    assert sam.lesson.seat.agent != other_sam.lesson.seat.agent  # one name, two students, two agents
+    assert sam.lesson.seat.agent.startswith("sam-")
+    click(sam.lesson, sam.lesson.seat.id("hr-review"), "memory_save", key="salary", content="90k")
+    click(sam.lesson, sam.lesson.seat.id("public-chat"), "memory_save", key="user-name", content="Sam")
+    theirs = other_sam.lesson
+    for panel in theirs.simulator.panels:
+        assert "90k" not in panel.view.value and "user-name" not in panel.view.value
+    click(theirs, theirs.seat.id("public-chat"), "memory_get", key="user-name")
+    assert "&quot;found&quot;: false" in theirs.simulator.panel(theirs.seat.id("public-chat")).result.value
+    mine = sam.lesson.exercise(2)
+    mine.predict.value = GET_ANSWER["not_found"]
+    mine.check_button.click()
+    assert "Not yet" in mine.feedback.value  # Sam's exercise reads Sam's agent only
+
+
+def test_a_student_page_can_start_no_session_of_another_agent(folder):
+    """Guards: Classroom(alone=False) keeping the simulator's "add session" form (its agent field is free text)."""
+    lesson = join(folder, "Ada").lesson
+    assert lesson.simulator.add_button.comm is None and lesson.simulator.new_agent.comm is None  # closed
+    assert lesson.audit_viewer is None  # no teacher's view of the shared store is made in a student's kernel
+
+
+def test_joining_needs_a_name(folder):
+    page = StudentPage(folder, folder.store())
+    assert page.name.description == "Your name" and page.join_button.description == "Join"
+    page.join_button.click()
+    assert page.lesson is None and "Type your name" in page.status.value
+    assert folder.students() == []
+
+
+def test_the_teacher_follows_every_student_across_kernels(folder):
+    students = [join(folder, name) for name in ("Ada", "Bo", "Cy")]
+    for page, choice in zip(students, (0, 1, 1), strict=True):
+        page.lesson.exercise(1).predict.value = EXERCISES[0].choices[choice]
+    click(students[0].lesson, students[0].lesson.seat.id("public-chat"), "memory_save", key="k", content="v")
+    teacher = TeacherPage(folder, folder.store())  # a kernel of its own: nothing but the folder in common
+    table = teacher.table.value
+    assert "3 students joined" in table
+    assert all(name in table for name in ("Ada", "Bo", "Cy")) and table.count("1 of 4") == 3
+    assert "memory_save k → ok" in table
+    first = teacher.histograms.value.split("<p><b>")[1]
+    assert f"{html.escape(EXERCISES[0].choices[0])}: <b>1</b>" in first
+    assert f"{html.escape(EXERCISES[0].choices[1])}: <b>2</b>" in first
+    click(students[1].lesson, students[1].lesson.seat.id("team-chat"), "memory_save", key="k2", content="v")
+    teacher.refresh()  # the page polls this every second
+    assert "memory_save k2 → ok" in teacher.table.value
+
+
+def test_what_a_student_types_reaches_the_teacher_escaped(folder):
+    """Guards: html.escape dropped from TeacherPage.refresh's cells."""
+    page = join(folder, XSS)
+    click(page.lesson, page.lesson.seat.id("public-chat"), "memory_save", key="note", content=XSS, tags=XSS)
+    teacher = TeacherPage(folder, folder.store())
+    shown = teacher.table.value + teacher.histograms.value
+    assert "<img" not in shown and "&lt;img src=x onerror=alert(1)&gt;" in shown
+    assert teacher.student.options[0][0] == XSS  # a dropdown's label is text, not markup
+    assert page.lesson.seat.agent.startswith("img-src-x-onerro")
+
+
+def test_the_teacher_page_opens_only_with_the_class_token(folder):
+    environ = {CLASS_ENV: str(folder.folder), TOKEN_ENV: "s3cret"}
+    assert class_page({}) is None  # outside a class: a lesson of its own
+    students = dict(environ)
+    assert isinstance(class_page(students), StudentPage)
+    assert TOKEN_ENV not in students  # the student's kernel keeps no copy of the teacher's secret
+    assert isinstance(class_page({**environ, "QUERY_STRING": "teacher=s3cret"}), TeacherPage)
+    for query in ("teacher=wrong", "teacher=", "teacher=s3cre"):
+        refused = class_page({**environ, "QUERY_STRING": query})
+        assert not isinstance(refused, TeacherPage | StudentPage) and "open the teacher" in refused.widget.value
+    assert not isinstance(class_page({CLASS_ENV: str(folder.folder), "QUERY_STRING": "teacher="}), TeacherPage)
+
+
+def test_the_teacher_resets_one_student_or_the_class(folder):
+    ada, bo = join(folder, "Ada"), join(folder, "Bo")
+    for page in (ada, bo):
+        click(page.lesson, page.lesson.seat.id("public-chat"), "memory_save", key="user-name", content="x")
+        page.lesson.exercise(1).predict.value = EXERCISES[0].choices[0]
+    teacher = TeacherPage(folder, folder.store())
+    teacher.student.value = ada.student
+    teacher.reset_student_button.click()
+    for page in (ada, bo):
+        page.follow_resets()  # each page polls this every second
+    assert ada.lesson.exercise(1).predict.value is None and ada.lesson.seat.agent == f"{ada.student}-2"
+    assert all("user-name" not in p.view.value for p in ada.lesson.simulator.panels)  # a new, empty lesson
+    assert bo.lesson.exercise(1).predict.value is not None  # the others' lessons go on
+    teacher.reset_class_button.click()
+    for page in (ada, bo):
+        page.follow_resets()
+    assert ada.lesson.seat.agent == f"{ada.student}-3" and bo.lesson.seat.agent == f"{bo.student}-2"
+    teacher.refresh()
+    assert teacher.table.value.count("0 of 4") == 2

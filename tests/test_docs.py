@@ -34,6 +34,17 @@ def test_the_site_builds_strictly(tmp_path):
     reference = (tmp_path / "site" / "reference" / "index.html").read_text(encoding="utf-8")
     assert "memory_save_many" in reference and "Ranking" in reference  # mkdocstrings rendered the docstrings
     assert "PostgresStorage" in reference and "StorageProvider" in reference
+    # Issue 23: the site asked Google Fonts for its fonts, which fails offline and tells a third party who reads.
+    # Guards: mkdocs.yml without `font: false`.
+    fetched = {
+        f"{page.relative_to(tmp_path / 'site')}: {address}"
+        for page in (tmp_path / "site").rglob("*.html")
+        for address in re.findall(
+            r'<(?:script|img|iframe|link)\b[^>]*\b(?:src|href)="((?:https?:)?//[^"]+)"',
+            page.read_text(encoding="utf-8"),
+        )
+    }
+    assert fetched == set(), sorted(fetched)[:5]
 
 
 def test_the_site_front_page_is_the_readme():

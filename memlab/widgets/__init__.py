@@ -12,6 +12,7 @@ Examples:
     - ``stemming_lab(collection, analyzers, agent)`` — terms per analyzer and side-by-side results.
     - ``policy_lab(choices)`` — run a leak check on a policy variant and read its counterexample.
     - ``classroom()`` — a lesson: four exercises (predict, do, check) on a simulator, and a teacher's view.
+    - ``class_page()`` — under ``memlab classroom --class DIR``: a student's page or the teacher's; else None.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ __all__ = [
     "stemming_lab",
     "policy_lab",
     "classroom",
+    "class_page",
+    "in_class",
     "Classroom",
     "SessionSimulator",
     "ShadowInspector",
@@ -128,3 +131,18 @@ def classroom() -> Classroom:
         'Predict first: pick an answer, then do the steps.'
     """
     return Classroom()
+
+
+def class_page():
+    """Under ``memlab classroom --class DIR``: this visit's page of the class (a student's, or the teacher's with
+    the class's token); None outside a class. See ``memlab.widgets.classpage``."""
+    from memlab.widgets.classpage import class_page as page
+
+    return page()
+
+
+def in_class() -> bool:
+    """Whether this kernel serves a class (``memlab classroom --class DIR``)."""
+    from memlab.widgets.classpage import in_class as serving
+
+    return serving()

@@ -2,7 +2,8 @@
 
 A student commits a prediction (picking an answer locks it in), does the exercise with the simulator's
 buttons, and presses "check": the verdict is read from the store's state (its versions and its audit), never
-from what the student typed into the prediction alone. The answer's explanation stays hidden until asked. "reset
+from what the student typed into the prediction alone. The answer's explanation stays hidden until asked, and
+can be asked for only once a prediction is locked in. "reset
 the lesson" starts again on a new store with the three sessions ready. ``Classroom.teacher`` is the teacher's
 view of the same store — the audit viewer (with the hash chain's verdict: the tamper check) and the shadow
 inspector — and follows the lesson live.
@@ -32,10 +33,35 @@ from memlab.widgets.inspector import ShadowInspector
 from memlab.widgets.render import Panel, pill
 from memlab.widgets.simulator import SessionSimulator
 
-__all__ = ["LESSON_SESSIONS", "EXERCISES", "Exercise", "ExercisePanel", "Classroom"]
+__all__ = ["LESSON_SESSIONS", "EXERCISES", "Exercise", "ExercisePanel", "Classroom", "Seat"]
 
 LESSON_SESSIONS = (("public-chat", Level.PUBLIC), ("team-chat", Level.INTERNAL), ("hr-review", Level.CONFIDENTIAL))
 """The sessions every lesson starts with (agent ``main``)."""
+
+
+@dataclass(frozen=True)
+class Seat:
+    """Where a lesson happens in its store: the agent, and the prefix of its sessions' ids.
+
+    A lesson of its own uses agent ``main`` and the bare ids; in a class's shared store each student's lesson has
+    an agent of their own, and its session ids (unique in a store) carry the agent: ``agent/public-chat``.
+
+    Examples:
+        >>> Seat("student-sam-1a2b3c").id("team-chat")
+        'student-sam-1a2b3c/team-chat'
+    """
+
+    agent: str = "main"
+    prefixed: bool = True
+
+    def id(self, role: str) -> str:
+        """The session id of ``role`` (``public-chat``, ``team-chat`` or ``hr-review``) in this seat."""
+        return f"{self.agent}/{role}" if self.prefixed and self.agent != "main" else role
+
+    def sessions(self) -> tuple[tuple[str, Level, str], ...]:
+        """The lesson's three sessions as ``(session_id, taint, agent)``."""
+        return tuple((self.id(role), level, self.agent) for role, level in LESSON_SESSIONS)
+
 
 VERSION_SEEN = {
     "PUBLIC": "the PUBLIC one (public-chat's)",
@@ -59,7 +85,7 @@ class Exercise:
         task: what to do with the simulator's buttons (HTML).
         question: what to predict.
         choices: the answers to pick from.
-        observe: reads the store: the right choice, or None while the exercise's steps are not done.
+        observe: reads the store (at a ``Seat``): the right choice, or None while the exercise's steps are not done.
         todo: what is still to do when ``observe`` says None.
         why: the explanation, shown when the student asks for the answer.
     """
@@ -68,48 +94,50 @@ class Exercise:
     task: str
     question: str
     choices: tuple[str, ...]
-    observe: Callable[[MemoryStore], str | None]
+    observe: Callable[[MemoryStore, Seat], str | None]
     todo: str
     why: str
 
 
-def _live(store: MemoryStore, key: str) -> pd.DataFrame:
-    history = store.history(key, "main")
+def _live(store: MemoryStore, key: str, seat: Seat) -> pd.DataFrame:
+    history = store.history(key, seat.agent)
     return history[history["deleted_at"].isna()]
 
 
-def _seen_by_hr(store: MemoryStore, *, after_delete: bool) -> str | None:
+def _seen_by_hr(store: MemoryStore, seat: Seat, *, after_delete: bool) -> str | None:
     """Which version of user-name a CONFIDENTIAL session gets, once user-name exists at PUBLIC and INTERNAL
     (and, ``after_delete``, once team-chat has deleted its version)."""
-    history = store.history("user-name", "main")
+    history = store.history("user-name", seat.agent)
     saved = set(history["classification"])
     if not {"PUBLIC", "INTERNAL"} <= saved:
         return None
     internal_deleted = history[(history["classification"] == "INTERNAL") & history["deleted_at"].notna()]
     if after_delete and internal_deleted.empty:
         return None
-    view = store.view(Level.CONFIDENTIAL, "main")
+    view = store.view(Level.CONFIDENTIAL, seat.agent)
     seen = view.loc[view["key"] == "user-name", "classification"].tolist()
     level = seen[0] if seen else None
     return VERSION_SEEN.get(level, f"its own {level} one")  # off the script: hr-review saved user-name itself
 
 
-def _public_get_of_salary(store: MemoryStore) -> str | None:
+def _public_get_of_salary(store: MemoryStore, seat: Seat) -> str | None:
     """What public-chat's last get of ``salary`` answered (from the audit), once salary exists above PUBLIC."""
-    if _live(store, "salary").query("classification != 'PUBLIC'").empty:
+    if _live(store, "salary", seat).query("classification != 'PUBLIC'").empty:
         return None
-    audit = store.audit("main")
-    gets = audit[(audit["session_id"] == "public-chat") & (audit["tool"] == "memory_get") & (audit["key"] == "salary")]
+    audit = store.audit(seat.agent)
+    gets = audit[
+        (audit["session_id"] == seat.id("public-chat")) & (audit["tool"] == "memory_get") & (audit["key"] == "salary")
+    ]
     gets = gets[gets["taint"] == "PUBLIC"]
     return GET_ANSWER.get(gets["outcome"].iloc[-1], gets["outcome"].iloc[-1]) if len(gets) else None
 
 
-def _payslip_level(store: MemoryStore) -> str | None:
+def _payslip_level(store: MemoryStore, seat: Seat) -> str | None:
     """The level of team-chat's newest save of ``payslip-note``, once it has escalated and saved it."""
-    history = store.history("payslip-note", "main")
-    mine = history[history["saved_by"] == "team-chat"]
+    history = store.history("payslip-note", seat.agent)
+    mine = history[history["saved_by"] == seat.id("team-chat")]
     escalated = store.taint_events()
-    escalated = escalated[escalated["session_id"] == "team-chat"]
+    escalated = escalated[escalated["session_id"] == seat.id("team-chat")]
     if mine.empty or escalated.empty:
         return None
     return mine.sort_values("saved_at")["classification"].iloc[-1]
@@ -122,7 +150,7 @@ EXERCISES: tuple[Exercise, ...] = (
         "In <b>team-chat</b> save <code>user-name</code> = <code>Samantha Rivera</code>.",
         "Which version of user-name does hr-review (CONFIDENTIAL) get?",
         (VERSION_SEEN["PUBLIC"], VERSION_SEEN["INTERNAL"], VERSION_SEEN[None]),
-        lambda store: _seen_by_hr(store, after_delete=False),
+        lambda store, seat: _seen_by_hr(store, seat, after_delete=False),
         "save user-name in public-chat (PUBLIC) and in team-chat (INTERNAL).",
         "Each session sees the highest version it may read: its effective view. hr-review has no version of its "
         "own, so the INTERNAL one shadows the PUBLIC one for it, as for team-chat; public-chat never learns that a "
@@ -145,7 +173,7 @@ EXERCISES: tuple[Exercise, ...] = (
         "Do exercise 1 first. Then in <b>team-chat</b> type key <code>user-name</code> and press <b>delete</b>.",
         "Which version of user-name does hr-review get now?",
         (VERSION_SEEN["PUBLIC"], VERSION_SEEN["INTERNAL"], VERSION_SEEN[None]),
-        lambda store: _seen_by_hr(store, after_delete=True),
+        lambda store, seat: _seen_by_hr(store, seat, after_delete=True),
         "save user-name at PUBLIC and INTERNAL (exercise 1), then delete it in team-chat.",
         "Deletes are soft and act at exactly the session's level: the INTERNAL version is marked deleted, and the "
         "next visible version — the PUBLIC one — is effective again for every session above PUBLIC.",
@@ -183,9 +211,13 @@ class ExercisePanel(Panel):
             (HTML: the verdict of the last check, and the explanation once asked for).
     """
 
-    def __init__(self, exercise: Exercise, store: Callable[[], MemoryStore]) -> None:
+    def __init__(self, exercise: Exercise, store: Callable[[], MemoryStore], seat: Callable[[], Seat] = Seat) -> None:
         self.exercise = exercise
-        self._store = store
+        self._store, self._seat = store, seat
+        self.listeners: list[Callable[[], object]] = []
+        """Called with no argument after a prediction is locked in and after each check (a class's progress)."""
+        self.verdict: str | None = None
+        """The last check's outcome: "right", "wrong", "not yet", or None before any check."""
         self.predict = widgets.RadioButtons(
             options=exercise.choices,
             value=None,
@@ -195,7 +227,9 @@ class ExercisePanel(Panel):
         )
         self.predict.observe(lambda _: self._committed(), names="value")
         self.check_button = widgets.Button(description="check", button_style="primary", tooltip="check with the store")
-        self.answer_button = widgets.Button(description="show the answer", tooltip="explain the answer")
+        self.answer_button = widgets.Button(
+            description="show the answer", tooltip="lock in a prediction first", disabled=True
+        )
         self.check_button.on_click(lambda _: self.check())
         self.answer_button.on_click(lambda _: self.show_answer())
         self.feedback, self.answer, self.committed = widgets.HTML(), widgets.HTML(), widgets.HTML()
@@ -210,31 +244,44 @@ class ExercisePanel(Panel):
         if self.predict.value is not None:
             self.predict.disabled = True  # a disabled radio is faint: the pick is also said in words
             self.committed.value = f"<p>Your prediction, locked in: <b>{html.escape(self.predict.value)}</b></p>"
+            self.answer_button.disabled, self.answer_button.tooltip = False, "explain the answer"
+            self._tell()
+
+    def _tell(self) -> None:
+        for listener in self.listeners:
+            listener()
 
     def check(self) -> str:
         """Compare the prediction with what the store says; show and return the verdict."""
         predicted = self.predict.value
-        observed = None if predicted is None else self.exercise.observe(self._store())
+        observed = None if predicted is None else self.exercise.observe(self._store(), self._seat())
         if predicted is None:
             verdict, mark = "Predict first: pick an answer, then do the steps.", ""
-        elif observed is None:
-            verdict, mark = f"Not yet: {self.exercise.todo}", ""
+            self.feedback.value = f"<p>{html.escape(verdict)}</p>"
+            return verdict
+        if observed is None:
+            verdict, mark, self.verdict = f"Not yet: {self.exercise.todo}", "", "not yet"
         elif observed == predicted:
-            verdict, mark = f"Right: {observed}.", pill("✔ right", "#2e7d32")
+            verdict, mark, self.verdict = f"Right: {observed}.", pill("✔ right", "#2e7d32"), "right"
         else:
             verdict = f"Not quite: you predicted {predicted}; the store says {observed}."
-            mark = pill("✘ not quite", "#c62828")
+            mark, self.verdict = pill("✘ not quite", "#c62828"), "wrong"
         self.feedback.value = f"<p>{mark} {html.escape(verdict)}</p>"
+        self._tell()
         return verdict
 
     def show_answer(self) -> None:
-        """Show the explanation (hidden until asked)."""
+        """Show the explanation, once a prediction is locked in (predict-then-check is the lesson's point)."""
+        if self.predict.value is None:  # a disabled button still takes a click sent by hand from the page
+            return
         self.answer.value = f"<p><b>Why:</b> {html.escape(self.exercise.why)}</p>"
 
     def reset(self) -> None:
         """Clear the prediction, the verdict and the answer."""
         self.predict.disabled = False
         self.predict.value = None
+        self.answer_button.disabled, self.answer_button.tooltip = True, "lock in a prediction first"
+        self.verdict = None
         self.feedback.value = self.answer.value = self.committed.value = ""
 
 
@@ -242,7 +289,13 @@ class Classroom(Panel):
     """The lesson: exercises above a simulator of three sessions, a reset button, and a teacher's view.
 
     Args:
-        store: a function making each lesson's fresh store (default: ``MemoryStore()``, in memory).
+        store: a function making each lesson's fresh store (default: ``MemoryStore()``, in memory); a lesson
+            in a class's shared store gets that store each time (it is closed only when a new one replaces it).
+        seat: a function giving each lesson's ``Seat`` (default: agent ``main``, the bare session ids); a
+            class gives a new agent at each reset, so a reset lesson starts empty in a shared store too.
+        alone: False for a student's lesson in a class: no teacher's view of the (shared) store is made — its
+            widgets' state would reach the student's page — and the simulator's "add session" form is closed,
+            so no session of another agent can be started from the page.
 
     Attributes:
         store: the current lesson's store; simulator: its ``SessionSimulator`` (public-chat, team-chat,
@@ -255,9 +308,11 @@ class Classroom(Panel):
         [('public-chat', 'PUBLIC'), ('team-chat', 'INTERNAL'), ('hr-review', 'CONFIDENTIAL')]
     """
 
-    def __init__(self, store: Callable[[], MemoryStore] = MemoryStore) -> None:
-        self._new_store = store
-        self.exercises = [ExercisePanel(exercise, lambda: self.store) for exercise in EXERCISES]
+    def __init__(
+        self, store: Callable[[], MemoryStore] = MemoryStore, seat: Callable[[], Seat] = Seat, *, alone: bool = True
+    ) -> None:
+        self._new_store, self._new_seat, self.alone = store, seat, alone
+        self.exercises = [ExercisePanel(exercise, lambda: self.store, lambda: self.seat) for exercise in EXERCISES]
         self.tabs = widgets.Tab(children=[panel.widget for panel in self.exercises])
         self.tabs.titles = tuple(exercise.title for exercise in EXERCISES)
         self.reset_button = widgets.Button(
@@ -275,11 +330,18 @@ class Classroom(Panel):
         self._start()
 
     def _start(self) -> None:
-        self.store = self._new_store()
-        self.simulator = SessionSimulator(self.store, LESSON_SESSIONS)
+        self.store, self.seat = self._new_store(), self._new_seat()
+        self.simulator = SessionSimulator(self.store, self.seat.sessions())
+        self._simulator_box.children = [self.simulator.widget]
+        if not self.alone:
+            form = self.simulator.widget.children[1]
+            self.simulator.widget.children = [self.simulator.row]
+            for field in (*form.children, form):
+                field.close()  # a closed widget takes no message: not even a click crafted by hand
+            self.audit_viewer = self.shadow_inspector = None
+            return
         self.audit_viewer = AuditViewer(self.store)
         self.shadow_inspector = ShadowInspector(self.store, "user-name")
-        self._simulator_box.children = [self.simulator.widget]
         self._teacher_box.children = [
             widgets.HTML("<b>Teacher's view</b>: every call of the lesson, live, and the audit chain's check"),
             self.audit_viewer.widget,
@@ -294,9 +356,12 @@ class Classroom(Panel):
     def reset(self) -> None:
         """Start the lesson again: a new store with the three sessions, every prediction and answer cleared."""
         for view in (self.simulator, self.audit_viewer, self.shadow_inspector):
-            view.close()
-        self.store.close()
+            if view is not None:
+                view.close()
+        old = self.store
         self._start()
+        if self.store is not old:
+            old.close()
         for panel in self.exercises:
             panel.reset()
         self.tabs.selected_index = 0

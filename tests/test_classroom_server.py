@@ -1,0 +1,133 @@
+"""``memlab classroom`` as a process (issue 23): the URL only once its own Voila listens, SIGTERM and Ctrl-C stop
+Voila and its kernels and free the port, ``--host`` beyond loopback says what it exposes, and the test session
+stops whatever it started (tests/leftovers.py)."""
+
+from __future__ import annotations
+
+import re
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from memlab.classroom_server import descendants, exposure, free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def start(*args: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "memlab.cli", "classroom", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+
+
+def port_free(port: int) -> bool:
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def test_a_taken_port_is_said_and_no_url_printed():
+    """Issue 23: with a server left on the port, the next start printed a URL (the old server's), then failed.
+    Guards: serve() without its _bindable check."""
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        port = squatter.getsockname()[1]
+        classroom = start("--port", str(port))
+        out, err = classroom.communicate(timeout=60)
+    assert classroom.returncode == 1
+    assert "http://" not in out and f"port {port} on 127.0.0.1 is in use" in err
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
+def test_a_signal_stops_voila_and_its_kernels_and_frees_the_port(stop):
+    """Issue 23: SIGTERM on `memlab classroom` left Voila on the port. Ctrl-C is SIGINT to the foreground group.
+    Guards: no SIGTERM handler in serve(). (Voila stops its kernels on SIGTERM itself; _stop() kills what is left
+    after a Voila that had to be killed, which this test does not reach.)"""
+    port = free_port()
+    classroom = start("--port", str(port))
+    try:
+        line = classroom.stdout.readline()
+        assert f"http://127.0.0.1:{port}/" in line
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=120) as page:  # a visit: a kernel starts
+            page.read()
+        started = descendants(classroom.pid)
+        commands = [Path(f"/proc/{pid}/cmdline").read_bytes() for pid in started]
+        assert any(b"voila" in c for c in commands) and any(b"ipykernel" in c for c in commands), commands
+        classroom.send_signal(stop)
+        assert classroom.wait(timeout=60) == 0
+    finally:
+        if classroom.poll() is None:
+            classroom.kill()
+    time.sleep(0.2)  # the kernels' last exit is reaped by their subreaper
+    alive = [
+        pid for pid in started if Path(f"/proc/{pid}/cmdline").exists() and Path(f"/proc/{pid}/cmdline").read_bytes()
+    ]
+    assert alive == [] and port_free(port)
+
+
+def test_a_host_beyond_loopback_says_what_it_exposes():
+    assert exposure("127.0.0.1") is None and exposure("::1") is None and exposure("localhost") is None
+    assert "every network interface" in exposure("0.0.0.0")
+    assert "192.168.1.5" in exposure("192.168.1.5")
+
+
+def test_the_session_end_check_finds_and_stops_an_orphaned_kernel(tmp_path):
+    """Issue 23: orphaned Voila servers and kernels were running 35 minutes after a CI run that had passed.
+    Guards: adopt_orphans() not called (the orphan goes to init, out of sight); the sessionfinish hook not failing."""
+    pidfile = tmp_path / "orphan.pid"
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "test_orphan.py").write_text(
+        textwrap.dedent(f"""
+        import subprocess, sys, time
+        from pathlib import Path
+
+        def test_leaves_an_orphan():
+            sleeper = "import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); time.sleep(120)"
+            middle = "import subprocess as s, sys; s.Popen([sys.executable, '-c', sys.argv[1], 'ipykernel_launcher'])"
+            subprocess.run([sys.executable, "-c", middle, sleeper], check=True)  # the sleeper is orphaned
+            while not Path({str(pidfile)!r}).exists():
+                time.sleep(0.05)
+        """)
+    )
+    inner = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "tests.leftovers", "-c", str(tmp_path / "pytest.ini"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert inner.returncode == pytest.ExitCode.TESTS_FAILED, inner.stdout + inner.stderr
+    assert "1 passed" in inner.stdout and "leftovers: the tests left 1 process(es)" in inner.stderr
+    orphan = int(pidfile.read_text())
+    assert not Path(f"/proc/{orphan}").exists() or b"ipykernel" not in Path(f"/proc/{orphan}/cmdline").read_bytes()
+
+
+def test_a_class_prints_the_students_and_the_teachers_urls_once_bound(tmp_path):
+    port = free_port()
+    classroom = start("--port", str(port), "--class", str(tmp_path / "class"))
+    try:
+        students, teacher = classroom.stdout.readline(), classroom.stdout.readline()
+        assert students == f"students: http://127.0.0.1:{port}/\n" and not port_free(port)
+        token = re.fullmatch(rf"teacher: http://127\.0\.0\.1:{port}/\?teacher=([\w-]{{32}})  \(.*\)\n", teacher)
+        assert token, teacher
+        classroom.send_signal(signal.SIGTERM)
+        assert classroom.wait(timeout=60) == 0
+    finally:
+        if classroom.poll() is None:
+            classroom.kill()
