@@ -136,15 +136,10 @@ class LexicalSearch:
                         [match, *ids],
                     )
                 )
-        terms = self.analyzer.snippet_terms(query)
+        terms, snippet = self.analyzer.snippet_terms(query), self.analyzer.snippet
         return [
-            Hit(
-                found[r.memory_id],
-                r.score,
-                snippets.get(r.memory_id)
-                or self.analyzer.snippet(found[r.memory_id].content, terms, tokens=_SNIPPET_TOKENS),
-            )
-            for r in ranked
+            Hit(memory, r.score, snippets.get(r.memory_id) or snippet(memory.content, terms, tokens=_SNIPPET_TOKENS))
+            for r, memory in ((r, found[r.memory_id]) for r in ranked)
         ]
 
 
