@@ -1,6 +1,7 @@
 """Search: natural language only, stemming, shadowing before matching, statistics from visible levels only."""
 
 import contextlib
+import json
 
 import hypothesis.strategies as st
 import pytest
@@ -8,6 +9,8 @@ from hypothesis import given, settings
 
 from memlab import Level, MemoryStore
 from memlab.search import match_expression, query_terms
+from memlab.storage import chain
+from memlab.storage.rows import _tags
 from tests.backends import has, open_store
 from tests.reference_model import _WORD, _stem
 
@@ -250,3 +253,50 @@ def test_a_level_first_used_late_is_indexed_with_everything_below_it(store):
     assert _scores(store.session(Level.PUBLIC), "apple banana") == before
     assert sorted(h.memory.key for h in restricted.memory_search("apple")) == ["fruit", "merger", "recipe"]
     assert store.session(Level.PUBLIC).memory_search("pie") == []
+
+
+@pytest.mark.parametrize("policy", [None, "shadow-after-match", "global-stats"])
+def test_a_search_reads_each_hits_row_once(tmp_path, policy):
+    """A search's statements: one ranking per index searched (its keys read in it), the second gate, the hits'
+    rows once, the audit row; the versions' keys are not read in a statement of their own.
+    Guards: _rank reading the ranked versions' keys with a second SELECT on memories."""
+    store = MemoryStore(tmp_path / "one.db", layout="file", **({} if policy is None else {"policy": policy}))
+    for level in Level:
+        store.session(taint=level).memory_save(f"fruit-{level.name}", f"apple and {level.name.lower()} pie")
+    session = store.session(taint=Level.CONFIDENTIAL)
+    statements: list[str] = []
+    store.storage.conn.set_trace_callback(statements.append)
+    hits = session.memory_search("apple pie")
+    store.storage.conn.set_trace_callback(None)
+    kinds = [_statement_kind(sql) for sql in statements if sql.startswith("SELECT")]
+    searched = 3 if policy == "shadow-after-match" else 1
+    assert kinds == ["ranking"] * searched + ["second gate", "rows"]
+    assert len(hits) == 3
+
+
+def _statement_kind(sql: str) -> str:
+    if sql.startswith('SELECT rowid, bm25("fts_') or " FROM (SELECT rowid, bm25(" in sql:
+        return "ranking"
+    if "FROM json_each(" in sql and "JOIN effective" in sql:
+        return "second gate"
+    if "FROM memories m WHERE m.id IN" in sql:
+        return "rows"
+    return sql
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.lists(st.text()), st.text(), st.lists(st.text()).map(lambda tags: chain.json_strings(tags))))
+def test_stored_tags_decode_as_json_loads_does(text):
+    """A row's tags decoded by the scanner directly are what ``json.loads`` gives, and what it refuses is refused.
+    Guards: _tags accepting an array followed by other text (``end != len(text)`` dropped)."""
+    text = text if isinstance(text, str) else json.dumps(text)
+    for given_text in (text, text + "x", " " + text, text[:-1]):
+        try:
+            expected: object = tuple(json.loads(given_text))
+        except (ValueError, TypeError) as error:
+            expected = type(error)
+        try:
+            decoded: object = _tags(given_text)
+        except (ValueError, TypeError) as error:
+            decoded = type(error)
+        assert decoded == expected

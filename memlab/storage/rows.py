@@ -12,9 +12,28 @@ _MEMORY_COLUMNS = (
     "m.key, m.content, m.tags, m.classification, m.version, m.saved_at, m.saved_by, m.source, m.occurred_at"
 )
 
+_LEVELS = {int(level): level for level in Level}
+_scan = json.JSONDecoder().scan_once
+
 
 def _memory(row: tuple[Any, ...]) -> Memory:
     key, content, tags, classification, version, saved_at, saved_by, source, occurred_at = row
-    return Memory(
-        key, content, tuple(json.loads(tags)), Level(classification), version, saved_at, saved_by, source, occurred_at
-    )
+    level = _LEVELS[classification] if classification in _LEVELS else Level(classification)
+    return Memory(key, content, _tags(tags), level, version, saved_at, saved_by, source, occurred_at)
+
+
+def _tags(text: str) -> tuple[str, ...]:
+    """A version's stored tags (a JSON array, as ``chain.json_strings`` wrote it) decoded, once per row read.
+
+    The JSON scanner is called directly (``json.loads`` spends more on its checks than on the array); text it
+    does not read whole, or cannot read, goes to ``json.loads``, which decodes it or raises as before.
+    """
+    if text == "[]":
+        return ()
+    try:
+        tags, end = _scan(text, 0)
+    except (StopIteration, TypeError):
+        tags, end = None, -1
+    if end != len(text) or type(tags) is not list:
+        tags = json.loads(text)
+    return tuple(tags)
