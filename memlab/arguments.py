@@ -7,6 +7,7 @@ argument and what was wrong; ``memlab.tooldefs`` says which tool takes which, an
 from __future__ import annotations
 
 import datetime
+import functools
 import hashlib
 import re
 import unicodedata
@@ -47,6 +48,13 @@ _REFUSED_IN_NAMES = frozenset({"Cc", "Cf", "Cs"})
 _ASCII_CONTROL = re.compile("[\x00-\x1f\x7f]")
 
 
+@functools.cache
+def _plain_name(limit: int) -> re.Pattern[str]:
+    """Printable ASCII of 1 to ``limit`` characters with no space at either end: a name every rule of ``_name``
+    accepts as it is (already NFC, one line, nothing refused), so one match decides the common case."""
+    return re.compile(f"[!-~](?:[ -~]{{0,{limit - 2}}}[!-~])?" if limit > 1 else "[!-~]")
+
+
 def _unicode(name: str, value: str) -> str:
     """``value`` if it is valid Unicode text; a lone surrogate (from a lenient ``json.loads``) is refused."""
     found = _SURROGATE.search(value)
@@ -72,6 +80,8 @@ def _name(name: str, value: Any, limit: int) -> str:
     (bidi controls, zero-width characters, the BOM), surrogates and non-characters are refused, as is
     surrounding whitespace.
     """
+    if type(value) is str and _plain_name(limit).fullmatch(value):
+        return value
     value = unicodedata.normalize("NFC", _text(name, value, limit))
     if value != value.strip():
         raise InvalidArgument(f"{name} {shown(value)} must not start or end with whitespace")
