@@ -71,15 +71,14 @@ class Tool:
         Raises:
             InvalidArgument: an unknown or missing argument, or a bad value.
         """
-        if not isinstance(given, Mapping):
+        if type(given) is not dict and not isinstance(given, Mapping):
             raise InvalidArgument(f"arguments must be an object, not {type(given).__name__}")
         names, required, validators = self._shape
         if not given.keys() <= names.keys():
             self._refuse_unknown(given, names)
-        if any(given.get(name) is None for name in required):
-            raise InvalidArgument(
-                f"{self.name} needs {', '.join(map(repr, sorted(n for n in required if given.get(n) is None)))}"
-            )
+        missing = [name for name in required if given.get(name) is None]
+        if missing:
+            raise InvalidArgument(f"{self.name} needs {', '.join(map(repr, sorted(missing)))}")
         return {name: validate(given.get(name)) for name, validate in validators}
 
     @functools.cached_property

@@ -84,3 +84,26 @@ def test_a_batch_of_plain_records_is_saved_as_single_saves_would_be(store):
         [{"key": "k", "content": "a", "tags": ["t", "t", "u"]}, {"key": "j", "content": "b"}]
     )
     assert [(m.key, m.tags, m.version) for m in saved] == [("k", ("t", "u"), 1), ("j", (), 1)]
+
+
+@pytest.mark.parametrize(
+    "tags, error",
+    [
+        (["a\x00b"], "each tag 'a\\x00b' must not contain U+0000 (unnamed) at character 1"),
+        (["a", "b\x00"], "each tag 'b\\x00' must not contain U+0000 (unnamed) at character 1"),
+        (["a", 7], "each tag must be a string, not int"),
+        (["a", b"b"], "each tag must be a string, not bytes"),
+        (["a", " b"], "each tag ' b' must not start or end with whitespace"),
+        ([], None),
+        (["a", "b", "a"], None),
+    ],
+)
+def test_a_list_of_tags_is_judged_tag_by_tag_whatever_it_holds(tags, error):
+    # Plain tags are matched joined by NUL: a tag holding a NUL must not pass as two plain tags.
+    # Guards: the tags' shortcut not checking that its separators are exactly the ones it put there.
+    if error is None:
+        assert arguments.tags(tags) == tuple(dict.fromkeys(tags))
+    else:
+        with pytest.raises(InvalidArgument) as raised:
+            arguments.tags(tags)
+        assert error in str(raised.value)
