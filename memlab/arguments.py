@@ -7,6 +7,7 @@ argument and what was wrong; ``memlab.tooldefs`` says which tool takes which, an
 from __future__ import annotations
 
 import datetime
+import functools
 import hashlib
 import re
 import unicodedata
@@ -47,6 +48,22 @@ _REFUSED_IN_NAMES = frozenset({"Cc", "Cf", "Cs"})
 _ASCII_CONTROL = re.compile("[\x00-\x1f\x7f]")
 
 
+def _plain(limit: int) -> str:
+    """Printable ASCII of 1 to ``limit`` characters with no space at either end: a name every rule of ``_name``
+    accepts as it is (already NFC, one line, nothing refused)."""
+    return f"[!-~](?:[ -~]{{0,{limit - 2}}}[!-~])?" if limit > 1 else "[!-~]"
+
+
+@functools.cache
+def _plain_name(limit: int) -> re.Pattern[str]:
+    """One match decides the common name (``_plain``)."""
+    return re.compile(_plain(limit))
+
+
+# A list of plain tags joined by NUL (no name holds one): one match decides the common list of tags.
+_PLAIN_TAGS = re.compile(f"{_plain(MAX_TAG_CHARS)}(?:\x00{_plain(MAX_TAG_CHARS)})*")
+
+
 def _unicode(name: str, value: str) -> str:
     """``value`` if it is valid Unicode text; a lone surrogate (from a lenient ``json.loads``) is refused."""
     found = _SURROGATE.search(value)
@@ -72,6 +89,8 @@ def _name(name: str, value: Any, limit: int) -> str:
     (bidi controls, zero-width characters, the BOM), surrogates and non-characters are refused, as is
     surrounding whitespace.
     """
+    if type(value) is str and _plain_name(limit).fullmatch(value):
+        return value
     value = unicodedata.normalize("NFC", _text(name, value, limit))
     if value != value.strip():
         raise InvalidArgument(f"{name} {shown(value)} must not start or end with whitespace")
@@ -158,7 +177,15 @@ def tags(value: Any) -> tuple[str, ...]:
         return ()
     if not isinstance(value, (list, tuple)):
         raise InvalidArgument(f"tags must be a list of strings, not {type(value).__name__}")
-    clean = tuple(dict.fromkeys(_name("each tag", tag_value, MAX_TAG_CHARS) for tag_value in value))
+    try:
+        joined = "\x00".join(value)
+    except TypeError:  # a tag that is not text: the rules of names name it
+        joined = ""
+    # Every NUL must be a separator: a tag holding one would otherwise pass as two plain tags.
+    if joined.count("\x00") == len(value) - 1 and _PLAIN_TAGS.fullmatch(joined):
+        clean = tuple(dict.fromkeys(value))
+    else:
+        clean = tuple(dict.fromkeys(_name("each tag", tag_value, MAX_TAG_CHARS) for tag_value in value))
     if len(clean) > MAX_TAGS:
         raise InvalidArgument(f"tags has {len(clean)} distinct tags; the limit is {MAX_TAGS}")
     return clean

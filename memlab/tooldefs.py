@@ -16,6 +16,7 @@ Examples:
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -70,21 +71,30 @@ class Tool:
         Raises:
             InvalidArgument: an unknown or missing argument, or a bad value.
         """
-        if not isinstance(given, Mapping):
+        if type(given) is not dict and not isinstance(given, Mapping):
             raise InvalidArgument(f"arguments must be an object, not {type(given).__name__}")
-        names = [parameter.name for parameter in self.parameters]
-        unknown = sorted((name for name in given if name not in names), key=str)
-        if unknown:
-            listed = ", ".join(shown(name) for name in unknown[:3]) + (
-                f" and {len(unknown) - 3} more" if len(unknown) > 3 else ""
-            )
-            raise InvalidArgument(f"{self.name} takes no argument {listed}; it takes {', '.join(names)}")
-        missing = [
-            parameter.name for parameter in self.parameters if parameter.required and given.get(parameter.name) is None
-        ]
+        names, required, validators = self._shape
+        if not given.keys() <= names.keys():
+            self._refuse_unknown(given, names)
+        missing = [name for name in required if given.get(name) is None]
         if missing:
             raise InvalidArgument(f"{self.name} needs {', '.join(map(repr, sorted(missing)))}")
-        return {parameter.name: parameter.validate(given.get(parameter.name)) for parameter in self.parameters}
+        return {name: validate(given.get(name)) for name, validate in validators}
+
+    @functools.cached_property
+    def _shape(self) -> tuple[dict[str, None], tuple[str, ...], tuple[tuple[str, Callable[[Any], Any]], ...]]:
+        """The parameters' names, the required ones and each name's validator, worked out once per tool (a
+        bulk import binds thousands of records)."""
+        names = dict.fromkeys(parameter.name for parameter in self.parameters)
+        required = tuple(parameter.name for parameter in self.parameters if parameter.required)
+        return names, required, tuple((parameter.name, parameter.validate) for parameter in self.parameters)
+
+    def _refuse_unknown(self, given: Mapping[str, Any], names: Mapping[str, None]) -> None:
+        unknown = sorted((name for name in given if name not in names), key=str)
+        listed = ", ".join(shown(name) for name in unknown[:3]) + (
+            f" and {len(unknown) - 3} more" if len(unknown) > 3 else ""
+        )
+        raise InvalidArgument(f"{self.name} takes no argument {listed}; it takes {', '.join(names)}")
 
 
 _KEY = {"type": "string", "description": "Unique identifier of the memory, e.g. 'user-name' or 'project-deadline'."}
