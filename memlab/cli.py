@@ -21,7 +21,9 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     demo = commands.add_parser("demo", help="walk through sessions at three levels, shadowing, a delete and the audit")
     demo.add_argument(
-        "--db", default=None, help="a store to keep (a new folder or an existing store; default: in memory)"
+        "--db",
+        default=None,
+        help="keep the demo's store at a new or empty path (default: in memory); one holding anything is refused",
     )
     check = commands.add_parser("check", help="look for leaks in a policy (all shipped policies by default)")
     check.add_argument("--policy", help="one policy to check; exit status 1 if it leaks")
@@ -122,8 +124,13 @@ def main(argv: list[str] | None = None) -> int:
         return _eval(args)
     if args.command == "demo":
         from memlab.demo import run
+        from memlab.errors import MemlabError
 
-        run(db=args.db, out=sys.stdout)
+        try:
+            run(db=args.db, out=sys.stdout)
+        except MemlabError as error:
+            print(f"memlab demo: {error}", file=sys.stderr)
+            return 2
         return 0
     return _check(args)
 
