@@ -123,11 +123,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "eval":
         return _eval(args)
     if args.command == "demo":
+        import shutil
+
         from memlab.demo import run
         from memlab.errors import MemlabError
 
         try:
-            run(db=args.db, out=sys.stdout)
+            run(db=args.db, out=sys.stdout, width=shutil.get_terminal_size().columns)
         except MemlabError as error:
             print(f"memlab demo: {error}", file=sys.stderr)
             return 2

@@ -1,4 +1,4 @@
-"""``memlab demo``: sessions at three levels, shadowing, a soft delete and the audit trail, as tables."""
+"""``memlab demo``: sessions at three levels, shadowing, a soft delete and the audit trail, as plain-text tables."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import TextIO
 
 import pandas as pd
 
-from memlab import tools
+from memlab import plaintext, tools
 from memlab.errors import InvalidArgument
 from memlab.levels import Level
 from memlab.session import Session
@@ -51,9 +51,9 @@ def _refuse_anything_there(db: str | Path) -> None:
     )
 
 
-def run(db: str | Path | None = None, out: TextIO | None = None) -> MemoryStore:
-    """Print the walk-through to ``out`` and return the store it built: in memory, or at ``db``, a new path or
-    an empty folder or file.
+def run(db: str | Path | None = None, out: TextIO | None = None, *, width: int | None = None) -> MemoryStore:
+    """Print the walk-through to ``out`` as plain text no wider than ``width`` (None: tables as wide as they
+    are) and return the store it built: in memory, or at ``db``, a new path or an empty folder or file.
 
     Raises:
         InvalidArgument: ``db`` holds something (a store with data, any file): nothing is written to it.
@@ -62,8 +62,11 @@ def run(db: str | Path | None = None, out: TextIO | None = None) -> MemoryStore:
         _refuse_anything_there(db)
 
     def show(title: str, value: object) -> None:
-        print(f"\n== {title}", file=out)
-        print(value.to_string() if isinstance(value, pd.DataFrame) else value, file=out)
+        print("\n" + plaintext.paragraph(f"== {title}", width), file=out)
+        if isinstance(value, pd.DataFrame):
+            print(plaintext.table(value, width), file=out)
+        else:
+            print(plaintext.paragraph(str(value), width), file=out)
 
     store = MemoryStore(db)
     public = store.session(Level.PUBLIC, session_id="public-chat")

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from memlab import Level, MemoryStore
 from memlab.cli import main
 from memlab.demo import run
@@ -101,3 +103,16 @@ def test_demo_without_db_writes_nothing(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["demo"]) == 0
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("columns", [40, 80, 132])
+def test_demo_in_a_terminal_fits_its_width_and_reads_as_plain_text(monkeypatch, capsys, columns):
+    # Guards: cli's demo passing width=None (tables as wide as they are); plaintext.cell keeping "**"; a missing
+    # value printed as str(value); plaintext._shrunk ignoring the floors (cells cut to nothing instead of blocks).
+    monkeypatch.setenv("COLUMNS", str(columns))
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= columns
+    assert "**" not in out and not re.search(r"\b(nan|none|nat)\b", out, re.IGNORECASE)
+    for shown in ("Samantha", "(INTERNAL)", "salary-review", "memory_search", "user opened the team wiki"):
+        assert shown in out
