@@ -66,8 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument(
         "--db",
         required=True,
-        help="the store: a folder (created if missing), an existing store file, or a postgresql:// URL; "
-        "shared between processes",
+        help="the store: a path (if new, a file when it ends in .db, .sqlite or .sqlite3, else a folder) "
+        "or a postgresql:// URL; shared between processes",
     )
     serve.add_argument("--taint", default="PUBLIC", help="the session's starting taint (default PUBLIC)")
     serve.add_argument("--agent", default="main", help="the memory namespace (default main)")
@@ -79,7 +79,10 @@ def main(argv: list[str] | None = None) -> int:
     load = commands.add_parser("import", help="bulk-load memories from a JSON Lines file into one agent at one taint")
     load.add_argument("file", help='a .jsonl file: one {"key": ..., "content": ..., "tags": [...]} per line')
     load.add_argument(
-        "--db", required=True, help="the store (a folder, created if missing; an existing file; a postgresql:// URL)"
+        "--db",
+        required=True,
+        help="the store: a path (if new, a file when it ends in .db, .sqlite or .sqlite3, else a folder) or a "
+        "postgresql:// URL",
     )
     load.add_argument("--agent", default="main", help="the memory namespace (default main)")
     load.add_argument(
