@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -29,6 +30,7 @@ __all__ = ["Problem", "ImportReport", "read_records", "parse_line", "check_file"
 
 MAX_REPORTED = 20
 """Bad lines listed in a report; the rest are counted."""
+_ESCAPED = re.compile("[\udc80-\udcff]")  # a byte that is not UTF-8, as surrogateescape decodes it
 
 
 @dataclass(frozen=True)
@@ -117,9 +119,9 @@ def parse_line(line: str) -> Any:
 def _decode(line: str) -> Any:
     # Without its newline: a fault at the end of the line is at its last column, not column 1 of the next.
     line = line.rstrip("\n")
-    escaped = next((index for index, char in enumerate(line) if "\udc80" <= char <= "\udcff"), None)
+    escaped = _ESCAPED.search(line)
     if escaped is not None:
-        raise _BadLine(f"not UTF-8 text (column {escaped + 1})", column=escaped + 1)
+        raise _BadLine(f"not UTF-8 text (column {escaped.start() + 1})", column=escaped.start() + 1)
     try:
         return json.loads(line, object_pairs_hook=_object)
     except json.JSONDecodeError as error:
