@@ -281,7 +281,7 @@ def bench_size(corpus: Corpus, size: int, args: argparse.Namespace, workdir: Pat
     warmup_keys = [f"note-{rng.randrange(size)}" for _ in range(WARMUP_CALLS)]
 
     # memlab, through the real API: three sessions, one per level, one transaction per save.
-    store = MemoryStore(workdir / f"memlab-{size}.db")
+    store = MemoryStore(workdir / f"memlab-{size}.db", layout="folder")  # the layout its recorded runs measured
     sessions = {level: store.session(taint=level, agent="main") for level in LEVELS}
     start = time.perf_counter()
     for note in notes:

@@ -11,10 +11,13 @@ one transaction per batch, with a progress bar.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import re
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +26,68 @@ from tqdm.auto import tqdm
 from memlab import tooldefs
 from memlab.errors import InvalidArgument, MemlabError
 
-__all__ = ["read_records", "parse_line", "check_file", "run_import"]
+__all__ = ["Problem", "ImportReport", "read_records", "parse_line", "check_file", "run_import"]
 
 MAX_REPORTED = 20
+"""Bad lines listed in a report; the rest are counted."""
+_ESCAPED = re.compile("[\udc80-\udcff]")  # a byte that is not UTF-8, as surrogateescape decodes it
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One bad line of an import file: its number, what is wrong, and where in it (JSON's column, or the field)."""
+
+    line: int
+    message: str
+    column: int | None = None
+    """1-based, as ``json.JSONDecodeError.colno`` gives it (for a line that is not JSON or not UTF-8)."""
+    field: str | None = None
+    """The record's field at fault (for a record that is JSON but not a valid save)."""
+
+    def text(self, path: str | Path) -> str:
+        """``FILE:LINE: what is wrong (column N)`` or ``(field NAME)``."""
+        where = f" (field {self.field})" if self.field is not None else ""
+        return f"{path}:{self.line}: {self.message}{where}"
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What checking an import file found: how many records, how many bad, the first ``MAX_REPORTED`` of them."""
+
+    file: str
+    records: int = 0
+    bad: int = 0
+    problems: tuple[Problem, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.bad == 0
+
+    def lines(self) -> list[str]:
+        """The report as ``memlab import`` prints it: each bad line listed, the rest counted, the outcome."""
+        shown = [problem.text(self.file) for problem in self.problems]
+        if self.bad > len(self.problems):
+            shown.append(f"… and {self.bad - len(self.problems)} more")
+        noun = "record" if self.bad == 1 else "records"
+        return [*shown, f"memlab import: {self.bad} bad {noun}; nothing was imported"]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as plain JSON values (``memlab import --json``)."""
+        return {
+            "file": self.file,
+            "records": self.records,
+            "bad": self.bad,
+            "problems": [dataclasses.asdict(problem) for problem in self.problems],
+            "more": self.bad - len(self.problems),
+        }
+
+
+class _BadLine(Exception):
+    """A line that cannot be a record: why, and the column or field at fault."""
+
+    def __init__(self, message: str, *, column: int | None = None, field: str | None = None) -> None:
+        super().__init__(message)
+        self.message, self.column, self.field = message, column, field
 
 
 def read_records(path: Path) -> Iterator[tuple[int, Any]]:
@@ -49,11 +111,23 @@ def parse_line(line: str) -> Any:
         memlab.errors.InvalidArgument: the name 'key' appears twice in one object
     """
     try:
+        return _decode(line)
+    except _BadLine as bad:
+        raise InvalidArgument(bad.message) from None
+
+
+def _decode(line: str) -> Any:
+    # Without its newline: a fault at the end of the line is at its last column, not column 1 of the next.
+    line = line.rstrip("\n")
+    escaped = _ESCAPED.search(line)
+    if escaped is not None:
+        raise _BadLine(f"not UTF-8 text (column {escaped.start() + 1})", column=escaped.start() + 1)
+    try:
         return json.loads(line, object_pairs_hook=_object)
     except json.JSONDecodeError as error:
-        raise InvalidArgument(f"not JSON ({error.msg}, column {error.colno})") from None
+        raise _BadLine(f"not JSON ({error.msg}, column {error.colno})", column=error.colno) from None
     except RecursionError:
-        raise InvalidArgument("nested too deeply to be a record") from None
+        raise _BadLine("nested too deeply to be a record") from None
 
 
 def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -62,34 +136,59 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     if len(record) < len(pairs):
         names = [name for name, _ in pairs]
         twice = next(name for index, name in enumerate(names) if name in names[:index])
-        raise InvalidArgument(f"the name {twice!r} appears twice in one object")
+        raise _BadLine(f"the name {twice!r} appears twice in one object", field=twice)
     return record
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    with path.open(encoding="utf-8", errors="strict") as lines:
+    # Bytes that are not UTF-8 become lone surrogates (never produced by decoding UTF-8): _decode names their line.
+    with path.open(encoding="utf-8", errors="surrogateescape") as lines:
         for number, line in enumerate(lines, start=1):
             if line.strip():
                 yield number, line
 
 
-def check_file(path: Path) -> tuple[int, list[str]]:
-    """Validate every record of ``path``; return how many there are and the problems (``FILE:LINE: ...``)."""
-    problems: list[str] = []
-    count = 0
+def check_file(path: Path) -> ImportReport:
+    """Validate every record of ``path`` like a single save; the report lists the bad lines (the first
+    ``MAX_REPORTED``) and counts them all."""
+    problems: list[Problem] = []
+    count = bad = 0
+    for number, line in _lines(path):
+        count += 1
+        try:
+            record = _decode(line)
+            if not isinstance(record, dict):
+                raise _BadLine(f"a record must be an object, not {type(record).__name__}")
+            _check_record(record)
+        except _BadLine as fault:
+            bad += 1
+            if len(problems) < MAX_REPORTED:
+                problems.append(Problem(number, fault.message, column=fault.column, field=fault.field))
+    return ImportReport(str(path), records=count, bad=bad, problems=tuple(problems))
+
+
+def _check_record(record: dict[str, Any]) -> None:
+    """A record bound like a single save; when refused, the message of a single save and the field at fault."""
     try:
-        for number, line in _lines(path):
-            count += 1
-            try:
-                record = parse_line(line)
-                if not isinstance(record, dict):
-                    raise InvalidArgument(f"a record must be an object, not {type(record).__name__}")
-                tooldefs.bind("memory_save", record)
-            except InvalidArgument as error:
-                problems.append(f"{path}:{number}: {error}")
-    except UnicodeDecodeError as error:  # the file is not text: there are no lines to go on with
-        problems.append(f"{path}: not UTF-8 text (byte {error.start})")
-    return count, problems
+        tooldefs.bind("memory_save", record)
+    except InvalidArgument as error:
+        raise _BadLine(str(error), field=_field_at_fault(record)) from None
+
+
+def _field_at_fault(record: dict[str, Any]) -> str | None:
+    """The field ``Tool.bind`` refused ``record`` for, looked for in the order it checks: unknown, missing, bad."""
+    parameters = tooldefs.get("memory_save").parameters
+    names = {parameter.name for parameter in parameters}
+    unknown = sorted(name for name in record if name not in names)
+    missing = sorted(p.name for p in parameters if p.required and record.get(p.name) is None)
+    if unknown or missing:
+        return (unknown or missing)[0]
+    for parameter in parameters:
+        try:
+            parameter.validate(record.get(parameter.name))
+        except InvalidArgument:
+            return parameter.name
+    return None
 
 
 def run_import(args: argparse.Namespace) -> int:
@@ -105,12 +204,9 @@ def run_import(args: argparse.Namespace) -> int:
     if not path.is_file():
         print(f"memlab import: {path} is not a file", file=sys.stderr)
         return 2
-    count, problems = check_file(path)
-    if problems:
-        for problem in problems[:MAX_REPORTED]:
-            print(problem, file=sys.stderr)
-        more = f" (and {len(problems) - MAX_REPORTED} more)" if len(problems) > MAX_REPORTED else ""
-        print(f"memlab import: {len(problems)} bad records{more}; nothing was imported", file=sys.stderr)
+    report = check_file(path)
+    if not report.ok:
+        print("\n".join(report.lines()), file=sys.stderr)
         return 1
     try:
         taint = Level.parse(args.taint)
@@ -119,7 +215,7 @@ def run_import(args: argparse.Namespace) -> int:
         print(f"memlab import: {error}", file=sys.stderr)
         return 2
     started = time.perf_counter()
-    with store, tqdm(total=count, unit="memory", desc=path.name, file=sys.stderr) as progress:
+    with store, tqdm(total=report.records, unit="memory", desc=path.name, file=sys.stderr) as progress:
         try:
             session = store.session(taint, args.agent)
             saved = 0

@@ -21,7 +21,9 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     demo = commands.add_parser("demo", help="walk through sessions at three levels, shadowing, a delete and the audit")
     demo.add_argument(
-        "--db", default=None, help="a store to keep (a new folder or an existing store; default: in memory)"
+        "--db",
+        default=None,
+        help="keep the demo's store at a new or empty path (default: in memory); one holding anything is refused",
     )
     check = commands.add_parser("check", help="look for leaks in a policy (all shipped policies by default)")
     check.add_argument("--policy", help="one policy to check; exit status 1 if it leaks")
@@ -64,8 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument(
         "--db",
         required=True,
-        help="the store: a folder (created if missing), an existing store file, or a postgresql:// URL; "
-        "shared between processes",
+        help="the store: a path (if new, a file when it ends in .db, .sqlite or .sqlite3, else a folder) "
+        "or a postgresql:// URL; shared between processes",
     )
     serve.add_argument("--taint", default="PUBLIC", help="the session's starting taint (default PUBLIC)")
     serve.add_argument("--agent", default="main", help="the memory namespace (default main)")
@@ -77,7 +79,10 @@ def main(argv: list[str] | None = None) -> int:
     load = commands.add_parser("import", help="bulk-load memories from a JSON Lines file into one agent at one taint")
     load.add_argument("file", help='a .jsonl file: one {"key": ..., "content": ..., "tags": [...]} per line')
     load.add_argument(
-        "--db", required=True, help="the store (a folder, created if missing; an existing file; a postgresql:// URL)"
+        "--db",
+        required=True,
+        help="the store: a path (if new, a file when it ends in .db, .sqlite or .sqlite3, else a folder) or a "
+        "postgresql:// URL",
     )
     load.add_argument("--agent", default="main", help="the memory namespace (default main)")
     load.add_argument(
@@ -121,9 +126,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "eval":
         return _eval(args)
     if args.command == "demo":
-        from memlab.demo import run
+        import shutil
 
-        run(db=args.db, out=sys.stdout)
+        from memlab.demo import run
+        from memlab.errors import MemlabError
+
+        try:
+            run(db=args.db, out=sys.stdout, width=shutil.get_terminal_size().columns)
+        except MemlabError as error:
+            print(f"memlab demo: {error}", file=sys.stderr)
+            return 2
         return 0
     return _check(args)
 

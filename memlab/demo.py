@@ -1,14 +1,19 @@
-"""``memlab demo``: sessions at three levels, shadowing, a soft delete and the audit trail, as tables."""
+"""``memlab demo``: sessions at three levels, shadowing, a soft delete and the audit trail, as plain-text tables."""
 
 from __future__ import annotations
 
+import os
+import stat
+from pathlib import Path
 from typing import TextIO
 
 import pandas as pd
 
-from memlab import tools
+from memlab import plaintext, tools
+from memlab.errors import InvalidArgument
 from memlab.levels import Level
 from memlab.session import Session
+from memlab.storage.postgres import is_postgres_url
 from memlab.store import MemoryStore
 
 __all__ = ["run", "effective_views"]
@@ -28,12 +33,40 @@ def effective_views(sessions: list[Session]) -> pd.DataFrame:
     return pd.DataFrame(columns).sort_index().rename_axis("key").fillna("—")
 
 
-def run(db: str | None = None, out: TextIO | None = None) -> MemoryStore:
-    """Print the walk-through to ``out`` and return the store it built."""
+def _refuse_anything_there(db: str | Path) -> None:
+    """The demo's sessions must never land among someone's memories: only a new or empty path will do."""
+    if is_postgres_url(db):
+        raise InvalidArgument("the demo keeps its store in memory or at a new or empty path, not in a database")
+    try:
+        mode = os.lstat(db).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(mode) and not any(Path(db).iterdir()):
+        return
+    if stat.S_ISREG(mode) and os.path.getsize(db) == 0:
+        return
+    raise InvalidArgument(
+        f"{db} is not a new or empty path (it holds a store or other files): the demo writes only there; "
+        "leave out --db to run it in memory"
+    )
+
+
+def run(db: str | Path | None = None, out: TextIO | None = None, *, width: int | None = None) -> MemoryStore:
+    """Print the walk-through to ``out`` as plain text no wider than ``width`` (None: tables as wide as they
+    are) and return the store it built: in memory, or at ``db``, a new path or an empty folder or file.
+
+    Raises:
+        InvalidArgument: ``db`` holds something (a store with data, any file): nothing is written to it.
+    """
+    if db is not None:
+        _refuse_anything_there(db)
 
     def show(title: str, value: object) -> None:
-        print(f"\n== {title}", file=out)
-        print(value.to_string() if isinstance(value, pd.DataFrame) else value, file=out)
+        print("\n" + plaintext.paragraph(f"== {title}", width), file=out)
+        if isinstance(value, pd.DataFrame):
+            print(plaintext.table(value, width), file=out)
+        else:
+            print(plaintext.paragraph(str(value), width), file=out)
 
     store = MemoryStore(db)
     public = store.session(Level.PUBLIC, session_id="public-chat")

@@ -46,14 +46,16 @@ class MemoryStore:
 
     Args:
         path: where the store lives, shared safely between processes: an existing store folder or file
-            opens as it is; a new path becomes a folder with one SQLite file per agent (``layout="file"``
-            makes one SQLite file instead). None keeps the store in memory. A ``postgresql://`` URL keeps
-            it in a PostgreSQL database shared by many hosts, gated by row-level security (``memlab[postgres]``).
+            opens as it is; a new path ending in ``.db``, ``.sqlite`` or ``.sqlite3`` becomes one SQLite file,
+            any other new path a folder with one SQLite file per agent. None keeps the store in memory. A
+            ``postgresql://`` URL keeps it in a PostgreSQL database shared by many hosts, gated by row-level
+            security (``memlab[postgres]``).
         policy: a ``Policy`` or the name of a registered one (default ``strict``, exactly the documented semantics).
         analyzer: how text becomes index terms, by name (``memlab.search.analyzers``: ``porter`` — FTS5's
             built-in — by default, ``none``, ``trigram``, ``snowball``, ``nltk-porter``, ...).
-        layout: ``"folder"`` (one file per agent; the default for a new path) or ``"file"`` (every
-            agent in one file: fine for small stores); see ``memlab.storage``.
+        layout: ``"folder"`` (one file per agent) or ``"file"`` (every agent in one file: fine for small
+            stores) for a new path, whatever its name; on an existing path it must be the one the path has
+            (``memlab.storage``).
         ranking: how search orders matches (``memlab.search.ranking.Ranking``: column weights and the tag
             boost); the default was chosen on held-out LoCoMo conversations. It can be changed later
             (``store.ranking = ...``): nothing stored depends on it.

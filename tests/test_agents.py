@@ -214,7 +214,7 @@ def check_audit(trail: list[list]) -> None:
 
 
 def test_a_scripted_agent_through_tools_call_and_through_mcp_leaves_the_same_results_and_audit(tmp_path):
-    direct_db, served_db, log = tmp_path / "direct.db", tmp_path / "served.db", tmp_path / "server.log"
+    direct_db, served_db, log = tmp_path / "direct", tmp_path / "served", tmp_path / "server.log"  # store folders
     with MemoryStore(direct_db) as store:
         direct = replay_openai_tool_calls(store.session(TAINT, AGENT))
         direct_trail = audit_trail(store)

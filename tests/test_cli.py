@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from memlab import Level, MemoryStore
 from memlab.cli import main
 from memlab.demo import run
@@ -60,3 +62,57 @@ def test_classroom_without_voila_says_how_to_install_it(monkeypatch, capsys):
 def test_classroom_names_a_missing_notebook(tmp_path, capsys):
     assert main(["classroom", "--notebook", str(tmp_path / "nope.ipynb")]) == 2
     assert "nope.ipynb" in capsys.readouterr().err
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_demo_refuses_a_store_with_data_and_leaves_it_byte_for_byte(tmp_path, capsys):
+    # The user points the demo at their real store: its sessions must not land among their memories.
+    for path, layout in ((tmp_path / "real.db", "file"), (tmp_path / "real", "folder")):
+        with MemoryStore(path, layout=layout) as store:
+            store.session(Level.INTERNAL, "sam").memory_save("plan", "the real plan")
+            audit = store.audit().to_dict("records")
+        before = _snapshot(tmp_path)
+        assert main(["demo", "--db", str(path)]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert str(path) in captured.err and "new or empty" in captured.err and "Traceback" not in captured.err
+        assert _snapshot(tmp_path) == before
+        with MemoryStore(path) as store:
+            assert store.audit().to_dict("records") == audit
+
+
+def test_demo_refuses_a_path_holding_anything_else(tmp_path, capsys):
+    other = tmp_path / "notes.txt"
+    other.write_text("not a store")
+    assert main(["demo", "--db", str(other)]) == 2
+    assert "new or empty" in capsys.readouterr().err
+    assert other.read_text() == "not a store"
+
+
+def test_demo_keeps_its_store_in_an_empty_folder(tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    assert main(["demo", "--db", str(tmp_path / "empty")]) == 0
+    with MemoryStore(tmp_path / "empty") as store:
+        assert store.session(Level.CONFIDENTIAL).memory_get("salary-review") is not None
+
+
+def test_demo_without_db_writes_nothing(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo"]) == 0
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("columns", [40, 80, 132])
+def test_demo_in_a_terminal_fits_its_width_and_reads_as_plain_text(monkeypatch, capsys, columns):
+    # Guards: cli's demo passing width=None (tables as wide as they are); plaintext.cell keeping "**"; a missing
+    # value printed as str(value); plaintext._shrunk ignoring the floors (cells cut to nothing instead of blocks).
+    monkeypatch.setenv("COLUMNS", str(columns))
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= columns
+    assert "**" not in out and not re.search(r"\b(nan|none|nat)\b", out, re.IGNORECASE)
+    for shown in ("Samantha", "(INTERNAL)", "salary-review", "memory_search", "user opened the team wiki"):
+        assert shown in out

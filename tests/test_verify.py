@@ -178,3 +178,28 @@ def test_verify_covers_every_file_of_a_folder(tmp_path, capsys):
     assert main(["verify", str(path)]) == 1
     assert "version note@PUBLIC/v1 of agent 'bob'" in capsys.readouterr().out
     assert not verify_path(path).ok
+
+
+def test_a_broken_store_lists_all_its_problems_and_says_so(copy, capsys):
+    _sql(copy, *(f"DROP TRIGGER {name}" for name in list(TRIGGERS)[:3]))
+    assert main(["verify", str(copy)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "BROKEN: 3 problems:"
+    assert lines[1:] == [f"  {copy}: trigger {name} is missing" for name in list(TRIGGERS)[:3]]
+
+
+def test_one_problem_is_one_problem(copy, capsys):
+    _sql(copy, "DROP TRIGGER audit_no_delete")
+    assert main(["verify", str(copy)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == ["BROKEN: 1 problem:", f"  {copy}: trigger audit_no_delete is missing"]
+
+
+def test_verify_of_a_first_wave_file_points_to_migrate_in_serves_words(tmp_path, capsys):
+    old = tmp_path / "old.db"
+    shutil.copy(Path(__file__).parent / "fixtures" / "store-v1.db", old)
+    assert main(["serve", "--db", str(old)]) == 2
+    served = capsys.readouterr().err.strip().removeprefix("memlab serve: ")
+    assert "memlab migrate" in served
+    assert main(["verify", str(old)]) == 2
+    assert capsys.readouterr().err.strip() == f"memlab verify: {old}: {served}"

@@ -25,6 +25,7 @@ from memlab.search.dense import Embedder
 from memlab.search.ranking import Ranking
 from memlab.storage.folder import FolderStorage
 from memlab.storage.folder_verify import verify_folder
+from memlab.storage.layout import new_layout
 from memlab.storage.postgres import PostgresStorage, is_postgres_url, verify_url
 from memlab.storage.schema import TRIGGERS
 from memlab.storage.sqlite import SqliteStorage
@@ -157,7 +158,8 @@ def open_storage(
     ranking: Ranking | None = None,
     embedder: Embedder | None = None,
 ) -> SqliteStorage | FolderStorage | PostgresStorage:
-    """Open the store at ``path`` with the layout it has, or create one (a folder unless ``layout="file"``).
+    """Open the store at ``path`` with the layout it has, or create one: a new path ending in ``.db``, ``.sqlite``
+    or ``.sqlite3`` becomes one SQLite file, any other new path a store folder, unless ``layout`` says otherwise.
 
     ``path=None`` is a private in-memory single-file store. An existing file is a single-file store and an
     existing folder a folder store; asking for the other layout is an error. A ``postgresql://`` (or
@@ -186,7 +188,7 @@ def open_storage(
     found = _layout_found(path)
     if found is not None and layout is not None and found != layout:
         raise InvalidArgument(f"{path} is a {found} store, not a {layout} store (memlab migrate converts a file)")
-    if (found or layout or "folder") == "file":
+    if (found or layout or new_layout(path)) == "file":
         return SqliteStorage(path, rules=rules, analyzer=analyzer, ranking=ranking, embedder=embedder)
     return FolderStorage(path, rules=rules, analyzer=analyzer, ranking=ranking, embedder=embedder)
 

@@ -21,6 +21,7 @@ __all__ = [
     "add_late_triggers",
     "check_meta",
     "check_meta_values",
+    "earlier_schema",
     "ensure_schema",
     "create_vectors",
 ]
@@ -88,10 +89,7 @@ def check_meta_values(
             f"this memlab reads schema version {schema_version} — upgrade memlab to open it"
         )
     if version < schema_version:
-        raise SchemaError(
-            f"this store has schema version {version}, from an earlier memlab (no tamper-evident audit); "
-            "`memlab migrate OLD NEW` copies it into a store folder of this version"
-        )
+        raise SchemaError(earlier_schema(version))
     if meta.get("analyzer") != analyzer:
         raise SchemaError(
             f"this store is indexed with analyzer {meta.get('analyzer')!r}, not {analyzer!r}: "
@@ -103,6 +101,14 @@ def check_meta_values(
             "open it with the policy that created it"
         )
     return meta
+
+
+def earlier_schema(version: int) -> str:
+    """What opening (``serve``) and ``verify`` say of a store from before the audit chain, and the way forward."""
+    return (
+        f"this store has schema version {version}, from an earlier memlab (no tamper-evident audit); "
+        "`memlab migrate OLD NEW` copies it into a store folder of this version"
+    )
 
 
 def _create(conn: sqlite3.Connection, analyzer: str, views: str) -> None:

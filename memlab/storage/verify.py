@@ -36,7 +36,7 @@ from memlab.search.analyzers import Analyzer
 from memlab.search.analyzers import resolve as resolve_analyzer
 from memlab.storage import chain
 from memlab.storage.fts_tables import fts_table, indexed_columns
-from memlab.storage.schema import missing_objects
+from memlab.storage.schema import SCHEMA_VERSION, earlier_schema, missing_objects
 from memlab.storage.seal import check_chain, check_sessions, check_versions
 from memlab.viewrules import ViewRules
 
@@ -68,7 +68,8 @@ class Verification:
             return f"ok: {self.audit_rows:,} audit rows and {self.versions:,} versions verified; head {self.head}"
         shown = "\n  ".join(self.problems[:20])
         more = f"\n  … and {len(self.problems) - 20} more" if len(self.problems) > 20 else ""
-        return f"BROKEN: {len(self.problems)} problems; the first:\n  {shown}{more}"
+        count = "1 problem" if len(self.problems) == 1 else f"{len(self.problems)} problems"
+        return f"BROKEN: {count}:\n  {shown}{more}"
 
 
 def verify_file(
@@ -281,7 +282,10 @@ def verify_store_file(path: Path, rules: ViewRules, *, analyzer: Analyzer | None
         with read_only(path) as conn:
             meta = dict(conn.execute("SELECT name, value FROM memlab_meta").fetchall())
             if "chain_genesis" not in meta:
-                raise SchemaError(f"{path} has no audit chain (schema version {meta.get('schema_version')!r})")
+                version = meta.get("schema_version", "")
+                if version.isdigit() and int(version) < SCHEMA_VERSION:
+                    raise SchemaError(f"{path}: {earlier_schema(int(version))}")
+                raise SchemaError(f"{path} has no audit chain (schema version {version!r})")
             return verify_file(
                 conn,
                 meta["chain_genesis"],

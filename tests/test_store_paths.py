@@ -1,0 +1,81 @@
+"""What a path becomes: a new ``.db``, ``.sqlite`` or ``.sqlite3`` path one SQLite file, any other new path a store
+folder, an existing path what it is; ``layout=`` wins on a new path and contradicts an existing one only loudly."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from memlab import InvalidArgument, Level, MemoryStore
+from memlab.cli import main
+from memlab.storage import FolderStorage, SqliteStorage
+
+
+def _snapshot(folder):
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("name", ["notes.db", "notes.sqlite", "notes.sqlite3", "NOTES.DB"])
+def test_a_new_path_named_like_a_database_file_becomes_one_sqlite_file(tmp_path, name):
+    # As in sqlite3 and sqlite-utils: the user expects a file they can open with `sqlite3 notes.db`.
+    with MemoryStore(tmp_path / name) as store:
+        assert isinstance(store.storage, SqliteStorage)
+        store.session(Level.INTERNAL, "sam").memory_save("plan", "the plan")
+    assert (tmp_path / name).is_file()
+    with sqlite3.connect(tmp_path / name) as conn:
+        assert conn.execute("SELECT content FROM memories").fetchone() == ("the plan",)
+
+
+@pytest.mark.parametrize("name", ["memories", "notes.json", "store.d", "notes.db.d"])
+def test_any_other_new_path_becomes_a_store_folder(tmp_path, name):
+    with MemoryStore(tmp_path / name) as store:
+        assert isinstance(store.storage, FolderStorage)
+        store.session().memory_save("k", "v")
+    assert (tmp_path / name).is_dir()
+
+
+def test_an_existing_folder_named_notes_db_opens_as_the_folder_it_is(tmp_path):
+    # A store folder an earlier memlab made at notes.db keeps opening as itself, its memories there.
+    path = tmp_path / "notes.db"
+    with MemoryStore(path, layout="folder") as store:
+        store.session().memory_save("kept", "in the folder")
+    with MemoryStore(path) as store:
+        assert isinstance(store.storage, FolderStorage)
+        assert store.session().memory_get("kept").content == "in the folder"
+
+
+def test_an_existing_file_without_the_suffix_opens_as_the_file_it_is(tmp_path):
+    path = tmp_path / "memories"
+    with MemoryStore(path, layout="file") as store:
+        store.session().memory_save("kept", "in the file")
+    with MemoryStore(path) as store:
+        assert isinstance(store.storage, SqliteStorage)
+        assert store.session().memory_get("kept").content == "in the file"
+
+
+@pytest.mark.parametrize(
+    ("name", "layout", "kind"), [("notes.db", "folder", FolderStorage), ("memories", "file", SqliteStorage)]
+)
+def test_an_explicit_layout_wins_on_a_new_path(tmp_path, name, layout, kind):
+    with MemoryStore(tmp_path / name, layout=layout) as store:
+        assert isinstance(store.storage, kind)
+
+
+@pytest.mark.parametrize(("name", "made", "asked"), [("notes.db", "file", "folder"), ("memories", "folder", "file")])
+def test_a_layout_contradicting_an_existing_path_is_refused_and_touches_nothing(tmp_path, name, made, asked):
+    with MemoryStore(tmp_path / name, layout=made) as store:
+        store.session().memory_save("k", "v")
+    before = _snapshot(tmp_path)
+    with pytest.raises(InvalidArgument, match=f"is a {made} store, not a {asked} store"):
+        MemoryStore(tmp_path / name, layout=asked)
+    assert _snapshot(tmp_path) == before
+
+
+def test_the_command_line_makes_the_same_choice(tmp_path, capsys):
+    source = tmp_path / "notes.jsonl"
+    source.write_text('{"key": "k", "content": "imported"}\n', encoding="utf-8")
+    assert main(["import", str(source), "--db", str(tmp_path / "notes.sqlite"), "--taint", "public"]) == 0
+    assert (tmp_path / "notes.sqlite").is_file()
+    assert main(["verify", str(tmp_path / "notes.sqlite")]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("ok: ")
