@@ -12,7 +12,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-VALUES = {"memlab.levels", "memlab.labels", "memlab.records", "memlab.errors", "memlab.arguments", "memlab.viewrules", "memlab.registry"}
+VALUES = {
+    "memlab.levels",
+    "memlab.labels",
+    "memlab.records",
+    "memlab.errors",
+    "memlab.arguments",
+    "memlab.viewrules",
+    "memlab.registry",
+}
 ABOVE_STORAGE = (
     "memlab.policy",
     "memlab.policies",

@@ -152,7 +152,8 @@ def floor_figures(date: str | None) -> str:
     systems = "\n".join(kept).rstrip("\n")
     return (
         f"`{run.command}`: {run.provenance} (`python tools/tables.py` writes this from"
-        " `benchmarks/results/bench_floor-merged.txt`; the method, a profile and the reading are in `benchmarks/README.md`)."
+        " `benchmarks/results/bench_floor-merged.txt`; the method, a profile and the reading are in"
+        " `benchmarks/README.md`)."
         " Medians of three repeats, calls interleaved; µs per call (bulk: per memory), disk in MB:"
         f"\n\n```\n{systems}\n\n" + "\n".join(target_lines(run.output)) + "\n```"
     )
