@@ -10,6 +10,7 @@ from mcp import MCPError, types
 
 from memlab import Level, MemoryStore, spine, tools
 from memlab.mcp_server import escalate, tool_result
+from tests.conftest import fixed_clock
 from tests.mcp_client import ROOT, call, connect, connect_all, default_command, parsed, run
 
 STRIPPED = "stripped argument 'classification': the classification is always the session's taint"
@@ -206,3 +207,93 @@ def test_a_server_started_with_a_ranking_file_orders_by_it_and_sees_nothing_more
     ):
         assert all(sorted(keys) == sorted(plain) for keys in ordered)
     assert sorted(public_plain) == ["tagged", "words"] and sorted(secret_plain) == ["secret", "tagged", "words"]
+
+
+# -- the spine as a prompt, the recall as a resource ---------------------------------------------------------
+
+RECALL_COLUMNS = ["agent", "taint", "tool", "key", "query", "outcome", "records", "notes", "message"]
+"""What an audit row says of a call; ``seq``, ``at`` and ``session_id`` differ between any two calls."""
+
+
+def audit_rows(store: MemoryStore, start: int = 0) -> list[list[object]]:
+    """The audit from row ``start`` on, as lists of ``RECALL_COLUMNS`` (a missing value as None, not NaN)."""
+    audit = store.audit()[RECALL_COLUMNS].iloc[start:].astype(object)
+    return audit.where(audit.notna(), None).values.tolist()
+
+
+def remembered(db: Path) -> int:
+    """A store on ``db`` (fixed clock, so every line of a recall is the same in every run) holding, for agent
+    ``main``, three PUBLIC memories, an INTERNAL one shadowing one of them and a CONFIDENTIAL one; the number of
+    audit rows that wrote."""
+    with MemoryStore(db, clock=fixed_clock) as store:
+        public = store.session(Level.PUBLIC)
+        public.memory_save("user-name", "Sam", tags=["personal"])
+        public.memory_save("user-city", "Lisbon", tags=["personal"])
+        public.memory_save("user-diet", "Vegetarian, and runs on Sundays", tags=["food"])
+        store.session(Level.INTERNAL).memory_save("user-name", "Samantha Rivera", tags=["personal"])
+        store.session(Level.CONFIDENTIAL).memory_save("salary", "Sam earns 90k", tags=["hr"])
+        return len(store.audit())
+
+
+def recalled(db: Path, taint: Level, budget: int, agent: str = "main") -> tuple[str, list[object]]:
+    """``Session.recall`` in this process, and the audit row it wrote (the reference a resource read must match)."""
+    with MemoryStore(db) as store:
+        text = store.session(taint, agent).recall(budget_chars=budget)
+        return text, audit_rows(store)[-1]
+
+
+def text_of(result: types.ReadResourceResult) -> str:
+    (content,) = result.contents
+    assert content.mime_type == "text/markdown"
+    return content.text
+
+
+def test_the_spine_is_a_prompt_and_the_recall_a_resource_each_read_one_audited_memory_recall(tmp_path):
+    db, log = tmp_path / "memories", tmp_path / "server.log"
+    prepared = remembered(db)
+
+    async def scenario():
+        async with connect(db, "INTERNAL", log=log) as client:
+            (prompt,) = (await client.list_prompts()).prompts
+            assert (prompt.name, [(a.name, a.required) for a in prompt.arguments]) == (
+                "memory-spine",
+                [("budget_chars", False)],
+            )
+            spine_only = await client.get_prompt("memory-spine")
+            with_recall = await client.get_prompt("memory-spine", {"budget_chars": "4000"})
+
+            (resource,) = (await client.list_resources()).resources
+            assert (resource.uri, resource.mime_type) == ("memory://recall", "text/markdown")
+            (template,) = (await client.list_resource_templates()).resource_templates
+            assert template.uri_template == "memory://recall{?budget_chars}"
+            full = await client.read_resource("memory://recall")
+            assert full.contents[0].uri == "memory://recall"
+            short = text_of(await client.read_resource("memory://recall?budget_chars=260"))
+            await escalate(client, Level.CONFIDENTIAL, reason="user opened payroll.xlsx")
+            escalated = text_of(await client.read_resource("memory://recall"))
+            return spine_only, with_recall, text_of(full), short, escalated
+
+    spine_only, with_recall, full, short, escalated = run(scenario, log)
+    with MemoryStore(db) as store:
+        served = audit_rows(store, prepared)
+    # The plain prompt reads nothing; the prompt with a budget and each resource read is one memory_recall call,
+    # the very row Session.recall writes for a Python host at the same taint and budget.
+    (message,) = spine_only.messages
+    assert (message.role, message.content.text) == ("user", spine())
+    internal, internal_row = recalled(db, Level.INTERNAL, 4000)
+    assert "Samantha Rivera" in internal and "90k" not in internal
+    (message,) = with_recall.messages
+    assert message.content.text == spine() + "\n\n" + internal
+    assert full == internal
+    expected_short, short_row = recalled(db, Level.INTERNAL, 260)
+    assert short == expected_short and "2 older memories left out" in short
+    expected_escalated, escalated_row = recalled(db, Level.CONFIDENTIAL, 4000)
+    assert escalated == expected_escalated and "Sam earns 90k" in escalated
+    assert served == [internal_row, internal_row, short_row, escalated_row]
+    assert internal_row[:3] + internal_row[5:7] == [
+        "main",
+        "INTERNAL",
+        "memory_recall",
+        "ok",
+        ["user-name@INTERNAL/v1", "user-diet@PUBLIC/v1", "user-city@PUBLIC/v1"],
+    ]
