@@ -171,8 +171,9 @@ def _refuse_unknown(names: Iterable[str], refusal: str) -> None:
         raise _invalid(f"{refusal} {listed}{more}; it takes {BUDGET}")
 
 
-def _budget(value: str) -> int:
-    if value.isascii() and value.isdigit() and len(value) <= _MAX_BUDGET_DIGITS and int(value) > 0:
+def _budget(value: object) -> int:
+    digits = isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= _MAX_BUDGET_DIGITS
+    if digits and int(value) > 0:
         return int(value)
     raise _invalid(f"{BUDGET} must be a positive integer, not {shown(value)}")
 

@@ -297,3 +297,69 @@ def test_the_spine_is_a_prompt_and_the_recall_a_resource_each_read_one_audited_m
         "ok",
         ["user-name@INTERNAL/v1", "user-diet@PUBLIC/v1", "user-city@PUBLIC/v1"],
     ]
+
+
+BAD_URIS = {
+    # Whose memories and at which level are the server's to say, never the URI's.
+    "memory://recall?agent=bob": "memory://recall takes no parameter 'agent'; it takes budget_chars",
+    "memory://recall?taint=RESTRICTED": "memory://recall takes no parameter 'taint'; it takes budget_chars",
+    "memory://recall?budget_chars=100&taint=CONFIDENTIAL&agent=bob&level=3&x=": (
+        "memory://recall takes no parameter 'agent', 'level', 'taint' and 1 more; it takes budget_chars"
+    ),
+    "memory://recall?%61gent=bob": "memory://recall takes no parameter 'agent'; it takes budget_chars",
+    "memory://recall?budget_chars=100&budget_chars=4000": (
+        "budget_chars is given 2 times in 'memory://recall?budget_chars=100&budget_chars=4000'; give it once"
+    ),
+    "memory://recall?budget_chars=0": "budget_chars must be a positive integer, not '0'",
+    "memory://recall?budget_chars=-5": "budget_chars must be a positive integer, not '-5'",
+    "memory://recall?budget_chars=2.5": "budget_chars must be a positive integer, not '2.5'",
+    "memory://recall?budget_chars=": "budget_chars must be a positive integer, not ''",
+    "memory://recall?budget_chars=%D9%A3": "budget_chars must be a positive integer, not '٣'",
+    "memory://recall/bob": "unknown resource 'memory://recall/bob'; the resource is memory://recall "
+    "(memory://recall{?budget_chars})",
+    "memory://bob/recall": "unknown resource 'memory://bob/recall'; the resource is memory://recall "
+    "(memory://recall{?budget_chars})",
+    "memory://RECALL": "unknown resource 'memory://RECALL'; the resource is memory://recall "
+    "(memory://recall{?budget_chars})",
+    "file:///etc/passwd": "unknown resource 'file:///etc/passwd'; the resource is memory://recall "
+    "(memory://recall{?budget_chars})",
+}
+BAD_PROMPTS = {
+    ("memory-spine", (("budget_chars", "4k"),)): "budget_chars must be a positive integer, not '4k'",
+    ("memory-spine", (("budget_chars", "0"),)): "budget_chars must be a positive integer, not '0'",
+    ("memory-spine", (("taint", "RESTRICTED"),)): "memory-spine takes no argument 'taint'; it takes budget_chars",
+    ("memory-spine", (("agent", "bob"), ("budget_chars", "100"))): (
+        "memory-spine takes no argument 'agent'; it takes budget_chars"
+    ),
+    ("memory-recall", ()): "unknown prompt 'memory-recall'; the prompt is memory-spine",
+}
+
+
+def test_a_uri_or_prompt_argument_the_server_does_not_serve_is_refused_naming_it_and_reads_nothing(tmp_path):
+    # Guards: recall_budget without its `_refuse_unknown` (a ?agent= or ?taint= silently ignored), and
+    # get_prompt without its own (an unknown argument dropped).
+    db, log = tmp_path / "memories", tmp_path / "server.log"
+    prepared = remembered(db)
+
+    async def scenario():
+        async with connect(db, "PUBLIC", log=log) as client:
+            refusals = {}
+            for uri in BAD_URIS:
+                with pytest.raises(MCPError) as refused:
+                    await client.read_resource(uri)
+                refusals[uri] = (refused.value.code, refused.value.message)
+            for name, arguments in BAD_PROMPTS:
+                with pytest.raises(MCPError) as refused:
+                    await client.get_prompt(name, dict(arguments))
+                refusals[name, arguments] = (refused.value.code, refused.value.message)
+            # MCP's prompt arguments are strings: a number is refused by the SDK before memlab sees it.
+            number = types.GetPromptRequestParams.model_construct(name="memory-spine", arguments={"budget_chars": 5})
+            with pytest.raises(MCPError) as refused, pytest.warns(UserWarning, match="Expected `str`"):
+                await client.send_request(types.GetPromptRequest(params=number), types.GetPromptResult)
+            return refusals, (refused.value.code, refused.value.message)
+
+    refusals, number = run(scenario, log)
+    assert refusals == {case: (types.INVALID_PARAMS, message) for case, message in (BAD_URIS | BAD_PROMPTS).items()}
+    assert number == (types.INVALID_PARAMS, "Invalid request parameters")
+    with MemoryStore(db) as store:
+        assert audit_rows(store, prepared) == []  # no call was made: nothing read, nothing written
