@@ -363,3 +363,56 @@ def test_a_uri_or_prompt_argument_the_server_does_not_serve_is_refused_naming_it
     assert number == (types.INVALID_PARAMS, "Invalid request parameters")
     with MemoryStore(db) as store:
         assert audit_rows(store, prepared) == []  # no call was made: nothing read, nothing written
+
+
+def test_a_public_servers_recall_never_shows_a_confidential_or_another_agents_memory_whatever_it_asks(tmp_path):
+    # Guards: _recall reading through `session.store.session("CONFIDENTIAL", session.agent)` instead of the session.
+    db, log = tmp_path / "memories", tmp_path / "server.log"
+    prepared = remembered(db)
+    servers = [default_command(db, "CONFIDENTIAL"), default_command(db, "PUBLIC", "bob"), default_command(db, "PUBLIC")]
+
+    async def scenario():
+        async with connect_all(servers, log=log) as (secret, bob, public):
+            saved = [
+                await call(secret, "memory_save", {"key": "user-city", "content": "Sam moved to Porto for HR"}),
+                await call(secret, "memory_save", {"key": "bonus", "content": "Sam's bonus is 12k", "tags": ["hr"]}),
+                await call(bob, "memory_save", {"key": "user-city", "content": "Bob lives in Oslo", "tags": ["home"]}),
+            ]
+            assert not any(error for error, _, _ in saved)
+            seen = {}
+            for uri in ("memory://recall", "memory://recall?budget_chars=260", "memory://recall?budget_chars=100000"):
+                seen[uri] = text_of(await public.read_resource(uri))
+            prompt = await public.get_prompt("memory-spine", {"budget_chars": "100000"})
+            seen["prompt"] = prompt.messages[0].content.text.removeprefix(spine() + "\n\n")
+            for uri in (
+                "memory://recall?agent=bob",
+                "memory://recall?taint=CONFIDENTIAL",
+                "memory://recall?budget_chars=100000&agent=bob&taint=RESTRICTED",
+                "memory://recall?budget_chars=100000;agent=bob",
+                "memory://bob/recall",
+                "memory://recall#bob",
+            ):
+                with pytest.raises(MCPError, match="takes no parameter|must be a positive integer|unknown resource"):
+                    await public.read_resource(uri)
+            for arguments in ({"agent": "bob"}, {"taint": "CONFIDENTIAL", "budget_chars": "100000"}):
+                with pytest.raises(MCPError, match="takes no argument"):
+                    await public.get_prompt("memory-spine", arguments)
+            return (
+                seen,
+                text_of(await secret.read_resource("memory://recall")),
+                text_of(await bob.read_resource("memory://recall")),
+            )
+
+    seen, secret_recall, bob_recall = run(scenario, log)
+    with MemoryStore(db) as store:
+        rows = audit_rows(store, prepared)
+    assert "Sam's bonus is 12k" in secret_recall and "Porto" in secret_recall  # the secrets exist, one level up
+    assert "- user-city: Bob lives in Oslo (" in bob_recall and "Sam" not in bob_recall  # and bob sees only his
+    public_view = recalled(db, Level.PUBLIC, 4000)[0]
+    assert seen["memory://recall"] == seen["memory://recall?budget_chars=100000"] == seen["prompt"] == public_view
+    assert seen["memory://recall?budget_chars=260"] == recalled(db, Level.PUBLIC, 260)[0]
+    for text in seen.values():
+        assert not any(secret in text for secret in ("Samantha", "90k", "12k", "Porto", "Oslo", "Bob"))
+    recalls = [(agent, taint, outcome) for agent, taint, tool, *_, outcome, _, _, _ in rows if tool == "memory_recall"]
+    # The four reads that were served, and the two the other servers made; the refusals left no row.
+    assert sorted(recalls) == [("bob", "PUBLIC", "ok"), ("main", "CONFIDENTIAL", "ok")] + [("main", "PUBLIC", "ok")] * 4
