@@ -416,3 +416,72 @@ def test_a_public_servers_recall_never_shows_a_confidential_or_another_agents_me
     recalls = [(agent, taint, outcome) for agent, taint, tool, *_, outcome, _, _, _ in rows if tool == "memory_recall"]
     # The four reads that were served, and the two the other servers made; the refusals left no row.
     assert sorted(recalls) == [("bob", "PUBLIC", "ok"), ("main", "CONFIDENTIAL", "ok")] + [("main", "PUBLIC", "ok")] * 4
+
+
+# Each step: (actor, agent, the actor's taint, tool, arguments); "escalate" raises the actor's taint.
+STEPS = [
+    ("low", "main", Level.PUBLIC, "memory_save", {"key": "user-name", "content": "Sam", "tags": ["personal"]}),
+    ("high", "main", Level.CONFIDENTIAL, "memory_save", {"key": "user-name", "content": "Samantha", "tags": ["hr"]}),
+    ("bob", "bob", Level.PUBLIC, "memory_save", {"key": "user-name", "content": "Bob", "tags": ["personal"]}),
+    ("twin", "Main", Level.PUBLIC, "memory_save", {"key": "plan", "content": "a twin agent's plan"}),
+    ("low", "main", Level.PUBLIC, "memory_save", {"key": "notes", "content": "coffee at work", "tags": ["work"]}),
+    ("mid", "main", Level.INTERNAL, "memory_save", {"key": "plan", "content": "python deadline in march"}),
+    ("top", "main", Level.RESTRICTED, "memory_save", {"key": "salary", "content": "90k", "tags": ["work"]}),
+    ("climber", "main", Level.PUBLIC, "memory_save", {"key": "deadline", "content": "May 2024"}),
+    ("climber", "main", Level.PUBLIC, "escalate", Level.CONFIDENTIAL),
+    ("climber", "main", Level.CONFIDENTIAL, "memory_save", {"key": "deadline", "content": "the board meets in May"}),
+    ("high", "main", Level.CONFIDENTIAL, "memory_save", {"key": "notes", "content": "hr notes", "tags": ["hr"]}),
+    ("mid", "main", Level.INTERNAL, "memory_delete", {"key": "plan"}),
+    ("high", "main", Level.CONFIDENTIAL, "memory_delete", {"key": "notes"}),
+    ("low", "main", Level.PUBLIC, "memory_save", {"key": "user-city", "content": "Lisbon", "tags": ["personal"]}),
+    ("bob", "bob", Level.PUBLIC, "memory_delete", {"key": "user-name"}),
+]
+
+
+def stepped(db: Path, bound: Level | None) -> None:
+    """``STEPS`` on a new store at ``db`` (fixed clock): only agent ``main``'s at taints <= ``bound``, or all."""
+    with MemoryStore(db, clock=fixed_clock) as store:
+        sessions = {}
+        for actor, agent, taint, tool, arguments in STEPS:
+            if bound is not None and (agent != "main" or taint > bound):
+                continue  # above the bound: from its escalation past it on, the climber too
+            if actor not in sessions:
+                sessions[actor] = store.session(taint, agent, session_id=actor)
+            session = sessions[actor]
+            session.escalate(arguments) if tool == "escalate" else session.call(tool, arguments)
+
+
+def test_the_recall_resource_at_a_taint_depends_only_on_operations_at_or_below_it(tmp_path):
+    """Noninterference through MCP's prompt and resource: a store holding only the steps at <= T, and one holding
+    every step (above T, of other agents, a climber's after its escalation) give a server at T the same reads."""
+    # Guards: _recall reading through `session.store.session(Level.RESTRICTED, session.agent)`.
+    log = tmp_path / "server.log"
+    dbs = {
+        bound: tmp_path / (bound.name if bound is not None else "all") for bound in (Level.PUBLIC, Level.INTERNAL, None)
+    }
+    for bound, db in dbs.items():
+        stepped(db, bound)
+    servers = {
+        ("PUBLIC", Level.PUBLIC): default_command(dbs[Level.PUBLIC], "PUBLIC"),
+        ("PUBLIC", None): default_command(dbs[None], "PUBLIC"),
+        ("INTERNAL", Level.INTERNAL): default_command(dbs[Level.INTERNAL], "INTERNAL"),
+        ("INTERNAL", None): default_command(dbs[None], "INTERNAL"),
+        ("CONFIDENTIAL", None): default_command(dbs[None], "CONFIDENTIAL"),
+    }
+    uris = ["memory://recall", "memory://recall?budget_chars=250", "memory://recall?budget_chars=100000"]
+
+    async def scenario():
+        async with connect_all(list(servers.values()), log=log) as clients:
+            reads = {}
+            for server, client in zip(servers, clients, strict=True):
+                texts = [text_of(await client.read_resource(uri)) for uri in uris]
+                prompt = await client.get_prompt("memory-spine", {"budget_chars": "250"})
+                reads[server] = [*texts, prompt.messages[0].content.text]
+            return reads
+
+    reads = run(scenario, log)
+    assert reads["PUBLIC", Level.PUBLIC] == reads["PUBLIC", None]
+    assert reads["INTERNAL", Level.INTERNAL] == reads["INTERNAL", None]
+    assert "- user-name: Sam (" in reads["PUBLIC", None][0] and "coffee at work" in reads["INTERNAL", None][0]
+    # The steps above INTERNAL are there to be seen one level up: the reads above are equal for a reason.
+    assert "the board meets in May" in reads["CONFIDENTIAL", None][0] and "Samantha" in reads["CONFIDENTIAL", None][0]
