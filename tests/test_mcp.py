@@ -5,6 +5,7 @@ import re
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import MCPError, types
 
@@ -485,3 +486,46 @@ def test_the_recall_resource_at_a_taint_depends_only_on_operations_at_or_below_i
     assert "- user-name: Sam (" in reads["PUBLIC", None][0] and "coffee at work" in reads["INTERNAL", None][0]
     # The steps above INTERNAL are there to be seen one level up: the reads above are equal for a reason.
     assert "the board meets in May" in reads["CONFIDENTIAL", None][0] and "Samantha" in reads["CONFIDENTIAL", None][0]
+
+
+def test_the_stores_hooks_gate_a_resource_read_as_they_gate_session_recall():
+    """A hook refusing ``memory_recall`` refuses the resource and the prompt's recall too (an MCP error carrying
+    memlab's code), audited in the same row as a refused ``Session.recall``; the spine alone still reads."""
+    # Guards: _recall as a second copy, `render(session.memory_list(), budget)[0]` (no hook asked about a recall).
+    from mcp import Client
+
+    from memlab import Denied
+    from memlab.mcp_server import build
+
+    def no_recall(call):
+        if call.tool == "memory_recall" and call.arguments.get("budget_chars", 0) > 1000:
+            raise Denied("recall over 1000 characters is off for this user")
+        return call
+
+    with MemoryStore(clock=fixed_clock) as store:
+        store.hooks.append(no_recall)
+        session = store.session(Level.INTERNAL)
+        session.memory_save("user-name", "Sam", tags=["personal"])
+
+        async def scenario():
+            async with Client(build(session)) as client:
+                refusals = []
+                for read in (
+                    client.read_resource("memory://recall"),
+                    client.get_prompt("memory-spine", {"budget_chars": "4000"}),
+                ):
+                    with pytest.raises(MCPError) as refused:
+                        await read
+                    refusals.append((refused.value.code, refused.value.message))
+                allowed = text_of(await client.read_resource("memory://recall?budget_chars=1000"))
+                return refusals, allowed, (await client.get_prompt("memory-spine")).messages[0].content.text
+
+        refusals, allowed, spine_only = anyio.run(scenario)
+        message = "denied: recall over 1000 characters is off for this user"
+        assert refusals == [(types.INVALID_PARAMS, message)] * 2
+        assert allowed == session.recall(budget_chars=1000) and spine_only == spine()
+        with pytest.raises(Denied, match=message.removeprefix("denied: ")):
+            session.recall(budget_chars=4000)
+        rows = audit_rows(store, 1)
+    denied, ok = rows[-1], rows[2]  # the refused and the allowed read, over MCP and from Python: the same rows
+    assert rows == [denied, denied, ok, ok, denied] and (denied[5], ok[5]) == ("denied", "ok")
