@@ -2,7 +2,8 @@
 
 - Prompt ``memory-spine``: the spine (``memlab/SPINE.md``, also the server's ``instructions``) as one user
   message. Its one argument, ``budget_chars`` (optional, a positive integer as MCP's string arguments carry
-  it), appends the session's recall in at most that many characters, read exactly as the resource reads it.
+  it; empty is not given), appends the session's recall in at most that many characters, read exactly as the
+  resource reads it.
 - Resource ``memory://recall`` and its template ``memory://recall{?budget_chars}``: ``Session.recall`` at the
   live taint, as Markdown (``DEFAULT_BUDGET_CHARS`` characters unless ``budget_chars`` says otherwise).
 
@@ -113,7 +114,8 @@ def get_prompt(session: Session, name: str, arguments: Mapping[str, str] | None)
     given = dict(arguments or {})
     _refuse_unknown(given, f"{PROMPT.name} takes no argument")
     text = spine()
-    if BUDGET in given:
+    # A host's prompt form sends every declared argument, an unfilled one as "": that is no budget given.
+    if given.get(BUDGET, "") != "":
         recall = _recall(session, _budget(given[BUDGET]))
         text = f"{text}\n\n{recall}" if recall else text
     return types.GetPromptResult(

@@ -261,6 +261,8 @@ def test_the_spine_is_a_prompt_and_the_recall_a_resource_each_read_one_audited_m
                 [("budget_chars", False)],
             )
             spine_only = await client.get_prompt("memory-spine")
+            # A host's form sends every declared argument, an unfilled one empty: that is the plain prompt.
+            assert (await client.get_prompt("memory-spine", {"budget_chars": ""})).messages == spine_only.messages
             with_recall = await client.get_prompt("memory-spine", {"budget_chars": "4000"})
 
             (resource,) = (await client.list_resources()).resources
