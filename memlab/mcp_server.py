@@ -97,8 +97,9 @@ class EscalateResult(types.Result):
 
 
 def build(session: Session) -> Server:
-    """An MCP server (the SDK's low-level ``Server``) exposing the five tools, the spine as a prompt and the
-    recall as a resource (``memlab.mcp_resources``) for ``session``.
+    """An MCP server (the SDK's low-level ``Server``) for ``session``: the five tools, the prompt, the resource.
+
+    The prompt (the spine) and the resource (the recall) are ``memlab.mcp_resources``'s.
 
     The low-level server rather than ``MCPServer``: ``MCPServer`` derives each tool's schema from a
     Python signature and validates arguments with pydantic before the tool runs, which would drop a
