@@ -5,7 +5,9 @@ every ``tools/call`` goes through ``memlab.tools.call`` — the store's pre-tool
 ``classification`` argument is stripped and the attempt audited), validation, the gates and the audit are
 exactly those of the Python tool layer. A result with an ``"error"`` key comes back as an MCP tool error
 (``isError: true``) whose text is ``"<code>: <message>"``. The tools are listed with memlab's own JSON
-Schemas (``memlab.tools.SCHEMAS``) and the server's ``instructions`` are ``memlab/SPINE.md``.
+Schemas (``memlab.tools.SCHEMAS``) and the server's ``instructions`` are ``memlab/SPINE.md``. The spine is
+also the prompt ``memory-spine``, and the session's recall the resource ``memory://recall``: each recall is
+one audited ``memory_recall`` call of the session, as ``memlab.mcp_resources`` says.
 
 **Who sets the taint.** The host fixes it at start (``--taint``). To raise it mid-conversation — the user
 opened a CONFIDENTIAL document, say — the host sends the JSON-RPC request ``memlab/escalate`` with params
@@ -40,7 +42,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-from memlab import __version__, tools
+from memlab import __version__, mcp_resources, tools
 from memlab.errors import MemlabError
 from memlab.levels import Level
 from memlab.session import Session
@@ -95,7 +97,9 @@ class EscalateResult(types.Result):
 
 
 def build(session: Session) -> Server:
-    """An MCP server (the SDK's low-level ``Server``) exposing the five tools for ``session``.
+    """An MCP server (the SDK's low-level ``Server``) for ``session``: the five tools, the prompt, the resource.
+
+    The prompt (the spine) and the resource (the recall) are ``memlab.mcp_resources``'s.
 
     The low-level server rather than ``MCPServer``: ``MCPServer`` derives each tool's schema from a
     Python signature and validates arguments with pydantic before the tool runs, which would drop a
@@ -142,6 +146,7 @@ def build(session: Session) -> Server:
         instructions=tools.spine(),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        **mcp_resources.handlers(session),
     )
     server.add_request_handler(ESCALATE_METHOD, EscalateParams, escalate_taint)
     return server

@@ -5,11 +5,13 @@ import re
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import MCPError, types
 
 from memlab import Level, MemoryStore, spine, tools
 from memlab.mcp_server import escalate, tool_result
+from tests.conftest import fixed_clock
 from tests.mcp_client import ROOT, call, connect, connect_all, default_command, parsed, run
 
 STRIPPED = "stripped argument 'classification': the classification is always the session's taint"
@@ -206,3 +208,326 @@ def test_a_server_started_with_a_ranking_file_orders_by_it_and_sees_nothing_more
     ):
         assert all(sorted(keys) == sorted(plain) for keys in ordered)
     assert sorted(public_plain) == ["tagged", "words"] and sorted(secret_plain) == ["secret", "tagged", "words"]
+
+
+# -- the spine as a prompt, the recall as a resource ---------------------------------------------------------
+
+RECALL_COLUMNS = ["agent", "taint", "tool", "key", "query", "outcome", "records", "notes", "message"]
+"""What an audit row says of a call; ``seq``, ``at`` and ``session_id`` differ between any two calls."""
+
+
+def audit_rows(store: MemoryStore, start: int = 0) -> list[list[object]]:
+    """The audit from row ``start`` on, as lists of ``RECALL_COLUMNS`` (a missing value as None, not NaN)."""
+    audit = store.audit()[RECALL_COLUMNS].iloc[start:].astype(object)
+    return audit.where(audit.notna(), None).values.tolist()
+
+
+def remembered(db: Path) -> int:
+    """A store on ``db`` (fixed clock, so every line of a recall is the same in every run) holding, for agent
+    ``main``, three PUBLIC memories, an INTERNAL one shadowing one of them and a CONFIDENTIAL one; the number of
+    audit rows that wrote."""
+    with MemoryStore(db, clock=fixed_clock) as store:
+        public = store.session(Level.PUBLIC)
+        public.memory_save("user-name", "Sam", tags=["personal"])
+        public.memory_save("user-city", "Lisbon", tags=["personal"])
+        public.memory_save("user-diet", "Vegetarian, and runs on Sundays", tags=["food"])
+        store.session(Level.INTERNAL).memory_save("user-name", "Samantha Rivera", tags=["personal"])
+        store.session(Level.CONFIDENTIAL).memory_save("salary", "Sam earns 90k", tags=["hr"])
+        return len(store.audit())
+
+
+def recalled(db: Path, taint: Level, budget: int, agent: str = "main") -> tuple[str, list[object]]:
+    """``Session.recall`` in this process, and the audit row it wrote (the reference a resource read must match)."""
+    with MemoryStore(db) as store:
+        text = store.session(taint, agent).recall(budget_chars=budget)
+        return text, audit_rows(store)[-1]
+
+
+def text_of(result: types.ReadResourceResult) -> str:
+    (content,) = result.contents
+    assert content.mime_type == "text/markdown"
+    return content.text
+
+
+def test_the_spine_is_a_prompt_and_the_recall_a_resource_each_read_one_audited_memory_recall(tmp_path):
+    db, log = tmp_path / "memories", tmp_path / "server.log"
+    prepared = remembered(db)
+
+    async def scenario():
+        async with connect(db, "INTERNAL", log=log) as client:
+            (prompt,) = (await client.list_prompts()).prompts
+            assert (prompt.name, [(a.name, a.required) for a in prompt.arguments]) == (
+                "memory-spine",
+                [("budget_chars", False)],
+            )
+            spine_only = await client.get_prompt("memory-spine")
+            # A host's form sends every declared argument, an unfilled one empty: that is the plain prompt.
+            assert (await client.get_prompt("memory-spine", {"budget_chars": ""})).messages == spine_only.messages
+            with_recall = await client.get_prompt("memory-spine", {"budget_chars": "4000"})
+
+            (resource,) = (await client.list_resources()).resources
+            assert (resource.uri, resource.mime_type) == ("memory://recall", "text/markdown")
+            (template,) = (await client.list_resource_templates()).resource_templates
+            assert template.uri_template == "memory://recall{?budget_chars}"
+            full = await client.read_resource("memory://recall")
+            assert full.contents[0].uri == "memory://recall"
+            short = text_of(await client.read_resource("memory://recall?budget_chars=260"))
+            await escalate(client, Level.CONFIDENTIAL, reason="user opened payroll.xlsx")
+            escalated = text_of(await client.read_resource("memory://recall"))
+            return spine_only, with_recall, text_of(full), short, escalated
+
+    spine_only, with_recall, full, short, escalated = run(scenario, log)
+    with MemoryStore(db) as store:
+        served = audit_rows(store, prepared)
+    # The plain prompt reads nothing; the prompt with a budget and each resource read is one memory_recall call,
+    # the very row Session.recall writes for a Python host at the same taint and budget.
+    (message,) = spine_only.messages
+    assert (message.role, message.content.text) == ("user", spine())
+    internal, internal_row = recalled(db, Level.INTERNAL, 4000)
+    assert "Samantha Rivera" in internal and "90k" not in internal
+    (message,) = with_recall.messages
+    assert message.content.text == spine() + "\n\n" + internal
+    assert full == internal
+    expected_short, short_row = recalled(db, Level.INTERNAL, 260)
+    assert short == expected_short and "2 older memories left out" in short
+    expected_escalated, escalated_row = recalled(db, Level.CONFIDENTIAL, 4000)
+    assert escalated == expected_escalated and "Sam earns 90k" in escalated
+    assert served == [internal_row, internal_row, short_row, escalated_row]
+    assert internal_row[:3] + internal_row[5:7] == [
+        "main",
+        "INTERNAL",
+        "memory_recall",
+        "ok",
+        ["user-name@INTERNAL/v1", "user-diet@PUBLIC/v1", "user-city@PUBLIC/v1"],
+    ]
+
+
+BAD_URIS = {
+    # Whose memories and at which level are the server's to say, never the URI's.
+    "memory://recall?agent=bob": "memory://recall takes no parameter 'agent'; it takes budget_chars",
+    "memory://recall?taint=RESTRICTED": "memory://recall takes no parameter 'taint'; it takes budget_chars",
+    "memory://recall?budget_chars=100&taint=CONFIDENTIAL&agent=bob&level=3&x=": (
+        "memory://recall takes no parameter 'agent', 'level', 'taint' and 1 more; it takes budget_chars"
+    ),
+    "memory://recall?%61gent=bob": "memory://recall takes no parameter 'agent'; it takes budget_chars",
+    "memory://recall?budget_chars=100&budget_chars=4000": (
+        "budget_chars is given 2 times in 'memory://recall?budget_chars=100&budget_chars=4000'; give it once"
+    ),
+    "memory://recall?budget_chars=0": "budget_chars must be a positive integer, not '0'",
+    "memory://recall?budget_chars=-5": "budget_chars must be a positive integer, not '-5'",
+    "memory://recall?budget_chars=2.5": "budget_chars must be a positive integer, not '2.5'",
+    "memory://recall?budget_chars=": "budget_chars must be a positive integer, not ''",
+    "memory://recall?budget_chars=%D9%A3": "budget_chars must be a positive integer, not '٣'",
+    "memory://recall/bob": "unknown resource 'memory://recall/bob'; the resource is memory://recall "
+    "(memory://recall{?budget_chars})",
+    "memory://bob/recall": "unknown resource 'memory://bob/recall'; the resource is memory://recall "
+    "(memory://recall{?budget_chars})",
+    "memory://RECALL": "unknown resource 'memory://RECALL'; the resource is memory://recall "
+    "(memory://recall{?budget_chars})",
+    "file:///etc/passwd": "unknown resource 'file:///etc/passwd'; the resource is memory://recall "
+    "(memory://recall{?budget_chars})",
+}
+BAD_PROMPTS = {
+    ("memory-spine", (("budget_chars", "4k"),)): "budget_chars must be a positive integer, not '4k'",
+    ("memory-spine", (("budget_chars", "0"),)): "budget_chars must be a positive integer, not '0'",
+    ("memory-spine", (("taint", "RESTRICTED"),)): "memory-spine takes no argument 'taint'; it takes budget_chars",
+    ("memory-spine", (("agent", "bob"), ("budget_chars", "100"))): (
+        "memory-spine takes no argument 'agent'; it takes budget_chars"
+    ),
+    ("memory-recall", ()): "unknown prompt 'memory-recall'; the prompt is memory-spine",
+}
+
+
+def test_a_uri_or_prompt_argument_the_server_does_not_serve_is_refused_naming_it_and_reads_nothing(tmp_path):
+    # Guards: recall_budget without its `_refuse_unknown` (a ?agent= or ?taint= silently ignored), and
+    # get_prompt without its own (an unknown argument dropped).
+    db, log = tmp_path / "memories", tmp_path / "server.log"
+    prepared = remembered(db)
+
+    async def scenario():
+        async with connect(db, "PUBLIC", log=log) as client:
+            refusals = {}
+            for uri in BAD_URIS:
+                with pytest.raises(MCPError) as refused:
+                    await client.read_resource(uri)
+                refusals[uri] = (refused.value.code, refused.value.message)
+            for name, arguments in BAD_PROMPTS:
+                with pytest.raises(MCPError) as refused:
+                    await client.get_prompt(name, dict(arguments))
+                refusals[name, arguments] = (refused.value.code, refused.value.message)
+            # MCP's prompt arguments are strings: a number is refused by the SDK before memlab sees it.
+            number = types.GetPromptRequestParams.model_construct(name="memory-spine", arguments={"budget_chars": 5})
+            with pytest.raises(MCPError) as refused, pytest.warns(UserWarning, match="Expected `str`"):
+                await client.send_request(types.GetPromptRequest(params=number), types.GetPromptResult)
+            return refusals, (refused.value.code, refused.value.message)
+
+    refusals, number = run(scenario, log)
+    assert refusals == {case: (types.INVALID_PARAMS, message) for case, message in (BAD_URIS | BAD_PROMPTS).items()}
+    assert number == (types.INVALID_PARAMS, "Invalid request parameters")
+    with MemoryStore(db) as store:
+        assert audit_rows(store, prepared) == []  # no call was made: nothing read, nothing written
+
+
+def test_a_public_servers_recall_never_shows_a_confidential_or_another_agents_memory_whatever_it_asks(tmp_path):
+    # Guards: _recall reading through `session.store.session("CONFIDENTIAL", session.agent)` instead of the session.
+    db, log = tmp_path / "memories", tmp_path / "server.log"
+    prepared = remembered(db)
+    servers = [default_command(db, "CONFIDENTIAL"), default_command(db, "PUBLIC", "bob"), default_command(db, "PUBLIC")]
+
+    async def scenario():
+        async with connect_all(servers, log=log) as (secret, bob, public):
+            saved = [
+                await call(secret, "memory_save", {"key": "user-city", "content": "Sam moved to Porto for HR"}),
+                await call(secret, "memory_save", {"key": "bonus", "content": "Sam's bonus is 12k", "tags": ["hr"]}),
+                await call(bob, "memory_save", {"key": "user-city", "content": "Bob lives in Oslo", "tags": ["home"]}),
+            ]
+            assert not any(error for error, _, _ in saved)
+            seen = {}
+            for uri in ("memory://recall", "memory://recall?budget_chars=260", "memory://recall?budget_chars=100000"):
+                seen[uri] = text_of(await public.read_resource(uri))
+            prompt = await public.get_prompt("memory-spine", {"budget_chars": "100000"})
+            seen["prompt"] = prompt.messages[0].content.text.removeprefix(spine() + "\n\n")
+            for uri in (
+                "memory://recall?agent=bob",
+                "memory://recall?taint=CONFIDENTIAL",
+                "memory://recall?budget_chars=100000&agent=bob&taint=RESTRICTED",
+                "memory://recall?budget_chars=100000;agent=bob",
+                "memory://bob/recall",
+                "memory://recall#bob",
+            ):
+                with pytest.raises(MCPError, match="takes no parameter|must be a positive integer|unknown resource"):
+                    await public.read_resource(uri)
+            for arguments in ({"agent": "bob"}, {"taint": "CONFIDENTIAL", "budget_chars": "100000"}):
+                with pytest.raises(MCPError, match="takes no argument"):
+                    await public.get_prompt("memory-spine", arguments)
+            return (
+                seen,
+                text_of(await secret.read_resource("memory://recall")),
+                text_of(await bob.read_resource("memory://recall")),
+            )
+
+    seen, secret_recall, bob_recall = run(scenario, log)
+    with MemoryStore(db) as store:
+        rows = audit_rows(store, prepared)
+    assert "Sam's bonus is 12k" in secret_recall and "Porto" in secret_recall  # the secrets exist, one level up
+    assert "- user-city: Bob lives in Oslo (" in bob_recall and "Sam" not in bob_recall  # and bob sees only his
+    public_view = recalled(db, Level.PUBLIC, 4000)[0]
+    assert seen["memory://recall"] == seen["memory://recall?budget_chars=100000"] == seen["prompt"] == public_view
+    assert seen["memory://recall?budget_chars=260"] == recalled(db, Level.PUBLIC, 260)[0]
+    for text in seen.values():
+        assert not any(secret in text for secret in ("Samantha", "90k", "12k", "Porto", "Oslo", "Bob"))
+    recalls = [(agent, taint, outcome) for agent, taint, tool, *_, outcome, _, _, _ in rows if tool == "memory_recall"]
+    # The four reads that were served, and the two the other servers made; the refusals left no row.
+    assert sorted(recalls) == [("bob", "PUBLIC", "ok"), ("main", "CONFIDENTIAL", "ok")] + [("main", "PUBLIC", "ok")] * 4
+
+
+# Each step: (actor, agent, the actor's taint, tool, arguments); "escalate" raises the actor's taint.
+STEPS = [
+    ("low", "main", Level.PUBLIC, "memory_save", {"key": "user-name", "content": "Sam", "tags": ["personal"]}),
+    ("high", "main", Level.CONFIDENTIAL, "memory_save", {"key": "user-name", "content": "Samantha", "tags": ["hr"]}),
+    ("bob", "bob", Level.PUBLIC, "memory_save", {"key": "user-name", "content": "Bob", "tags": ["personal"]}),
+    ("twin", "Main", Level.PUBLIC, "memory_save", {"key": "plan", "content": "a twin agent's plan"}),
+    ("low", "main", Level.PUBLIC, "memory_save", {"key": "notes", "content": "coffee at work", "tags": ["work"]}),
+    ("mid", "main", Level.INTERNAL, "memory_save", {"key": "plan", "content": "python deadline in march"}),
+    ("top", "main", Level.RESTRICTED, "memory_save", {"key": "salary", "content": "90k", "tags": ["work"]}),
+    ("climber", "main", Level.PUBLIC, "memory_save", {"key": "deadline", "content": "May 2024"}),
+    ("climber", "main", Level.PUBLIC, "escalate", Level.CONFIDENTIAL),
+    ("climber", "main", Level.CONFIDENTIAL, "memory_save", {"key": "deadline", "content": "the board meets in May"}),
+    ("high", "main", Level.CONFIDENTIAL, "memory_save", {"key": "notes", "content": "hr notes", "tags": ["hr"]}),
+    ("mid", "main", Level.INTERNAL, "memory_delete", {"key": "plan"}),
+    ("high", "main", Level.CONFIDENTIAL, "memory_delete", {"key": "notes"}),
+    ("low", "main", Level.PUBLIC, "memory_save", {"key": "user-city", "content": "Lisbon", "tags": ["personal"]}),
+    ("bob", "bob", Level.PUBLIC, "memory_delete", {"key": "user-name"}),
+]
+
+
+def stepped(db: Path, bound: Level | None) -> None:
+    """``STEPS`` on a new store at ``db`` (fixed clock): only agent ``main``'s at taints <= ``bound``, or all."""
+    with MemoryStore(db, clock=fixed_clock) as store:
+        sessions = {}
+        for actor, agent, taint, tool, arguments in STEPS:
+            if bound is not None and (agent != "main" or taint > bound):
+                continue  # above the bound: from its escalation past it on, the climber too
+            if actor not in sessions:
+                sessions[actor] = store.session(taint, agent, session_id=actor)
+            session = sessions[actor]
+            session.escalate(arguments) if tool == "escalate" else session.call(tool, arguments)
+
+
+def test_the_recall_resource_at_a_taint_depends_only_on_operations_at_or_below_it(tmp_path):
+    """Noninterference through MCP's prompt and resource: a store holding only the steps at <= T, and one holding
+    every step (above T, of other agents, a climber's after its escalation) give a server at T the same reads."""
+    # Guards: _recall reading through `session.store.session(Level.RESTRICTED, session.agent)`.
+    log = tmp_path / "server.log"
+    dbs = {
+        bound: tmp_path / (bound.name if bound is not None else "all") for bound in (Level.PUBLIC, Level.INTERNAL, None)
+    }
+    for bound, db in dbs.items():
+        stepped(db, bound)
+    servers = {
+        ("PUBLIC", Level.PUBLIC): default_command(dbs[Level.PUBLIC], "PUBLIC"),
+        ("PUBLIC", None): default_command(dbs[None], "PUBLIC"),
+        ("INTERNAL", Level.INTERNAL): default_command(dbs[Level.INTERNAL], "INTERNAL"),
+        ("INTERNAL", None): default_command(dbs[None], "INTERNAL"),
+        ("CONFIDENTIAL", None): default_command(dbs[None], "CONFIDENTIAL"),
+    }
+    uris = ["memory://recall", "memory://recall?budget_chars=250", "memory://recall?budget_chars=100000"]
+
+    async def scenario():
+        async with connect_all(list(servers.values()), log=log) as clients:
+            reads = {}
+            for server, client in zip(servers, clients, strict=True):
+                texts = [text_of(await client.read_resource(uri)) for uri in uris]
+                prompt = await client.get_prompt("memory-spine", {"budget_chars": "250"})
+                reads[server] = [*texts, prompt.messages[0].content.text]
+            return reads
+
+    reads = run(scenario, log)
+    assert reads["PUBLIC", Level.PUBLIC] == reads["PUBLIC", None]
+    assert reads["INTERNAL", Level.INTERNAL] == reads["INTERNAL", None]
+    assert "- user-name: Sam (" in reads["PUBLIC", None][0] and "coffee at work" in reads["INTERNAL", None][0]
+    # The steps above INTERNAL are there to be seen one level up: the reads above are equal for a reason.
+    assert "the board meets in May" in reads["CONFIDENTIAL", None][0] and "Samantha" in reads["CONFIDENTIAL", None][0]
+
+
+def test_the_stores_hooks_gate_a_resource_read_as_they_gate_session_recall():
+    """A hook refusing ``memory_recall`` refuses the resource and the prompt's recall too (an MCP error carrying
+    memlab's code), audited in the same row as a refused ``Session.recall``; the spine alone still reads."""
+    # Guards: _recall as a second copy, `render(session.memory_list(), budget)[0]` (no hook asked about a recall).
+    from mcp import Client
+
+    from memlab import Denied
+    from memlab.mcp_server import build
+
+    def no_recall(call):
+        if call.tool == "memory_recall" and call.arguments.get("budget_chars", 0) > 1000:
+            raise Denied("recall over 1000 characters is off for this user")
+        return call
+
+    with MemoryStore(clock=fixed_clock) as store:
+        store.hooks.append(no_recall)
+        session = store.session(Level.INTERNAL)
+        session.memory_save("user-name", "Sam", tags=["personal"])
+
+        async def scenario():
+            async with Client(build(session)) as client:
+                refusals = []
+                for read in (
+                    client.read_resource("memory://recall"),
+                    client.get_prompt("memory-spine", {"budget_chars": "4000"}),
+                ):
+                    with pytest.raises(MCPError) as refused:
+                        await read
+                    refusals.append((refused.value.code, refused.value.message))
+                allowed = text_of(await client.read_resource("memory://recall?budget_chars=1000"))
+                return refusals, allowed, (await client.get_prompt("memory-spine")).messages[0].content.text
+
+        refusals, allowed, spine_only = anyio.run(scenario)
+        message = "denied: recall over 1000 characters is off for this user"
+        assert refusals == [(types.INVALID_PARAMS, message)] * 2
+        assert allowed == session.recall(budget_chars=1000) and spine_only == spine()
+        with pytest.raises(Denied, match=message.removeprefix("denied: ")):
+            session.recall(budget_chars=4000)
+        rows = audit_rows(store, 1)
+    denied, ok = rows[-1], rows[2]  # the refused and the allowed read, over MCP and from Python: the same rows
+    assert rows == [denied, denied, ok, ok, denied] and (denied[5], ok[5]) == ("denied", "ok")
