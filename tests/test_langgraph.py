@@ -24,6 +24,7 @@ from memlab import InvalidArgument, Level, MemoryStore
 from memlab.arguments import MAX_CONTENT_CHARS
 from memlab.integrations import langgraph as integration
 from memlab.integrations.langgraph import MemlabStore
+from tests.backends import BACKENDS, open_store
 from tests.test_layers import _modules, imports
 
 NAMESPACES = [("a",), ("a", "b"), ("b",), ("a", "b", "c"), ("users", "ann")]
@@ -153,6 +154,31 @@ def test_a_namespace_whose_memories_are_all_above_the_taint_is_neither_listed_no
     assert [item.key for item in public.search(("users",))] == ["city"]
     assert public.get(("users", "carol"), "salary") is None
     assert MemlabStore(store, taint="CONFIDENTIAL").list_namespaces() == [("users", "ann"), ("users", "carol")]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_on_every_backend_the_items_are_langgraphs_and_public_sees_nothing_confidential(backend):
+    sequence = [
+        ("put", ("users", "ann"), "k1", {"text": "lisbon", "n": 1}),
+        ("put", ("users", "ann", "work"), "k2", {"text": "atlas", "n": 2}),
+        ("put", ("users", "ann"), "k1", {"text": "march", "n": 3}),
+        ("put_none", ("users", "ann", "work"), "k2"),
+        ("put", ("b",), "k3", {"text": "beta", "n": 4, "meta": {"kind": "note"}}),
+        ("get", ("users", "ann"), "k1"),
+        ("search", ("users",), {"n": {"$gte": 3}}),
+        ("search", (), {"meta": {"kind": "note"}}),
+        ("list", None, None, 1, 0),
+        ("list", ("users",), None, None, 0),
+    ]
+    reference = Reference()
+    with open_store(backend) as store:
+        internal = MemlabStore(store, taint="INTERNAL")
+        MemlabStore(store, taint="CONFIDENTIAL").put(("users", "carol"), "k1", {"text": "lisbon", "n": 5})
+        for operation in sequence:
+            assert observed(apply(internal, operation)) == observed(apply(reference, operation)), operation
+        assert observed(internal.search(("users",), query="lisbon")) == []  # ann's k1 now says march
+        public = MemlabStore(store, taint="PUBLIC")
+        assert public.list_namespaces() == [] and public.search(()) == [] and public.get(("users", "ann"), "k1") is None
 
 
 def test_a_higher_put_shadows_a_lower_one_and_its_delete_reveals_it_again():

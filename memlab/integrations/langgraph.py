@@ -134,7 +134,10 @@ class MemlabStore(BaseStore):
 
     def _get(self, op: GetOp) -> Item | None:
         memory = self._session(op.namespace).memory_get(op.key)
-        return None if memory is None else _item(op.namespace, memory)
+        if memory is None:
+            return None
+        at = datetime.fromisoformat(memory.saved_at)
+        return Item(value=_value(memory.content), key=memory.key, namespace=op.namespace, created_at=at, updated_at=at)
 
     def _put(self, op: PutOp, content: str | None) -> None:
         session = self._session(op.namespace)
