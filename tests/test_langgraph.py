@@ -101,6 +101,8 @@ def apply(graph_store, operation):
 @settings(max_examples=150)
 @given(sequences, st.sampled_from(list(Level)))
 def test_the_same_operations_give_the_same_items_as_langgraphs_in_memory_store(sequence, taint):
+    # Guards: max_depth truncating one label too deep; a search dropping its filter; a delete of a missing item
+    # raising NotFound.
     reference = Reference()
     with MemoryStore() as store:
         graph_store = MemlabStore(store, taint=taint)
@@ -132,6 +134,7 @@ def test_each_filter_operator_selects_what_langgraphs_selects(operator, operand)
 )
 def test_a_public_store_observes_the_same_whatever_a_confidential_one_does_on_the_same_store(sequence):
     # Noninterference: PUBLIC's observations with the CONFIDENTIAL operations interleaved are those without them.
+    # Guards: list_namespaces listing every agent under the prefix, not only those with a memory it can see.
     with MemoryStore() as shared, MemoryStore() as alone:
         public, confidential = MemlabStore(shared, taint="PUBLIC"), MemlabStore(shared, taint="CONFIDENTIAL")
         public_alone = MemlabStore(alone, taint="PUBLIC")
@@ -143,6 +146,7 @@ def test_a_public_store_observes_the_same_whatever_a_confidential_one_does_on_th
 
 
 def test_a_namespace_whose_memories_are_all_above_the_taint_is_neither_listed_nor_searched():
+    # Guards: list_namespaces listing every agent under the prefix, not only those with a memory it can see.
     store = MemoryStore()
     MemlabStore(store, taint="CONFIDENTIAL").put(("users", "carol"), "salary", {"text": "carol earns 90k"})
     MemlabStore(store, taint="PUBLIC").put(("users", "ann"), "city", {"text": "Lisbon"})
