@@ -44,7 +44,7 @@ from memlab import InvalidArgument, Level, Memory, NotFound
 if TYPE_CHECKING:
     from memlab import MemoryStore, Session
 
-__all__ = ["MemlabStore", "OPERATORS"]
+__all__ = ["MemlabStore", "OPERATORS", "SEARCH_DEPTH"]
 
 OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 """The comparison operators a ``search`` filter may use, as LangGraph documents them."""
@@ -69,11 +69,11 @@ class MemlabStore(BaseStore):
     over the best ``SEARCH_DEPTH`` hits of each namespace. TTLs and per-item ``index`` fields are refused:
     memlab keeps every memory until it is deleted or purged and indexes every memory whole.
 
-    Raises (from any operation, before anything of its batch runs):
-        InvalidNamespaceError: a label that is empty, not a string, or holds ``/``, ``.`` or NUL.
-        InvalidArgument: a value that is not a JSON object, an unknown filter operator, a ``ttl`` or ``index``.
-    and, from the call that meets them, memlab's own errors: a key memlab refuses or a value whose JSON is over
-    the content limit (``InvalidArgument``, audited, nothing written), a hook's ``Denied``.
+    Bad input is refused before anything of its batch runs, unaudited (no call was made): a namespace label
+    that is empty, not a string, or holds ``/``, ``.`` or NUL (``InvalidNamespaceError``); a value that is not a
+    JSON object, an unknown filter operator, a ``ttl`` or an ``index`` (``InvalidArgument``). What memlab's own
+    validation refuses — a key, a value whose JSON is over the content limit — is refused by the call, audited,
+    with nothing written; a hook's ``Denied`` likewise.
 
     Examples:
         >>> from memlab import MemoryStore
