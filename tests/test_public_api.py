@@ -26,6 +26,7 @@ PUBLIC_MODULES = (
     "memlab.eval.report",
     "memlab.widgets",
     "memlab.storage",
+    "memlab.integrations.langgraph",
 )
 _FENCE = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
 
