@@ -1,0 +1,125 @@
+"""The ``memlab`` command follows its neighbours' conventions (sqlite-utils, Datasette): help on a bare command,
+allowed values listed, ``--json``, defaults from the environment, ``-`` for standard input, progress only on a
+terminal, a closed pipe ending quietly and documented exit codes."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from memlab import policies
+from memlab.check.checks import CHECKERS
+from memlab.cli import main
+from memlab.cli_output import EXIT_CODES
+from memlab.levels import Level
+from memlab.policy import Policy
+from memlab.search import analyzers
+
+COMMANDS = ["demo", "check", "eval", "serve", "import", "migrate", "verify", "classroom"]
+
+
+def _help(capsys, *argv: str) -> str:
+    with pytest.raises(SystemExit) as stop:
+        main([*argv, "--help"])
+    assert stop.value.code == 0
+    return capsys.readouterr().out
+
+
+def test_bare_memlab_prints_the_help_and_exits_0(capsys):
+    assert main([]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("usage: memlab")
+    assert all(command in captured.out for command in COMMANDS)
+    assert captured.err == ""
+
+
+def test_the_help_lists_every_command():
+    # The list above is what the other tests walk through: a new command must be added to it.
+    assert set(re.search(r"\{([a-z,]+)\}", _usage()).group(1).split(",")) == set(COMMANDS)
+
+
+def _usage() -> str:
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main([])
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_help_has_a_one_line_description(capsys, command):
+    text = _help(capsys, command)
+    usage, description = text.split("\n\n")[:2]
+    assert usage.startswith(f"usage: memlab {command}")
+    assert "\n" not in description.strip() and len(description) > 20, description
+    assert description[0].isupper()
+
+
+@pytest.mark.parametrize("command", ["serve", "import"])
+def test_the_help_lists_the_allowed_policies_analyzers_and_levels(capsys, command):
+    text = " ".join(_help(capsys, command).split())
+    for name in [*policies.names(), *analyzers.names(), *Level.__members__]:
+        assert name in text, name
+
+
+def test_the_allowed_values_come_from_the_registries_not_a_copy(capsys, monkeypatch):
+    # Guards: a hand-written "strict, frozen-taint, ..." in --policy's help.
+    monkeypatch.setitem(policies._REGISTRY._items, "lab-variant", type("Lab", (Policy,), {"name": "lab-variant"})())
+    monkeypatch.setitem(CHECKERS, "extra_check", CHECKERS["shadowing"])
+    assert "lab-variant" in _help(capsys, "serve")
+    assert "extra-check" in _help(capsys, "check")
+
+
+def test_check_names_use_hyphens_like_policy_names(capsys):
+    text = " ".join(_help(capsys, "check").split())
+    assert "noninterference, write-down, shadowing" in text
+    assert "write_down" not in text
+
+
+@pytest.mark.parametrize("spelling", ["write-down", "write_down"])
+def test_check_accepts_both_spellings_of_write_down(capsys, spelling):
+    assert main(["check", "--policy", "strict", "--check", spelling, "--trials", "5"]) == 0
+    assert capsys.readouterr().out.startswith("write_down: no leak under policy strict")
+
+
+def test_an_unknown_check_is_a_usage_error_listing_the_checks(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["check", "--policy", "strict", "--check", "noninterference,leaks"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "--check" in err and "'write-down'" in err and "'all'" in err
+
+
+def test_the_help_states_the_exit_codes(capsys):
+    text = _usage() + _help(capsys, "verify")
+    for code, meaning in EXIT_CODES.items():
+        assert re.search(rf"^  {code} +{re.escape(meaning[:30])}", text, re.MULTILINE), code
+
+
+def test_exit_status_0_when_the_check_passes_and_1_when_it_leaks(capsys):
+    assert main(["check", "--policy", "strict", "--check", "shadowing", "--trials", "5"]) == 0
+    assert main(["check", "--policy", "frozen-taint", "--check", "write-down", "--trials", "50"]) == 1
+
+
+def test_exit_status_1_when_the_policy_expected_to_hold_leaks_in_the_table(monkeypatch, capsys):
+    # The variants are expected to leak; strict is not: over all policies a leak in strict is a failed check.
+    monkeypatch.setattr(policies.get("strict"), "reveal_hidden", True)
+    assert main(["check", "--check", "noninterference", "--trials", "100"]) == 1
+    assert "strict" in capsys.readouterr().err
+
+
+def test_exit_status_0_for_the_table_when_only_variants_leak(capsys):
+    assert main(["check", "--check", "write-down", "--trials", "50"]) == 0
+    assert "LEAK" in capsys.readouterr().out  # frozen-taint writes down, as it should
+
+
+def test_exit_status_2_for_a_usage_error_and_for_a_refused_store(tmp_path, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["check", "--trials", "many"])
+    assert stop.value.code == 2
+    (tmp_path / "notes.txt").write_text("not a store")
+    assert main(["verify", str(tmp_path / "notes.txt")]) == 2
+    assert (tmp_path / "notes.txt").read_text() == "not a store"
