@@ -20,7 +20,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from memlab import tooldefs
+from memlab import cli_output, tooldefs
 from memlab.errors import InvalidArgument, MemlabError
 
 __all__ = ["read_records", "parse_line", "check_file", "run_import"]
@@ -119,7 +119,7 @@ def run_import(args: argparse.Namespace) -> int:
         print(f"memlab import: {error}", file=sys.stderr)
         return 2
     started = time.perf_counter()
-    with store, tqdm(total=count, unit="memory", desc=path.name, file=sys.stderr) as progress:
+    with store, cli_output.progress(count, path.name, unit="memory") as progress:
         try:
             session = store.session(taint, args.agent)
             saved = 0

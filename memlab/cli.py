@@ -174,6 +174,7 @@ def _eval(args: argparse.Namespace) -> int:
     from memlab.errors import InvalidArgument, MemlabError
     from memlab.eval import ALL_ROWS, load_locomo, load_trec, report, run
 
+    on_terminal = sys.stderr.isatty()  # a bar's \r has no place in a log
     try:
         ranking_file = _ranking_file(args)  # refused before anything is loaded
         collection = load_trec(args.collection) if args.collection else load_locomo(args.locomo or "data/locomo10.json")
@@ -184,7 +185,9 @@ def _eval(args: argparse.Namespace) -> int:
 
             skipped = {name: why for name in ("hybrid",) if (why := CONFIGURATIONS[name].unavailable())}
             tuned_rows = args.rows.split(",") if args.rows else [n for n in ("memlab", "hybrid") if n not in skipped]
-            tuned = tune(collection, rows=tuned_rows, workers=args.workers, final=ranking_file is not None)
+            tuned = tune(
+                collection, rows=tuned_rows, workers=args.workers, final=ranking_file is not None, progress=on_terminal
+            )
             results = tuned.held_out
             results.skipped = skipped
         elif args.backend == "postgres":
@@ -192,11 +195,20 @@ def _eval(args: argparse.Namespace) -> int:
                 raise InvalidArgument("--backend postgres needs --db postgresql://... (the owner's URL)")
             # PostgreSQL ranks with ts_rank: its rows are the analyzers its english and simple configurations serve.
             analyzers = args.analyzers.split(",") if args.analyzers else ["porter", "none"]
-            results = run(collection, rows=analyzers, depth=args.depth, workers=args.workers, postgres=args.db)
+            results = run(
+                collection,
+                rows=analyzers,
+                depth=args.depth,
+                workers=args.workers,
+                postgres=args.db,
+                progress=on_terminal,
+            )
         else:
             rows = ALL_ROWS if args.all else args.rows.split(",") if args.rows else None
             analyzers = args.analyzers.split(",") if args.analyzers else None
-            results = run(collection, rows=rows, analyzers=analyzers, depth=args.depth, workers=args.workers)
+            results = run(
+                collection, rows=rows, analyzers=analyzers, depth=args.depth, workers=args.workers, progress=on_terminal
+            )
     except MemlabError as error:
         print(f"memlab eval: {error}", file=sys.stderr)
         return 2
@@ -340,13 +352,15 @@ def _migrate(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from memlab import check
+    from memlab.cli_output import progress
     from memlab.errors import InvalidArgument, MemlabError
 
     checks = check.CHECKS if args.check == "all" else tuple(name.replace("-", "_") for name in args.check.split(","))
     options = {"trials": args.trials, "seed": args.seed, "max_ops": args.max_ops}
     try:
         if args.policy is None:
-            frame = check.table(checks=checks, **options)
+            with progress(len(policies.names()) * len(checks), "check", unit="check") as bar:
+                frame = check.table(checks=checks, notify=lambda *_: bar.update(), **options)
             print(check.table_text(frame))
             if args.save:
                 check.save_table(frame, args.save)
@@ -354,7 +368,8 @@ def _check(args: argparse.Namespace) -> int:
             return _expected_to_hold(frame)
         if args.save:
             raise InvalidArgument("--save writes the table over all policies: leave out --policy")
-        results = check.run_all(args.policy, checks=checks, **options)
+        with progress(len(checks), f"check {args.policy}", unit="check") as bar:
+            results = check.run_all(args.policy, checks=checks, notify=lambda *_: bar.update(), **options)
     except MemlabError as error:
         print(f"memlab check: {error}", file=sys.stderr)
         return 2

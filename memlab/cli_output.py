@@ -150,8 +150,10 @@ def quiet_on_closed_pipe(command: Callable[..., int]) -> Callable[..., int]:
     @functools.wraps(command)
     def run(*args: Any, **kwargs: Any) -> int:
         try:
-            status = command(*args, **kwargs)
-            sys.stdout.flush()  # inside the guard: a closed pipe shows here, not in the interpreter's final flush
+            try:
+                status = command(*args, **kwargs)
+            finally:  # also after --help's SystemExit: a closed pipe shows here, not in the interpreter's last flush
+                sys.stdout.flush()
         except BrokenPipeError:
             _discard_stdout()
             return 141

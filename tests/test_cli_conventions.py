@@ -4,11 +4,22 @@ terminal, a closed pipe ending quietly and documented exit codes."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import io
+import json
+import os
+import pty
 import re
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
 
 import pytest
 
-from memlab import policies
+from memlab import cli_output, policies
 from memlab.check.checks import CHECKERS
 from memlab.cli import main
 from memlab.cli_output import EXIT_CODES
@@ -16,6 +27,7 @@ from memlab.levels import Level
 from memlab.policy import Policy
 from memlab.search import analyzers
 
+TINY = Path(__file__).parent / "fixtures" / "trec-tiny"
 COMMANDS = ["demo", "check", "eval", "serve", "import", "migrate", "verify", "classroom"]
 
 
@@ -40,9 +52,6 @@ def test_the_help_lists_every_command():
 
 
 def _usage() -> str:
-    import contextlib
-    import io
-
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         main([])
@@ -123,3 +132,118 @@ def test_exit_status_2_for_a_usage_error_and_for_a_refused_store(tmp_path, capsy
     (tmp_path / "notes.txt").write_text("not a store")
     assert main(["verify", str(tmp_path / "notes.txt")]) == 2
     assert (tmp_path / "notes.txt").read_text() == "not a store"
+
+
+# -- a closed pipe, progress only on a terminal ------------------------------------------------------------------
+
+
+def _memlab(*argv: str) -> list[str]:
+    return [sys.executable, "-m", "memlab.cli", *argv]
+
+
+@pytest.mark.parametrize(
+    "argv", [["demo"], ["check", "--policy", "strict", "--check", "shadowing", "--trials", "3"], ["--help"]]
+)
+def test_a_closed_pipe_ends_quietly(argv):
+    # `memlab demo | head -0`: the reader is gone before the first write, so every write meets a closed pipe.
+    # Guards: main without @quiet_on_closed_pipe (a BrokenPipeError traceback, or "Exception ignored" at exit).
+    process = subprocess.Popen(_memlab(*argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process.stdout.close()
+    err = process.stderr.read()
+    assert process.wait(timeout=120) in (0, 141), err  # 141: as SIGPIPE ends a program; argparse's help gives 0
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
+
+
+def _jsonl(path: Path, count: int) -> Path:
+    path.write_text("".join(json.dumps({"key": f"k{n}", "content": f"note {n}"}) + "\n" for n in range(count)))
+    return path
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check", "--policy", "strict", "--check", "shadowing", "--trials", "3"],
+        ["eval", "--collection", str(TINY), "--rows", "porter,memlab", "--workers", "1"],
+        ["import", "{notes}", "--db", "{store}", "--taint", "PUBLIC"],
+    ],
+    ids=["check", "eval", "import"],
+)
+def test_no_progress_bar_when_stderr_is_not_a_terminal(tmp_path, argv):
+    notes = _jsonl(tmp_path / "notes.jsonl", 50)
+    argv = [part.format(notes=notes, store=tmp_path / "store") for part in argv]
+    done = subprocess.run(_memlab(*argv), capture_output=True, timeout=300)  # bytes: text mode turns \r into \n
+    assert done.returncode == 0, done.stderr
+    assert b"\r" not in done.stderr and b"/s]" not in done.stderr, done.stderr
+
+
+def test_a_progress_bar_on_a_terminal(tmp_path):
+    master, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a new pty is 0 columns wide
+    command = _memlab("check", "--policy", "strict", "--trials", "3")
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=terminal)
+    os.close(terminal)
+    shown = b""
+    with contextlib.suppress(OSError):  # EIO once the program has ended and the terminal has no writer
+        while chunk := os.read(master, 4096):
+            shown += chunk
+    os.close(master)
+    assert process.wait(timeout=120) == 0
+    assert b"\r" in shown and b"3/3" in shown, shown
+
+
+class _Bar:
+    """A progress bar that records its total and its steps."""
+
+    made: list[_Bar] = []
+
+    def __init__(self, total: int, description: str, unit: str = "it") -> None:
+        self.total, self.steps = total, 0
+        _Bar.made.append(self)
+
+    def update(self, steps: int = 1) -> None:
+        self.steps += steps
+
+    def __enter__(self) -> _Bar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+def test_check_steps_once_per_policy_and_check(monkeypatch, capsys):
+    monkeypatch.setattr(cli_output, "progress", _Bar)
+    _Bar.made.clear()
+    assert main(["check", "--check", "shadowing,write-down", "--trials", "2"]) == 0
+    (bar,) = _Bar.made
+    assert bar.total == bar.steps == len(policies.names()) * 2
+    assert main(["check", "--policy", "strict", "--trials", "2"]) == 0
+    assert _Bar.made[1].total == _Bar.made[1].steps == len(CHECKERS)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_eval_steps_once_per_row(monkeypatch, workers):
+    # Three rows in two stores (porter and porter+boost share one): three steps, not two.
+    # Guards: one step per store group (`tqdm(as_completed(futures), total=len(futures))`).
+    from memlab.eval import load_trec, runner
+
+    bars: list[_RecordingTqdm] = []
+    monkeypatch.setattr(runner, "tqdm", lambda **options: bars.append(_RecordingTqdm(**options)) or bars[-1])
+    runner.run(load_trec(TINY), rows=["porter", "porter+boost", "memlab"], workers=workers)
+    (bar,) = bars
+    assert bar.total == 3 and bar.steps == [1, 1, 1]
+
+
+class _RecordingTqdm:
+    """tqdm as the runner uses it, recording each step."""
+
+    def __init__(self, *, total: int, **options: object) -> None:
+        self.total, self.steps = total, []
+
+    def update(self, steps: int = 1) -> None:
+        self.steps.append(steps)
+
+    def __enter__(self) -> _RecordingTqdm:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
