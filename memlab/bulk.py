@@ -114,7 +114,9 @@ def run_import(args: argparse.Namespace) -> int:
         return 1
     try:
         taint = Level.parse(args.taint)
-        store = MemoryStore(args.db, policy=args.policy, analyzer=args.analyzer)
+        store = cli_output.from_environment(
+            args, "db", lambda db: MemoryStore(db, policy=args.policy, analyzer=args.analyzer)
+        )
     except MemlabError as error:
         print(f"memlab import: {error}", file=sys.stderr)
         return 2

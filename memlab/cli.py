@@ -10,7 +10,14 @@ import argparse
 import sys
 
 from memlab import __version__, policies
-from memlab.cli_output import HelpFormatter, Names, exit_codes_text, quiet_on_closed_pipe
+from memlab.cli_output import (
+    HelpFormatter,
+    Names,
+    defaults_from_environment,
+    exit_codes_text,
+    from_environment,
+    quiet_on_closed_pipe,
+)
 from memlab.levels import Level
 from memlab.search import analyzers
 
@@ -80,12 +87,14 @@ def main(argv: list[str] | None = None) -> int:
     serve = _command(commands, "serve", "serve the five memory tools to an MCP host over stdio")
     serve.add_argument(
         "--db",
-        required=True,
         help="the store: a folder (created if missing), an existing store file, or a postgresql:// URL; "
-        "shared between processes",
+        "shared between processes (default: $MEMLAB_DB)",
     )
-    serve.add_argument("--taint", default="PUBLIC", help=f"the session's starting taint, {_LEVELS} (default PUBLIC)")
-    serve.add_argument("--agent", default="main", help="the memory namespace (default main)")
+    serve.add_argument("--taint", help=f"the session's starting taint, {_LEVELS} (default: $MEMLAB_TAINT, else PUBLIC)")
+    serve.add_argument("--agent", help="the memory namespace (default: $MEMLAB_AGENT, else main)")
+    serve.set_defaults(
+        environment={"db": ("MEMLAB_DB", None), "taint": ("MEMLAB_TAINT", "PUBLIC"), "agent": ("MEMLAB_AGENT", "main")}
+    )
     serve.add_argument(
         "--policy", default=None, help=f"a registered policy, {_one_of(policies.names())} (default strict)"
     )
@@ -98,8 +107,10 @@ def main(argv: list[str] | None = None) -> int:
     load = _command(commands, "import", "bulk-load memories from a JSON Lines file into one agent at one taint")
     load.add_argument("file", help='a .jsonl file: one {"key": ..., "content": ..., "tags": [...]} per line')
     load.add_argument(
-        "--db", required=True, help="the store (a folder, created if missing; an existing file; a postgresql:// URL)"
+        "--db",
+        help="the store (a folder, created if missing; an existing file; a postgresql:// URL; default: $MEMLAB_DB)",
     )
+    load.set_defaults(environment={"db": ("MEMLAB_DB", None)})
     load.add_argument("--agent", default="main", help="the memory namespace (default main)")
     load.add_argument(
         "--taint",
@@ -122,7 +133,12 @@ def main(argv: list[str] | None = None) -> int:
         help=f"the policy the store was built under, {_one_of(policies.names())} (default strict)",
     )
     check_chain = _command(commands, "verify", "recompute a store's audit chain; exit status 1 if broken")
-    check_chain.add_argument("path", help="the store (folder, file or postgresql:// URL of its owner); it is only read")
+    check_chain.add_argument(
+        "path",
+        nargs="?",
+        help="the store (folder, file or postgresql:// URL of its owner; default: $MEMLAB_DB); it is only read",
+    )
+    check_chain.set_defaults(environment={"path": ("MEMLAB_DB", None)})
     check_chain.add_argument(
         "--policy",
         default=None,
@@ -142,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
+    defaults_from_environment(args, commands.choices[args.command].error)
     if args.command == "classroom":
         from memlab.classroom_server import serve
 
@@ -283,26 +300,29 @@ def _serving_store(args: argparse.Namespace):
                 "this ranking uses dense retrieval and memlab serve has no embedder: "
                 "save a lexical one (memlab eval --tune --rows memlab --save FILE.json)",
             )
-    return MemoryStore(args.db, policy=args.policy, analyzer=args.analyzer, ranking=ranking)
+    return from_environment(
+        args, "db", lambda db: MemoryStore(db, policy=args.policy, analyzer=args.analyzer, ranking=ranking)
+    )
 
 
 def _serve(args: argparse.Namespace) -> int:
     # stdout carries the protocol: everything else goes to stderr.
     import anyio
 
+    from memlab import arguments
     from memlab.errors import MemlabError
-    from memlab.levels import Level
     from memlab.mcp_server import serve
 
     try:
-        taint = Level.parse(args.taint)
+        taint = from_environment(args, "taint", Level.parse)
+        agent = from_environment(args, "agent", arguments.agent)
         store = _serving_store(args)
     except MemlabError as error:
         print(f"memlab serve: {error}", file=sys.stderr)
         return 2
     with store:
         try:
-            session = store.session(taint, args.agent)
+            session = store.session(taint, agent)
         except MemlabError as error:
             print(f"memlab serve: {error}", file=sys.stderr)
             return 2
@@ -323,7 +343,7 @@ def _verify(args: argparse.Namespace) -> int:
     from memlab.storage import verify_path
 
     try:
-        result = verify_path(args.path, resolve(args.policy).view_rules())
+        result = from_environment(args, "path", lambda path: verify_path(path, resolve(args.policy).view_rules()))
     except MemlabError as error:
         print(f"memlab verify: {error}", file=sys.stderr)
         return 2

@@ -201,7 +201,7 @@ def _flag_name(flag: str) -> str:
 
 
 def from_environment(args: argparse.Namespace, flag: str, use: Callable[[Any], T]) -> T:
-    """``use(args.<flag>)``; when it refuses a value taken from the environment, the error says so.
+    """``use(args.<flag>)``; when it refuses a value taken from the environment, the error names the variable.
 
     Examples:
         >>> from memlab.levels import Level
@@ -209,7 +209,7 @@ def from_environment(args: argparse.Namespace, flag: str, use: Callable[[Any], T
         >>> from_environment(args, "taint", Level.parse)
         Traceback (most recent call last):
         ...
-        memlab.errors.InvalidArgument: MEMLAB_TAINT='SECRET': unknown level 'SECRET'; expected one of PUBLIC, ...
+        memlab.errors.InvalidArgument: unknown level 'SECRET'; expected one of ... (MEMLAB_TAINT='SECRET')
     """
     value = getattr(args, flag)
     try:
@@ -218,7 +218,7 @@ def from_environment(args: argparse.Namespace, flag: str, use: Callable[[Any], T
         variable = getattr(args, "origins", {}).get(flag)
         if variable is None:
             raise
-        raise InvalidArgument(f"{variable}={value!r}: {error}") from None
+        raise InvalidArgument(f"{error} ({variable}={value!r})") from None
 
 
 class StandardInput:

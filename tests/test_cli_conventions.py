@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from memlab import cli_output, policies
+from memlab import MemoryStore, cli_output, policies
 from memlab.check.checks import CHECKERS
 from memlab.cli import main
 from memlab.cli_output import EXIT_CODES
@@ -247,3 +247,100 @@ class _RecordingTqdm:
 
     def __exit__(self, *exc: object) -> None:
         pass
+
+
+# -- defaults from the environment -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def served(monkeypatch):
+    """``memlab serve`` without the stdio loop: what it would serve (the session's agent and taint)."""
+    import memlab.mcp_server
+
+    seen: dict[str, object] = {}
+
+    async def serve(session) -> None:
+        seen.update(taint=session.taint, agent=session.agent)
+
+    monkeypatch.setattr(memlab.mcp_server, "serve", serve)
+    for variable in ("MEMLAB_DB", "MEMLAB_AGENT", "MEMLAB_TAINT"):
+        monkeypatch.delenv(variable, raising=False)
+    return seen
+
+
+def test_serve_takes_its_store_agent_and_taint_from_the_environment(served, monkeypatch, tmp_path):
+    monkeypatch.setenv("MEMLAB_DB", str(tmp_path / "memories"))
+    monkeypatch.setenv("MEMLAB_AGENT", "planner")
+    monkeypatch.setenv("MEMLAB_TAINT", "internal")
+    assert main(["serve"]) == 0
+    assert served == {"taint": Level.INTERNAL, "agent": "planner"}
+    assert (tmp_path / "memories").is_dir()
+
+
+def test_a_flag_wins_over_the_environment(served, monkeypatch, tmp_path):
+    monkeypatch.setenv("MEMLAB_DB", str(tmp_path / "elsewhere"))
+    monkeypatch.setenv("MEMLAB_AGENT", "planner")
+    monkeypatch.setenv("MEMLAB_TAINT", "RESTRICTED")
+    assert main(["serve", "--db", str(tmp_path / "memories"), "--agent", "main", "--taint", "PUBLIC"]) == 0
+    assert served == {"taint": Level.PUBLIC, "agent": "main"}
+    assert (tmp_path / "memories").is_dir() and not (tmp_path / "elsewhere").exists()
+
+
+def test_without_either_serve_runs_at_public_as_main_and_needs_a_store(served, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["serve"])
+    assert stop.value.code == 2
+    assert "--db is required (or set MEMLAB_DB)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "said"),
+    [
+        (
+            "MEMLAB_TAINT",
+            "SECRET",
+            "unknown level 'SECRET'; expected one of PUBLIC, INTERNAL, CONFIDENTIAL, "
+            "RESTRICTED (MEMLAB_TAINT='SECRET')",
+        ),
+        ("MEMLAB_AGENT", " planner", "agent name ' planner' must not start or end with whitespace (MEMLAB_AGENT="),
+        ("MEMLAB_DB", "{notes}", "(MEMLAB_DB='"),
+    ],
+)
+def test_a_bad_value_in_a_variable_is_refused_naming_it(served, monkeypatch, capsys, tmp_path, variable, value, said):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a store")
+    monkeypatch.setenv("MEMLAB_DB", str(tmp_path / "memories"))
+    monkeypatch.setenv(variable, value.format(notes=notes))
+    assert main(["serve"]) == 2
+    assert said in capsys.readouterr().err
+    assert served == {} and not (tmp_path / "memories").exists() and notes.read_text() == "not a store"
+
+
+@pytest.mark.parametrize("variable", ["MEMLAB_DB", "MEMLAB_TAINT", "MEMLAB_AGENT"])
+def test_a_variable_set_but_empty_is_refused(served, monkeypatch, capsys, tmp_path, variable):
+    monkeypatch.setenv("MEMLAB_DB", str(tmp_path / "memories"))
+    monkeypatch.setenv(variable, "")
+    with pytest.raises(SystemExit) as stop:
+        main(["serve"])
+    assert stop.value.code == 2
+    assert f"{variable} is set but empty" in capsys.readouterr().err
+    assert not (tmp_path / "memories").exists()
+
+
+def test_import_and_verify_use_memlab_db(monkeypatch, capsys, tmp_path):
+    monkeypatch.setenv("MEMLAB_DB", str(tmp_path / "memories"))
+    assert main(["import", str(_jsonl(tmp_path / "notes.jsonl", 3)), "--taint", "PUBLIC"]) == 0
+    assert main(["verify"]) == 0
+    assert "ok: " in capsys.readouterr().out
+    with MemoryStore(tmp_path / "memories") as store:
+        assert len(store.session("PUBLIC").memory_list()) == 3
+
+
+def test_the_demo_keeps_to_its_own_store_whatever_memlab_db_says(monkeypatch, tmp_path):
+    # MEMLAB_DB names the store an agent works in; the demo's sessions must not land there.
+    with MemoryStore(tmp_path / "memories") as store:
+        store.session("PUBLIC").memory_save("real", "a real memory")
+    monkeypatch.setenv("MEMLAB_DB", str(tmp_path / "memories"))
+    assert main(["demo"]) == 0
+    with MemoryStore(tmp_path / "memories") as store:
+        assert [memory.key for memory in store.session("RESTRICTED").memory_list()] == ["real"]
