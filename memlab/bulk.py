@@ -106,6 +106,9 @@ def run_import(args: argparse.Namespace) -> int:
         print(f"memlab import: {path} is not a file", file=sys.stderr)
         return 2
     count, problems = check_file(path)
+    if problems and args.json:
+        cli_output.print_json({"file": str(path), "records": count, "bad": len(problems), "problems": problems})
+        return 1
     if problems:
         for problem in problems[:MAX_REPORTED]:
             print(problem, file=sys.stderr)
@@ -135,6 +138,10 @@ def run_import(args: argparse.Namespace) -> int:
             print(f"memlab import: {error}", file=sys.stderr)
             return 2
     elapsed = time.perf_counter() - started
+    if args.json:
+        imported = {"imported": saved, "agent": args.agent, "taint": taint, "session": session.id, "seconds": elapsed}
+        cli_output.print_json(imported)
+        return 0
     print(
         f"imported {saved:,} memories into agent {args.agent!r} at {taint.name} "
         f"(session {session.id}) in {elapsed:.1f} s"

@@ -7,6 +7,7 @@ in a browser (`classroom`)."""
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 
 from memlab import __version__, policies
@@ -16,6 +17,8 @@ from memlab.cli_output import (
     defaults_from_environment,
     exit_codes_text,
     from_environment,
+    plain,
+    print_json,
     quiet_on_closed_pipe,
 )
 from memlab.levels import Level
@@ -39,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument(
         "--db", default=None, help="a store to keep (a new folder or an existing store; default: in memory)"
     )
+    _json_flag(demo, "the store's audit trail and taint events")
     check = _command(commands, "check", "look for leaks in a policy (all shipped policies by default)")
     check.add_argument("--policy", help=f"one policy to check, {_one_of(policies.names())}; exit status 1 if it leaks")
     check.add_argument(
@@ -53,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--seed", type=int, default=0, help="seed of the scenario generator (default 0)")
     check.add_argument("--max-ops", type=int, default=8, help="operations per scenario at most (default 8)")
     check.add_argument("--save", metavar="PATH", help="with all policies: also write the table as JSON (docs' source)")
+    _json_flag(check, "the table (as --save writes it), or one policy's results")
     evaluate = _command(
         commands, "eval", "compare search configurations (context, boost, analyzers) on LoCoMo or a TREC-style folder"
     )
@@ -84,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         "--backend", choices=["sqlite", "postgres"], default="sqlite", help="where to index (default sqlite)"
     )
     evaluate.add_argument("--db", help="with --backend postgres: a postgresql:// URL (throwaway schemas there)")
+    _json_flag(evaluate, "the summary (a record per row), the per-category table, the timings")
     serve = _command(commands, "serve", "serve the five memory tools to an MCP host over stdio")
     serve.add_argument(
         "--db",
@@ -111,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         help="the store (a folder, created if missing; an existing file; a postgresql:// URL; default: $MEMLAB_DB)",
     )
     load.set_defaults(environment={"db": ("MEMLAB_DB", None)})
+    _json_flag(load, "what was imported, or the report of the bad records")
     load.add_argument("--agent", default="main", help="the memory namespace (default main)")
     load.add_argument(
         "--taint",
@@ -139,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         help="the store (folder, file or postgresql:// URL of its owner; default: $MEMLAB_DB); it is only read",
     )
     check_chain.set_defaults(environment={"path": ("MEMLAB_DB", None)})
+    _json_flag(check_chain, "the verification: ok, audit rows, versions, head, problems")
     check_chain.add_argument(
         "--policy",
         default=None,
@@ -178,7 +186,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "demo":
         from memlab.demo import run
 
-        run(db=args.db, out=sys.stdout)
+        store = run(db=args.db, out=io.StringIO() if args.json else sys.stdout)
+        if args.json:
+            print_json({"audit": store.audit(), "taint_events": store.taint_events()})
         return 0
     return _check(args)
 
@@ -186,16 +196,16 @@ def main(argv: list[str] | None = None) -> int:
 def _eval(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    import pandas as pd
-
     from memlab.errors import InvalidArgument, MemlabError
     from memlab.eval import ALL_ROWS, load_locomo, load_trec, report, run
 
     on_terminal = sys.stderr.isatty()  # a bar's \r has no place in a log
+    out = sys.stderr if args.json else sys.stdout  # with --json, standard output is the document alone
     try:
         ranking_file = _ranking_file(args)  # refused before anything is loaded
         collection = load_trec(args.collection) if args.collection else load_locomo(args.locomo or "data/locomo10.json")
-        print(report.collection_summary(collection), flush=True)  # before the run: a wrong folder shows at once
+        # Before the run: a wrong folder shows at once.
+        print(report.collection_summary(collection), file=out, flush=True)
         if args.tune:
             from memlab.eval.configurations import CONFIGURATIONS
             from memlab.eval.tuning import tune
@@ -229,8 +239,29 @@ def _eval(args: argparse.Namespace) -> int:
     except MemlabError as error:
         print(f"memlab eval: {error}", file=sys.stderr)
         return 2
+    if args.json:
+        print_json(_eval_document(results, tuned.chosen if args.tune else None))
+    else:
+        _print_results(results, tuned if args.tune else None, collection)
+    if args.out:
+        for path in report.write(results, collection, Path(args.out)):
+            print(f"wrote {path}", file=out)
+    if ranking_file is not None:
+        return _save_ranking(tuned, collection, ranking_file, tuned_rows[0], out=out)
+    if args.save:
+        for path in results.save(args.save):
+            print(f"wrote {path}", file=out)
+    return 0
+
+
+def _print_results(results, tuned, collection) -> None:
+    """``memlab eval``'s tables: the tuning's choices, the measures, per category, the timings, the stemmers."""
+    import pandas as pd
+
+    from memlab.eval import report
+
     with pd.option_context("display.width", 200, "display.max_columns", 40):
-        if args.tune:
+        if tuned is not None:
             print(f"\nHeld-out tuning: each half of the {tuned.split} answered by the ranking tuned on the other")
             for row, by_half in tuned.chosen.items():
                 for half, ranking in by_half.items():
@@ -248,15 +279,22 @@ def _eval(args: argparse.Namespace) -> int:
         if results.summary["analyzer"].nunique() > 1:
             print(f"\nStemmers (vocabulary of the memories; wins/losses per query against {results.baseline})")
             print(report.stemming_table(results, collection).to_string())
-    if args.out:
-        for path in report.write(results, collection, Path(args.out)):
-            print(f"wrote {path}")
-    if ranking_file is not None:
-        return _save_ranking(tuned, collection, ranking_file, tuned_rows[0])
-    if args.save:
-        for path in results.save(args.save):
-            print(f"wrote {path}")
-    return 0
+
+
+def _eval_document(results, chosen) -> dict:
+    """``memlab eval --json``: the summary as a record per row (its analyzer column as the measures table says it),
+    the per-category table, the timings, the rows skipped and, after --tune, the ranking chosen per row and half."""
+    from memlab.eval import report
+
+    document = {
+        "collection": results.collection,
+        "baseline": results.baseline,
+        "summary": results.summary.assign(analyzer=report.analyzer_labels(results)),
+        "by_category": results.by_category(),
+        "timings": results.timings,
+        "skipped": results.skipped,
+    }
+    return document if chosen is None else {**document, "tuned": chosen}
 
 
 def _ranking_file(args: argparse.Namespace) -> str | None:
@@ -270,7 +308,7 @@ def _ranking_file(args: argparse.Namespace) -> str | None:
     return args.save
 
 
-def _save_ranking(tuned, collection, path: str, row: str) -> int:
+def _save_ranking(tuned, collection, path: str, row: str, *, out=sys.stdout) -> int:
     from memlab.errors import MemlabError
     from memlab.eval.tuning import save_ranking
 
@@ -279,7 +317,7 @@ def _save_ranking(tuned, collection, path: str, row: str) -> int:
     except (MemlabError, OSError) as error:
         print(f"memlab eval: {error}", file=sys.stderr)
         return 2
-    print(f"\nwrote {path}: {row} tuned on all of {collection.name}'s queries ({tuned.final[row]})")
+    print(f"\nwrote {path}: {row} tuned on all of {collection.name}'s queries ({tuned.final[row]})", file=out)
     return 0
 
 
@@ -347,7 +385,10 @@ def _verify(args: argparse.Namespace) -> int:
     except MemlabError as error:
         print(f"memlab verify: {error}", file=sys.stderr)
         return 2
-    print(result)
+    if args.json:
+        print_json({"ok": result.ok, **plain(result)})
+    else:
+        print(result)
     return 0 if result.ok else 1
 
 
@@ -381,7 +422,10 @@ def _check(args: argparse.Namespace) -> int:
         if args.policy is None:
             with progress(len(policies.names()) * len(checks), "check", unit="check") as bar:
                 frame = check.table(checks=checks, notify=lambda *_: bar.update(), **options)
-            print(check.table_text(frame))
+            if args.json:
+                print_json({"settings": frame.attrs, "rows": frame})  # the document --save writes
+            else:
+                print(check.table_text(frame))
             if args.save:
                 check.save_table(frame, args.save)
                 print(f"wrote {args.save}", file=sys.stderr)  # stdout stays the table
@@ -393,9 +437,18 @@ def _check(args: argparse.Namespace) -> int:
     except MemlabError as error:
         print(f"memlab check: {error}", file=sys.stderr)
         return 2
-    for result in results.values():
-        print(result, end="\n\n")
+    if args.json:
+        print_json({"policy": args.policy, "results": list(results.values())})
+    else:
+        for result in results.values():
+            print(result, end="\n\n")
     return 1 if any(result.leak for result in results.values()) else 0
+
+
+def _json_flag(command: argparse.ArgumentParser, what: str) -> None:
+    command.add_argument(
+        "--json", action="store_true", help=f"print {what} as one JSON document on standard output (nothing else)"
+    )
 
 
 def _expected_to_hold(frame) -> int:

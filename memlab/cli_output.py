@@ -121,7 +121,9 @@ def plain(value: Any) -> Any:
         return {field.name: plain(getattr(value, field.name)) for field in dataclasses.fields(value)}
     if _is_frame(value):
         # pandas writes its own scalars (numpy numbers, NA, timestamps) as JSON; the records are read back.
-        return json.loads(value.reset_index().to_json(orient="records", date_format="iso"))
+        named = any(name is not None for name in value.index.names)  # a row label (eval's "row") is a field
+        frame = value.reset_index() if named else value
+        return json.loads(frame.to_json(orient="records", date_format="iso"))
     if hasattr(value, "item"):  # a numpy scalar
         return plain(value.item())
     return str(value)

@@ -11,6 +11,7 @@ import json
 import os
 import pty
 import re
+import sqlite3
 import struct
 import subprocess
 import sys
@@ -344,3 +345,72 @@ def test_the_demo_keeps_to_its_own_store_whatever_memlab_db_says(monkeypatch, tm
     assert main(["demo"]) == 0
     with MemoryStore(tmp_path / "memories") as store:
         assert [memory.key for memory in store.session("RESTRICTED").memory_list()] == ["real"]
+
+
+# -- --json: one document on standard output ---------------------------------------------------------------------
+
+
+def _json_out(capsys) -> object:
+    return json.loads(capsys.readouterr().out)
+
+
+def test_verify_json(tmp_path, capsys):
+    path = tmp_path / "memories.db"
+    with MemoryStore(path, layout="file") as store:
+        store.session("INTERNAL").memory_save("plan", "the plan")
+    assert main(["verify", str(path), "--json"]) == 0
+    document = _json_out(capsys)
+    assert document["ok"] is True and document["problems"] == []
+    assert document["versions"] == 1 and document["audit_rows"] >= 1 and len(document["head"]) == 64
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        conn.execute("DROP TRIGGER audit_no_update")
+    assert main(["verify", str(path), "--json"]) == 1
+    document = _json_out(capsys)
+    assert document["ok"] is False and any("audit_no_update" in problem for problem in document["problems"])
+
+
+def test_check_json_for_one_policy(capsys):
+    assert main(["check", "--policy", "strict", "--check", "shadowing", "--trials", "5", "--json"]) == 0
+    (result,) = _json_out(capsys)["results"]
+    assert result == {**result, "check": "shadowing", "policy": "strict", "leak": False, "trials": 5}
+    assert main(["check", "--policy", "frozen-taint", "--check", "write-down", "--trials", "50", "--json"]) == 1
+    (leak,) = _json_out(capsys)["results"]
+    assert leak["leak"] is True and leak["policy"] == "frozen-taint" and leak["level"] in Level.__members__
+    assert len(leak["steps"]) >= 2 and {"session", "call", "world"} <= set(leak["steps"][0])
+
+
+def test_check_json_for_the_table_is_what_save_writes(tmp_path, capsys):
+    assert main(["check", "--check", "shadowing", "--trials", "5", "--save", str(tmp_path / "t.json"), "--json"]) == 0
+    document = _json_out(capsys)
+    saved = json.loads((tmp_path / "t.json").read_text())
+    assert document["settings"] == saved["settings"] and len(document["rows"]) == len(policies.names())
+    assert [row["policy"] for row in document["rows"]] == [row["policy"] for row in saved["rows"]]
+    assert {"policy", "check", "verdict", "steps", "scenarios", "seconds"} == set(document["rows"][0])
+
+
+def test_eval_json_is_the_summary_as_records(capsys):
+    assert main(["eval", "--collection", str(TINY), "--rows", "porter,memlab", "--workers", "1", "--json"]) == 0
+    document = _json_out(capsys)
+    assert document["collection"] == "trec-tiny" and document["baseline"] == "porter"
+    assert [row["row"] for row in document["summary"]] == ["porter", "memlab"]
+    assert {"analyzer", "context", "S@10", "MRR", "p MRR"} <= set(document["summary"][0])
+    assert 0 <= document["summary"][1]["MRR"] <= 1
+
+
+def test_demo_json(capsys):
+    assert main(["demo", "--json"]) == 0
+    document = _json_out(capsys)
+    assert {event["session_id"] for event in document["audit"]} >= {"public-chat", "team-chat", "hr-review"}
+    assert document["taint_events"][0]["session_id"] == "public-chat"
+
+
+def test_import_json_reports_what_was_imported_or_what_was_bad(tmp_path, capsys):
+    notes = _jsonl(tmp_path / "notes.jsonl", 3)
+    assert main(["import", str(notes), "--db", str(tmp_path / "memories"), "--taint", "PUBLIC", "--json"]) == 0
+    document = _json_out(capsys)
+    assert document == {**document, "imported": 3, "agent": "main", "taint": "PUBLIC"}
+    notes.write_text('{"key": "a", "content": "b"}\n{"key": ""}\n')
+    assert main(["import", str(notes), "--db", str(tmp_path / "other"), "--taint", "PUBLIC", "--json"]) == 1
+    document = _json_out(capsys)
+    assert document["bad"] == 1 and document["records"] == 2 and "2" in json.dumps(document["problems"])
+    assert not (tmp_path / "other").exists()
