@@ -101,7 +101,7 @@ def run_import(args: argparse.Namespace) -> int:
     from memlab.levels import Level
     from memlab.store import MemoryStore
 
-    path = Path(args.file)
+    path = cli_output.input_file(args.file)
     if not path.is_file():
         print(f"memlab import: {path} is not a file", file=sys.stderr)
         return 2

@@ -111,7 +111,9 @@ def main(argv: list[str] | None = None) -> int:
         "--ranking", metavar="FILE", help="order results by a ranking file (memlab eval --tune --save FILE.json)"
     )
     load = _command(commands, "import", "bulk-load memories from a JSON Lines file into one agent at one taint")
-    load.add_argument("file", help='a .jsonl file: one {"key": ..., "content": ..., "tags": [...]} per line')
+    load.add_argument(
+        "file", help='a .jsonl file, or - for standard input: one {"key": ..., "content": ..., "tags": [...]} per line'
+    )
     load.add_argument(
         "--db",
         help="the store (a folder, created if missing; an existing file; a postgresql:// URL; default: $MEMLAB_DB)",

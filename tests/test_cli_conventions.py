@@ -15,6 +15,7 @@ import sqlite3
 import struct
 import subprocess
 import sys
+import tempfile
 import termios
 from pathlib import Path
 
@@ -414,3 +415,73 @@ def test_import_json_reports_what_was_imported_or_what_was_bad(tmp_path, capsys)
     document = _json_out(capsys)
     assert document["bad"] == 1 and document["records"] == 2 and "2" in json.dumps(document["problems"])
     assert not (tmp_path / "other").exists()
+
+
+# -- eval's columns say what they are ----------------------------------------------------------------------------
+
+CACHED = Path(__file__).resolve().parent.parent / "data" / "results" / "locomo"
+
+
+def test_locomo_categories_have_their_names():
+    from memlab.eval import Results
+
+    assert list(Results.load(CACHED).by_category().columns) == [
+        "1 multi-hop",
+        "2 temporal",
+        "3 open-domain",
+        "4 single-hop",
+    ]
+
+
+def test_the_category_names_fit_the_questions():
+    # The paper lists the kinds in another order than the file numbers them; the file's own questions decide.
+    from memlab.eval.locomo import LOCOMO_CATEGORY_NAMES, LOCOMO_PATH
+
+    questions: dict[int, list[dict]] = {}
+    for sample in json.loads((Path(__file__).resolve().parent.parent / LOCOMO_PATH).read_text()):
+        for item in sample["qa"]:
+            questions.setdefault(item["category"], []).append(item)
+    assert LOCOMO_CATEGORY_NAMES[2] == "temporal"
+    assert sum(item["question"].startswith("When") for item in questions[2]) > 0.7 * len(questions[2])
+    assert LOCOMO_CATEGORY_NAMES[5] == "adversarial"
+    assert sum("answer" not in item for item in questions[5]) > 0.9 * len(questions[5])  # nothing to answer
+    assert LOCOMO_CATEGORY_NAMES[4] == "single-hop" and len(questions[4]) == max(map(len, questions.values()))
+
+
+def test_a_trec_collection_keeps_its_own_category_names():
+    from memlab.eval import load_trec, run
+
+    agents = run(load_trec(TINY.parent / "trec-agents"), rows=["porter"], progress=False, workers=1)
+    assert list(agents.by_category().columns) == ["open-domain", "single-hop", "temporal"]
+
+
+def test_the_dense_rows_analyzer_is_its_embedder(capsys):
+    # Guards: measures_table's analyzer column read from summary["analyzer"] (the store's porter for every row).
+    from memlab.eval import Results, report
+
+    table = report.measures_table(Results.load(CACHED))
+    assert table.loc["dense", "analyzer"] == "minilm" and table.loc["hybrid", "analyzer"] == "porter+minilm"
+    assert table.loc["memlab", "analyzer"] == "porter"
+
+
+# -- "-" reads standard input ------------------------------------------------------------------------------------
+
+
+def test_import_reads_standard_input_for_a_dash(tmp_path):
+    lines = "".join(json.dumps({"key": f"k{n}", "content": f"note {n}"}) + "\n" for n in range(3))
+    command = _memlab("import", "-", "--db", str(tmp_path / "memories"), "--taint", "INTERNAL")
+    done = subprocess.run(command, input=lines, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "imported 3 memories" in done.stdout
+    with MemoryStore(tmp_path / "memories") as store:
+        assert [memory.key for memory in store.session("INTERNAL").memory_list()] == ["k0", "k1", "k2"]
+
+
+def test_bad_lines_on_standard_input_are_named_stdin_and_nothing_is_written(tmp_path):
+    lines = '{"key": "a", "content": "b"}\n{"key": "", "content": "c"}\n'
+    command = _memlab("import", "-", "--db", str(tmp_path / "memories"), "--taint", "PUBLIC")
+    done = subprocess.run(command, input=lines, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert "<stdin>:2: key must not be empty" in done.stderr
+    assert not (tmp_path / "memories").exists()
+    assert not list(Path(tempfile.gettempdir()).glob("memlab-stdin-*"))  # the copy of the input is gone

@@ -41,7 +41,7 @@ from tqdm.auto import tqdm
 from memlab.errors import InvalidArgument
 from memlab.eval.collections import Collection
 from memlab.eval.configurations import Configuration, rows_of
-from memlab.eval.locomo import load_locomo
+from memlab.eval.locomo import category_label, load_locomo
 from memlab.eval.measures import LABELS, compare, per_query
 from memlab.store import MemoryStore
 
@@ -78,9 +78,10 @@ class Results:
 
     def by_category(self, measure: str = "S@10") -> pd.DataFrame:
         """Mean of ``measure`` per row and query category (columns), over the queries that carry a category;
-        an empty frame when none does."""
+        an empty frame when none does. LoCoMo's numbered categories are labelled with their kind (``2 temporal``)."""
         table = self.per_query.pivot_table(index="row", columns="category", values=measure, aggfunc="mean", sort=False)
-        return table[sorted(table.columns, key=str)]
+        table = table[sorted(table.columns, key=str)]
+        return table.rename(columns=category_label) if self.collection == "locomo" else table
 
     def save(self, folder: str | Path) -> list[Path]:
         """Keep what ``load`` needs to give these results back: the per-query measures (gzipped CSV), the
