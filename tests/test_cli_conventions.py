@@ -485,3 +485,9 @@ def test_bad_lines_on_standard_input_are_named_stdin_and_nothing_is_written(tmp_
     assert "<stdin>:2: key must not be empty" in done.stderr
     assert not (tmp_path / "memories").exists()
     assert not list(Path(tempfile.gettempdir()).glob("memlab-stdin-*"))  # the copy of the input is gone
+
+
+def test_the_docs_table_of_exit_codes_is_the_clis():
+    page = (Path(__file__).resolve().parent.parent / "docs" / "reference.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| (\d+) \| (.+) \|$", page, re.MULTILINE))
+    assert {int(code): meaning.replace("\\|", "|") for code, meaning in rows.items()} == EXIT_CODES
