@@ -23,7 +23,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from memlab import tooldefs
+from memlab import cli_output, tooldefs
 from memlab.errors import InvalidArgument, MemlabError
 
 __all__ = ["Problem", "ImportReport", "read_records", "parse_line", "check_file", "run_import"]
@@ -200,22 +200,27 @@ def run_import(args: argparse.Namespace) -> int:
     from memlab.levels import Level
     from memlab.store import MemoryStore
 
-    path = Path(args.file)
+    path = cli_output.input_file(args.file)
     if not path.is_file():
         print(f"memlab import: {path} is not a file", file=sys.stderr)
         return 2
     report = check_file(path)
+    if not report.ok and args.json:
+        cli_output.print_json(report.to_dict())
+        return 1
     if not report.ok:
         print("\n".join(report.lines()), file=sys.stderr)
         return 1
     try:
         taint = Level.parse(args.taint)
-        store = MemoryStore(args.db, policy=args.policy, analyzer=args.analyzer)
+        store = cli_output.from_environment(
+            args, "db", lambda db: MemoryStore(db, policy=args.policy, analyzer=args.analyzer)
+        )
     except MemlabError as error:
         print(f"memlab import: {error}", file=sys.stderr)
         return 2
     started = time.perf_counter()
-    with store, tqdm(total=report.records, unit="memory", desc=path.name, file=sys.stderr) as progress:
+    with store, cli_output.progress(report.records, path.name, unit="memory") as progress:
         try:
             session = store.session(taint, args.agent)
             saved = 0
@@ -229,6 +234,10 @@ def run_import(args: argparse.Namespace) -> int:
             print(f"memlab import: {error}", file=sys.stderr)
             return 2
     elapsed = time.perf_counter() - started
+    if args.json:
+        imported = {"imported": saved, "agent": args.agent, "taint": taint, "session": session.id, "seconds": elapsed}
+        cli_output.print_json(imported)
+        return 0
     print(
         f"imported {saved:,} memories into agent {args.agent!r} at {taint.name} "
         f"(session {session.id}) in {elapsed:.1f} s"

@@ -17,7 +17,7 @@ Examples:
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -95,19 +95,33 @@ def shadowing(
 
 
 def run_all(
-    policy: Policy | str, *, checks: Sequence[str] = CHECKS, **options: Any
+    policy: Policy | str,
+    *,
+    checks: Sequence[str] = CHECKS,
+    notify: Callable[[str, str], object] | None = None,
+    **options: Any,
 ) -> dict[str, Counterexample | NoLeak]:
-    """Every check in ``checks`` on one policy, by check name."""
+    """Every check in ``checks`` on one policy, by check name; ``notify(policy, check)`` after each (progress)."""
     unknown = [name for name in checks if name not in CHECKERS]
     if unknown:
         raise InvalidArgument(f"unknown check {unknown[0]!r}; the checks are {', '.join(CHECKS)}")
-    return {name: CHECKERS[name].run(policy, **{**_DEFAULT_OPTIONS, **options}) for name in checks}
+    results = {}
+    for name in checks:
+        results[name] = CHECKERS[name].run(policy, **{**_DEFAULT_OPTIONS, **options})
+        if notify is not None:
+            notify(resolve(policy).name, name)
+    return results
 
 
 def table(
-    policies: Sequence[Policy | str] | None = None, *, checks: Sequence[str] = CHECKS, **options: Any
+    policies: Sequence[Policy | str] | None = None,
+    *,
+    checks: Sequence[str] = CHECKS,
+    notify: Callable[[str, str], object] | None = None,
+    **options: Any,
 ) -> pd.DataFrame:
-    """One row per policy and check: the verdict, the counterexample's length and the time taken.
+    """One row per policy and check: the verdict, the counterexample's length and the time taken;
+    ``notify(policy, check)`` after each.
 
     Examples:
         >>> table(["strict", "frozen-taint"], trials=50)[["policy", "check", "verdict"]]
@@ -122,7 +136,7 @@ def table(
     rows = []
     chosen = list(policies) if policies is not None else names()
     for policy in chosen:
-        for check, result in run_all(policy, checks=checks, **options).items():
+        for check, result in run_all(policy, checks=checks, notify=notify, **options).items():
             rows.append(
                 {
                     "policy": resolve(policy).name,

@@ -71,6 +71,22 @@ class Counterexample:
             raise InvalidArgument(f"this counterexample of {self.check} was not made by a checker: it cannot replay")
         return self.judge(self.policy, self.level, self.actors, self.steps)
 
+    def as_dict(self) -> dict[str, Any]:
+        """The leak as JSON values (``memlab check --json``): the steps as ``rows`` gives them, what was observed
+        and expected as the text shows them."""
+        return {
+            "check": self.check,
+            "policy": self.policy.name,
+            "leak": True,
+            "level": None if self.level is None else self.level.name,
+            "explanation": self.explanation,
+            "steps": self.rows(),
+            "observed": repr(self.observed),
+            "expected": repr(self.expected),
+            "trials": self.trials,
+            "seconds": self.seconds,
+        }
+
     def rows(self) -> list[dict[str, str]]:
         """The steps as table rows (for notebooks and widgets)."""
         taints = {actor.name: actor for actor in self.actors}
@@ -130,6 +146,17 @@ class NoLeak:
     operations: int
     seconds: float
     leak = False
+
+    def as_dict(self) -> dict[str, Any]:
+        """What was covered, as JSON values (``memlab check --json``)."""
+        return {
+            "check": self.check,
+            "policy": self.policy,
+            "leak": False,
+            "trials": self.trials,
+            "operations": self.operations,
+            "seconds": self.seconds,
+        }
 
     def __str__(self) -> str:
         return (

@@ -12,11 +12,24 @@ from typing import Any
 from memlab.errors import InvalidArgument
 from memlab.eval.collections import Collection, CollectionError, Document, Query, checked_key
 
-__all__ = ["load_locomo", "LOCOMO_PATH", "LOCOMO_CATEGORIES", "LOCOMO_AROUND"]
+__all__ = [
+    "load_locomo",
+    "LOCOMO_PATH",
+    "LOCOMO_CATEGORIES",
+    "LOCOMO_CATEGORY_NAMES",
+    "LOCOMO_AROUND",
+    "category_label",
+]
 
 LOCOMO_PATH = Path("data") / "locomo10.json"
 LOCOMO_CATEGORIES = (1, 2, 3, 4)
 LOCOMO_AROUND = 2
+LOCOMO_CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+"""The kind of question each number of the file's ``category`` field stands for. The paper introduces the kinds
+in another order (single-hop, multi-hop, temporal, open-domain, adversarial); these follow the authors'
+evaluation code (task_eval/evaluation.py scores 1 as multi-hop and 5 as adversarial; gpt_utils.py asks the
+questions of 2 for a date) and the questions themselves: most of category 2 begin "When", category 3 asks what
+someone would likely do (world knowledge), 4 is the largest (one piece of evidence), 5 has no answer."""
 
 # LoCoMo's dialog ids look like "D1:3", but some are not clean. In questions' evidence: "D8:6; D9:17" and
 # "D9:1 D4:4 D4:6" (several ids in one string; four questions), "D:11:26" (a stray colon), "D30:05" (a leading
@@ -87,6 +100,16 @@ def load_locomo(
             if relevant:
                 qrels[query.id] = relevant
     return Collection("locomo", documents, queries, qrels)
+
+
+def category_label(category: str) -> str:
+    """A LoCoMo category as tables show it: its number and its kind.
+
+    Examples:
+        >>> category_label("2")
+        '2 temporal'
+    """
+    return f"{category} {LOCOMO_CATEGORY_NAMES[int(category)]}"
 
 
 def _read_locomo(path: Path) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from memlab.eval.runner import Results
 from memlab.eval.stemstats import disagreements, fts5_stems, vocabulary, words_of
 from memlab.search import analyzers as registry
 
-__all__ = ["collection_summary", "measures_table", "stemming_table", "write", "chart"]
+__all__ = ["collection_summary", "measures_table", "analyzer_labels", "stemming_table", "write", "chart"]
 
 
 def collection_summary(collection: Collection) -> str:
@@ -49,9 +49,31 @@ def measures_table(results: Results) -> pd.DataFrame:
     table = results.summary[list(LABELS.values())].map(lambda value: f"{value:.3f}")
     for measure, comparison in results.comparisons.items():
         table[measure] = table[measure] + comparison["sig"].reindex(table.index).fillna("")
-    table.insert(0, "analyzer", results.summary["analyzer"])
+    table.insert(0, "analyzer", analyzer_labels(results))
     table.insert(1, "context", results.summary["context"])
     return table
+
+
+def analyzer_labels(results: Results) -> pd.Series:
+    """Per row, what matches its queries to the memories: the analyzer; the embedder for a dense row (its store
+    has an analyzer, but its ranking never reads the lexical side); both for a hybrid (``porter+minilm``).
+
+    Examples:
+        >>> from memlab.eval import Results
+        >>> analyzer_labels(Results.load("data/results/locomo"))[["memlab", "dense", "hybrid"]].tolist()
+        ['porter', 'minilm', 'porter+minilm']
+    """
+    labels = {}
+    for row, analyzer in results.summary["analyzer"].items():
+        described = results.configurations.get(row, {})
+        embedder = described.get("embedder")
+        if embedder is None or not described.get("dense"):
+            labels[row] = analyzer
+        elif not described.get("lexical"):
+            labels[row] = embedder
+        else:
+            labels[row] = f"{analyzer}+{embedder}"
+    return pd.Series(labels, name="analyzer").reindex(results.summary.index)
 
 
 def _stemmer(name: str, words: set[str]) -> Callable[[str], str] | None:

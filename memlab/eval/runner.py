@@ -24,11 +24,14 @@ Examples:
 
 from __future__ import annotations
 
+import contextlib
 import json
+import multiprocessing
 import os
+import queue
 import time
-from collections.abc import Iterable, Sequence
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,7 +41,7 @@ from tqdm.auto import tqdm
 from memlab.errors import InvalidArgument
 from memlab.eval.collections import Collection
 from memlab.eval.configurations import Configuration, rows_of
-from memlab.eval.locomo import load_locomo
+from memlab.eval.locomo import category_label, load_locomo
 from memlab.eval.measures import LABELS, compare, per_query
 from memlab.store import MemoryStore
 
@@ -75,9 +78,10 @@ class Results:
 
     def by_category(self, measure: str = "S@10") -> pd.DataFrame:
         """Mean of ``measure`` per row and query category (columns), over the queries that carry a category;
-        an empty frame when none does."""
+        an empty frame when none does. LoCoMo's numbered categories are labelled with their kind (``2 temporal``)."""
         table = self.per_query.pivot_table(index="row", columns="category", values=measure, aggfunc="mean", sort=False)
-        return table[sorted(table.columns, key=str)]
+        table = table[sorted(table.columns, key=str)]
+        return table.rename(columns=category_label) if self.collection == "locomo" else table
 
     def save(self, folder: str | Path) -> list[Path]:
         """Keep what ``load`` needs to give these results back: the per-query measures (gzipped CSV), the
@@ -130,8 +134,10 @@ def run_group(
     depth: int = 100,
     queries: Iterable[str] | None = None,
     postgres: str | None = None,
+    notify: Callable[[str], object] | None = None,
 ) -> dict[str, tuple[dict[str, dict[str, float]], float, float]]:
-    """Rows that share a store (``Configuration.store``): load it once, then run the queries under each ranking.
+    """Rows that share a store (``Configuration.store``): load it once, then run the queries under each ranking;
+    ``notify(row)`` as each row is done (progress, from a worker process too: a manager queue's ``put``).
 
     With ``postgres`` (a PostgreSQL URL) the store is a throwaway schema there, dropped afterwards, ranked by
     PostgreSQL's own ``ts_rank`` (``memlab.storage.postgres``): the rows' rankings do not apply there.
@@ -157,6 +163,8 @@ def run_group(
             started = time.perf_counter()
             ranking = search(store, sessions, collection, depth=depth, queries=queries)
             done[row.name] = (ranking, indexed, time.perf_counter() - started)
+            if notify is not None:
+                notify(row.name)
     return done
 
 
@@ -208,7 +216,7 @@ def run(
         analyzers: analyzers to add as rows, each on the text with the first-wave ranking.
         baseline: the row every other is tested against (the named row ``porter`` is added if missing).
         depth: how many results each query keeps (MAP and MRR look this deep; the cap of memory_search is 100).
-        progress: show a progress bar.
+        progress: show a progress bar, one step per row.
         workers: processes running rows side by side (default: one per core, at most one per row).
         postgres: a PostgreSQL URL: every row indexes in a throwaway schema there, ranked by PostgreSQL's
             ``ts_rank`` (``porter`` and ``snowball`` are its ``english`` configuration, ``none`` its ``simple``).
@@ -229,16 +237,38 @@ def run(
     for row in configurations:
         groups.setdefault(row.store, []).append(row)
     workers = min(workers or os.cpu_count() or 1, len(groups))
-    with ProcessPoolExecutor(workers) if workers > 1 else _InProcess() as pool:
+    with (
+        ProcessPoolExecutor(workers) if workers > 1 else _InProcess() as pool,
+        multiprocessing.Manager() if workers > 1 else contextlib.nullcontext() as manager,
+        tqdm(total=len(configurations), desc=collection.name, unit="row", disable=not progress) as bar,
+    ):
+        rows_done = manager.Queue() if manager is not None else queue.SimpleQueue()
         # The slowest groups (a dense model to run) first, so that no worker is left with one at the end.
         order = sorted(groups.values(), key=lambda group: group[0].embedder is None)
-        futures = [pool.submit(run_group, collection, group, depth=depth, postgres=postgres) for group in order]
-        done = {}
-        for future in tqdm(as_completed(futures), total=len(futures), desc=collection.name, disable=not progress):
-            done |= future.result()
+        futures = [
+            pool.submit(run_group, collection, group, depth=depth, postgres=postgres, notify=rows_done.put)
+            for group in order
+        ]
+        done = _gather(futures, rows_done, bar)
     results = results_of(collection, configurations, done, baseline)
     results.skipped = skipped
     return results
+
+
+def _gather(futures: list[Future], rows_done, bar) -> dict:
+    """Every group's runs, one step of ``bar`` per row as its worker reports it (not per group: a group of rows
+    sharing a store finishes them one after another)."""
+    done: dict = {}
+    pending = set(futures)
+    while pending:
+        finished, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+        with contextlib.suppress(queue.Empty):
+            while True:
+                rows_done.get_nowait()
+                bar.update(1)
+        for future in finished:
+            done |= future.result()
+    return done
 
 
 def results_of(
