@@ -52,6 +52,9 @@ __all__ = [
 
 # The measures the summary tests for significance against the baseline.
 SIGNIFICANCE_MEASURES = ("S@10", "nDCG@10", "MRR")
+# Read-only layers of the embedding cache: vectors of the bundled LoCoMo's documents (tools/embed_locomo.py).
+# Found by text digest, so they serve any collection that has the same texts and nothing else.
+WARM = (Path("data") / "locomo10.embeddings.npz",)
 
 
 @dataclass
@@ -114,13 +117,15 @@ def run_configuration(
     depth: int = 100,
     queries: Iterable[str] | None = None,
     postgres: str | None = None,
+    cache: str | Path | bool = True,
 ) -> tuple[dict[str, dict[str, float]], float, float]:
     """Index ``collection`` as ``configuration`` says and run its queries (only ``queries``, by id, if given).
 
     Returns:
         The run (query id -> {document id: score}), seconds spent indexing, seconds spent searching.
     """
-    return run_group(collection, [configuration], depth=depth, queries=queries, postgres=postgres)[configuration.name]
+    done = run_group(collection, [configuration], depth=depth, queries=queries, postgres=postgres, cache=cache)
+    return done[configuration.name]
 
 
 def run_group(
@@ -130,11 +135,14 @@ def run_group(
     depth: int = 100,
     queries: Iterable[str] | None = None,
     postgres: str | None = None,
+    cache: str | Path | bool = True,
 ) -> dict[str, tuple[dict[str, dict[str, float]], float, float]]:
     """Rows that share a store (``Configuration.store``): load it once, then run the queries under each ranking.
 
     With ``postgres`` (a PostgreSQL URL) the store is a throwaway schema there, dropped afterwards, ranked by
-    PostgreSQL's own ``ts_rank`` (``memlab.storage.postgres``): the rows' rankings do not apply there.
+    PostgreSQL's own ``ts_rank`` (``memlab.storage.postgres``): the rows' rankings do not apply there. A dense
+    row's embedder goes through the embedding cache (``cache``: a folder, True for the default one, False for
+    none) and the bundled LoCoMo's warm vectors (``WARM``).
 
     Returns:
         Per row: the run (query id -> {document id: score}), seconds spent indexing (the shared load), seconds
@@ -143,6 +151,10 @@ def run_group(
     analyzer, context, embedder = configurations[0].store
     if any(row.store != configurations[0].store for row in configurations):
         raise InvalidArgument("a group's rows must share analyzer, context and embedder")
+    if embedder is not None and cache is not False:
+        from memlab.search.embedding_cache import cached
+
+        embedder = cached(embedder, None if cache is True else cache, warm=[path for path in WARM if path.exists()])
     done = {}
     with MemoryStore.throwaway(postgres, analyzer=analyzer, embedder=embedder) as store:
         started = time.perf_counter()
@@ -198,6 +210,7 @@ def run(
     progress: bool = True,
     workers: int | None = None,
     postgres: str | None = None,
+    cache: str | Path | bool = True,
 ) -> Results:
     """Compare configurations on a collection (LoCoMo by default).
 
@@ -212,6 +225,8 @@ def run(
         workers: processes running rows side by side (default: one per core, at most one per row).
         postgres: a PostgreSQL URL: every row indexes in a throwaway schema there, ranked by PostgreSQL's
             ``ts_rank`` (``porter`` and ``snowball`` are its ``english`` configuration, ``none`` its ``simple``).
+        cache: where the dense rows keep their vectors (``memlab.search.embedding_cache``): a folder, True for
+            ``default_folder()`` (``MEMLAB_CACHE``, else ``~/.cache/memlab``), False to embed everything afresh.
     Raises:
         InvalidArgument: an unknown row or analyzer, or a collection without queries.
     """
@@ -232,7 +247,9 @@ def run(
     with ProcessPoolExecutor(workers) if workers > 1 else _InProcess() as pool:
         # The slowest groups (a dense model to run) first, so that no worker is left with one at the end.
         order = sorted(groups.values(), key=lambda group: group[0].embedder is None)
-        futures = [pool.submit(run_group, collection, group, depth=depth, postgres=postgres) for group in order]
+        futures = [
+            pool.submit(run_group, collection, group, depth=depth, postgres=postgres, cache=cache) for group in order
+        ]
         done = {}
         for future in tqdm(as_completed(futures), total=len(futures), desc=collection.name, disable=not progress):
             done |= future.result()
