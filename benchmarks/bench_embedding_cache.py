@@ -56,7 +56,7 @@ def bench(rows: str, workdir: Path) -> tuple[list[Row], bool]:
     memlab = str(Path(sys.executable).with_name("memlab"))
     chosen = [] if rows == "default" else ["--rows", rows]
     elsewhere = workdir / "elsewhere"  # no data/ here: the warm vectors are not found
-    elsewhere.mkdir(exist_ok=True)
+    elsewhere.mkdir(parents=True)
     figures, saved = {}, {}
     runs = {"cold": (elsewhere, workdir / "cache-cold"), "first": (ROOT, workdir / "cache"), "second": (ROOT, None)}
     for run, (cwd, cache) in runs.items():
