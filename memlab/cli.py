@@ -103,7 +103,13 @@ def main(argv: list[str] | None = None) -> int:
     lesson.add_argument(
         "--class", dest="class_dir", metavar="DIR", help="a class: every page in one shared store in DIR (a folder)"
     )
+    embeddings = commands.add_parser(
+        "cache", help="the embedding cache of the dense rows (MEMLAB_CACHE, else ~/.cache/memlab): show or clear it"
+    )
+    embeddings.add_argument("action", nargs="?", choices=["show", "clear"], default="show", help="default: show")
     args = parser.parse_args(argv)
+    if args.command == "cache":
+        return _cache(args.action)
     if args.command == "classroom":
         from memlab.classroom_server import serve
 
@@ -126,6 +132,18 @@ def main(argv: list[str] | None = None) -> int:
         run(db=args.db, out=sys.stdout)
         return 0
     return _check(args)
+
+
+def _cache(action: str) -> int:
+    from memlab.search.embedding_cache import EmbeddingCache
+
+    cache = EmbeddingCache()
+    if action == "clear":
+        print(f"{cache.path}: {'removed' if cache.clear() else 'nothing to remove'}")
+    else:
+        size = cache.path.stat().st_size if cache.path.exists() else 0
+        print(f"{cache.path}: {size / 1e6:.1f} MB" if size else f"{cache.path}: empty")
+    return 0
 
 
 def _eval(args: argparse.Namespace) -> int:

@@ -253,3 +253,15 @@ def test_a_second_eval_embeds_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr(dense.MiniLM, "_model", refuse)
     second = run(collection, rows=["dense", "hybrid"], progress=False, workers=1, cache=tmp_path)
     assert second.per_query.equals(first.per_query)
+
+
+def test_memlab_cache_shows_and_clears_the_named_folder(tmp_path, monkeypatch, capsys):
+    from memlab.cli import main
+
+    monkeypatch.setenv("MEMLAB_CACHE", str(tmp_path))
+    assert main(["cache"]) == 0
+    assert capsys.readouterr().out == f"{tmp_path / CACHE_FILE}: empty\n"
+    cached(WordsEmbedder()).embed(TEXTS)
+    assert main(["cache", "clear"]) == 0
+    assert capsys.readouterr().out == f"{tmp_path / CACHE_FILE}: removed\n"
+    assert not (tmp_path / CACHE_FILE).exists()

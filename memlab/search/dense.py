@@ -9,7 +9,9 @@ missing.
 
 A store opened with an embedder (``MemoryStore(embedder="minilm")``) stores a vector for each version it saves
 (of its content and source), searched by cosine similarity over the session's effective view only, and fused
-with FTS5's ranking by reciprocal rank fusion when the ``Ranking`` asks (``memlab.search.ranking``).
+with FTS5's ranking by reciprocal rank fusion when the ``Ranking`` asks (``memlab.search.ranking``). Through
+``memlab.search.embedding_cache.cached`` an embedder keeps each text's vector in the user's cache folder, so a
+text is embedded once (``memlab eval`` does by default; a store opts in: ``MemoryStore(embedder=cached("minilm"))``).
 """
 
 from __future__ import annotations
