@@ -205,7 +205,7 @@ def test_two_processes_fill_the_cache_at_once(tmp_path):
 
 def _warm_file(path: Path, model: str, texts: list[str], vectors: np.ndarray) -> Path:
     keys = np.frombuffer(b"".join(digest(text) for text in texts), dtype=np.uint8).reshape(len(texts), 32)
-    np.savez_compressed(path, model=np.array(model), digests=keys, vectors=vectors.astype(np.float16))
+    np.savez_compressed(path, model=np.array(model), digests=keys, vectors=vectors.astype(np.float32))
     return path
 
 
@@ -215,7 +215,7 @@ def test_a_warm_file_serves_its_texts(tmp_path):
     counting = Counting(embedder)
     got = Cached(counting, EmbeddingCache(tmp_path / "cache"), warm=[warm]).embed(TEXTS)
     assert counting.embedded == 1  # the one text the file lacks (TEXTS[3] is TEXTS[0])
-    assert np.abs(got - embedder.embed(TEXTS)).max() <= WARM_TOLERANCE
+    assert np.array_equal(got, embedder.embed(TEXTS))
 
 
 def test_a_stale_warm_file_is_ignored(tmp_path):
@@ -265,3 +265,15 @@ def test_memlab_cache_shows_and_clears_the_named_folder(tmp_path, monkeypatch, c
     assert main(["cache", "clear"]) == 0
     assert capsys.readouterr().out == f"{tmp_path / CACHE_FILE}: removed\n"
     assert not (tmp_path / CACHE_FILE).exists()
+
+
+def test_a_warm_file_not_of_the_layout_is_ignored(tmp_path):
+    embedder = WordsEmbedder()
+    keys = np.frombuffer(b"".join(digest(text) for text in TEXTS), dtype=np.uint8).reshape(len(TEXTS), 32)
+    rounded = tmp_path / "float16.npz"  # what float16 would store: not the model's vectors
+    np.savez(rounded, model=np.array(fingerprint(embedder)), digests=keys, vectors=embedder.embed(TEXTS).astype("f2"))
+    (tmp_path / "text.npz").write_text("not a zip", encoding="utf-8")
+    for path in (rounded, tmp_path / "text.npz"):
+        with pytest.warns(UserWarning, match="not a warm embeddings file"):
+            got = Cached(embedder, EmbeddingCache(tmp_path / "cache"), warm=[path]).embed(TEXTS)
+        assert np.array_equal(got, embedder.embed(TEXTS))

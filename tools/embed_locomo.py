@@ -1,4 +1,4 @@
-"""Make the warm embeddings of the bundled LoCoMo: every document's vector under MiniLM, as float16 by text digest.
+"""Make the warm embeddings of the bundled LoCoMo: every document's MiniLM vector (float32) by text digest.
 
 The relevance lab reads them as a read-only layer of the embedding cache (``memlab.search.embedding_cache``), so
 ``memlab eval`` embeds only the questions. Each agent's documents are embedded in one call, as the eval's
@@ -24,7 +24,8 @@ WARM_PATH = Path("data") / "locomo10.embeddings.npz"
 
 
 def embed_locomo(locomo: Path = LOCOMO_PATH, out: Path = WARM_PATH, *, threads: int = 1) -> int:
-    """Write ``out``: the model's key, the documents' text digests (sorted) and their float16 vectors."""
+    """Write ``out``: the model's key, the documents' text digests (sorted) and their vectors, as the model gave
+    them (float32: float16 would move the dense rows' ranking of a few questions)."""
     model = MiniLM(threads=threads)
     by_agent: dict[str, list[str]] = {}
     for document in load_locomo(locomo).documents:
@@ -39,7 +40,7 @@ def embed_locomo(locomo: Path = LOCOMO_PATH, out: Path = WARM_PATH, *, threads: 
         out,
         model=np.array(fingerprint(model)),
         digests=np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), 32),
-        vectors=np.stack([vectors[key] for key in keys]).astype(np.float16),
+        vectors=np.stack([vectors[key] for key in keys]).astype(np.float32),
     )
     return len(keys)
 

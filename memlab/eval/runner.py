@@ -165,7 +165,7 @@ def run_group(
                 store.ranking = row.ranking
             forget = getattr(store.storage.embedder, "forget", None)
             if forget is not None:
-                forget()  # each row pays for embedding its queries: ms per query is the whole cost
+                forget()  # each row pays for its queries' vectors (the model's, or the cache's when it has them)
             started = time.perf_counter()
             ranking = search(store, sessions, collection, depth=depth, queries=queries)
             done[row.name] = (ranking, indexed, time.perf_counter() - started)

@@ -10,7 +10,9 @@ other embedder; so a changed model never serves stale vectors.
 The cache is one SQLite file in WAL mode (two processes filling it at once each commit whole batches), each row
 carrying a checksum of its vector: a row that does not check, or a file that is not a database, is recomputed
 (a warning names the file), never returned. What the model returns is stored as it is, so a cached vector is
-the fresh one byte for byte; warm files hold float16 vectors, within ``WARM_TOLERANCE`` of a fresh one.
+the fresh one byte for byte. Warm files hold the float32 vectors the model gave where the file was made (a
+``MiniLM`` vector does not depend on the batch it is embedded in), so on that CPU they are the fresh ones too;
+another CPU's int8 arithmetic may differ in the last bits, within ``WARM_TOLERANCE``.
 
 ``memlab eval`` uses the cache and the bundled warm file by default; a store uses it only when asked
 (``MemoryStore(embedder=cached("minilm"))``): its vectors are of texts that may be CONFIDENTIAL, and a purge does
@@ -40,8 +42,8 @@ __all__ = ["Cached", "EmbeddingCache", "Warm", "cached", "default_folder", "fing
 CACHE_FILE = "embeddings.sqlite3"
 PROBE = "memlab embedding cache probe: the quick brown fox jumps over the lazy dog"
 WARM_TOLERANCE = 2e-3
-"""How far a warm (float16) vector may be from a fresh one, per component: float16 rounds a unit vector's
-components by at most 2**-12 (< 2.5e-4); the rest is room for another onnxruntime build."""
+"""How far a warm vector may be from a fresh one made on another CPU or onnxruntime build, per component of the
+unit vector (int8 kernels differ in rounding; on the CPU that made the file the difference is 0)."""
 _BUSY_MS = 30_000
 
 
@@ -198,7 +200,7 @@ class EmbeddingCache:
 
 
 class Warm:
-    """A read-only layer: a ``.npz`` file of float16 unit vectors by text digest, made by one model
+    """A read-only layer: a ``.npz`` file of float32 unit vectors by text digest, made by one model
     (``tools/embed_locomo.py``); a file of another model, or not of this layout, is ignored with a warning."""
 
     def __init__(self, path: str | Path) -> None:
@@ -228,16 +230,15 @@ class Warm:
             with np.load(self.path, allow_pickle=False) as data:
                 model = str(data["model"])
                 digests = data["digests"]
-                vectors = data["vectors"].astype(np.float32)
+                vectors = data["vectors"]
             if digests.dtype != np.uint8 or digests.ndim != 2 or digests.shape[1] != 32:
                 raise ValueError("digests are not sha256s")
-            if vectors.ndim != 2 or len(vectors) != len(digests):
-                raise ValueError("not a vector per digest")
+            if vectors.dtype != np.float32 or vectors.ndim != 2 or len(vectors) != len(digests):
+                raise ValueError("not a float32 vector per digest")
         except (OSError, ValueError, KeyError) as error:
             warnings.warn(f"{self.path} is not a warm embeddings file ({error}): not used", stacklevel=4)
             return empty
-        norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        return model, {row.tobytes(): index for index, row in enumerate(digests)}, vectors / norms
+        return model, {row.tobytes(): index for index, row in enumerate(digests)}, vectors
 
 
 class Cached:
@@ -262,7 +263,7 @@ class Cached:
         return self._model
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """One unit vector per text, as ``embedder`` gives it (warm ones within ``WARM_TOLERANCE``)."""
+        """One unit vector per text, as ``embedder`` gives it."""
         import numpy as np
 
         if not texts:
