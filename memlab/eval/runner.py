@@ -9,7 +9,8 @@ query is asked with ``Session.memory_search`` in its own agent's namespace. The 
 ir-measures and every row is compared with the baseline (``porter``: FTS5's porter on the memories' text, the
 first-wave ranking) by a paired randomization test.
 
-On LoCoMo (about a minute; one process per row)::
+On LoCoMo (minutes on 2 cores, the README says how many; one process per group of rows; the dense rows' vectors
+come from the embedding cache and the bundled warm file when they hold them)::
 
     results = run(load_locomo())                 # the named rows: porter, +boost, +context, memlab, dense, hybrid
     results = run(load_locomo(), rows=ALL_ROWS)  # and every analyzer (dense and hybrid need memlab[dense])
