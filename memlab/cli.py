@@ -167,11 +167,17 @@ def main(argv: list[str] | None = None) -> int:
     lesson.add_argument(
         "--class", dest="class_dir", metavar="DIR", help="a class: every page in one shared store in DIR (a folder)"
     )
+    embeddings = _command(
+        commands, "cache", "show or clear the dense rows' embedding cache ($MEMLAB_CACHE, else ~/.cache/memlab)"
+    )
+    embeddings.add_argument("action", nargs="?", choices=["show", "clear"], default="show", help="default: show")
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return 0
     defaults_from_environment(args, commands.choices[args.command].error)
+    if args.command == "cache":
+        return _cache(args.action)
     if args.command == "classroom":
         from memlab.classroom_server import serve
 
@@ -207,6 +213,18 @@ def main(argv: list[str] | None = None) -> int:
             print_json({"audit": store.audit(), "taint_events": store.taint_events()})
         return 0
     return _check(args)
+
+
+def _cache(action: str) -> int:
+    from memlab.search.embedding_cache import EmbeddingCache
+
+    cache = EmbeddingCache()
+    if action == "clear":
+        print(f"{cache.path}: {'removed' if cache.clear() else 'nothing to remove'}")
+    else:
+        size = cache.path.stat().st_size if cache.path.exists() else 0
+        print(f"{cache.path}: {size / 1e6:.1f} MB" if size else f"{cache.path}: empty")
+    return 0
 
 
 def _eval(args: argparse.Namespace) -> int:

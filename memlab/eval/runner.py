@@ -9,7 +9,8 @@ query is asked with ``Session.memory_search`` in its own agent's namespace. The 
 ir-measures and every row is compared with the baseline (``porter``: FTS5's porter on the memories' text, the
 first-wave ranking) by a paired randomization test.
 
-On LoCoMo (about a minute; one process per row)::
+On LoCoMo (minutes on 2 cores, the README says how many; one process per group of rows; the dense rows' vectors
+come from the embedding cache and the bundled warm file when they hold them)::
 
     results = run(load_locomo())                 # the named rows: porter, +boost, +context, memlab, dense, hybrid
     results = run(load_locomo(), rows=ALL_ROWS)  # and every analyzer (dense and hybrid need memlab[dense])
@@ -55,6 +56,9 @@ __all__ = [
 
 # The measures the summary tests for significance against the baseline.
 SIGNIFICANCE_MEASURES = ("S@10", "nDCG@10", "MRR")
+# Read-only layers of the embedding cache: vectors of the bundled LoCoMo's documents (tools/embed_locomo.py).
+# Found by text digest, so they serve any collection that has the same texts and nothing else.
+WARM = (Path("data") / "locomo10.embeddings.npz",)
 
 
 @dataclass
@@ -118,13 +122,15 @@ def run_configuration(
     depth: int = 100,
     queries: Iterable[str] | None = None,
     postgres: str | None = None,
+    cache: str | Path | bool = True,
 ) -> tuple[dict[str, dict[str, float]], float, float]:
     """Index ``collection`` as ``configuration`` says and run its queries (only ``queries``, by id, if given).
 
     Returns:
         The run (query id -> {document id: score}), seconds spent indexing, seconds spent searching.
     """
-    return run_group(collection, [configuration], depth=depth, queries=queries, postgres=postgres)[configuration.name]
+    done = run_group(collection, [configuration], depth=depth, queries=queries, postgres=postgres, cache=cache)
+    return done[configuration.name]
 
 
 def run_group(
@@ -135,12 +141,15 @@ def run_group(
     queries: Iterable[str] | None = None,
     postgres: str | None = None,
     notify: Callable[[str], object] | None = None,
+    cache: str | Path | bool = True,
 ) -> dict[str, tuple[dict[str, dict[str, float]], float, float]]:
     """Rows that share a store (``Configuration.store``): load it once, then run the queries under each ranking;
     ``notify(row)`` as each row is done (progress, from a worker process too: a manager queue's ``put``).
 
     With ``postgres`` (a PostgreSQL URL) the store is a throwaway schema there, dropped afterwards, ranked by
-    PostgreSQL's own ``ts_rank`` (``memlab.storage.postgres``): the rows' rankings do not apply there.
+    PostgreSQL's own ``ts_rank`` (``memlab.storage.postgres``): the rows' rankings do not apply there. A dense
+    row's embedder goes through the embedding cache (``cache``: a folder, True for the default one, False for
+    none) and the bundled LoCoMo's warm vectors (``WARM``).
 
     Returns:
         Per row: the run (query id -> {document id: score}), seconds spent indexing (the shared load), seconds
@@ -149,6 +158,10 @@ def run_group(
     analyzer, context, embedder = configurations[0].store
     if any(row.store != configurations[0].store for row in configurations):
         raise InvalidArgument("a group's rows must share analyzer, context and embedder")
+    if embedder is not None and cache is not False:
+        from memlab.search.embedding_cache import cached
+
+        embedder = cached(embedder, None if cache is True else cache, warm=[path for path in WARM if path.exists()])
     done = {}
     with MemoryStore.throwaway(postgres, analyzer=analyzer, embedder=embedder) as store:
         started = time.perf_counter()
@@ -159,7 +172,7 @@ def run_group(
                 store.ranking = row.ranking
             forget = getattr(store.storage.embedder, "forget", None)
             if forget is not None:
-                forget()  # each row pays for embedding its queries: ms per query is the whole cost
+                forget()  # each row pays for its queries' vectors (the model's, or the cache's when it has them)
             started = time.perf_counter()
             ranking = search(store, sessions, collection, depth=depth, queries=queries)
             done[row.name] = (ranking, indexed, time.perf_counter() - started)
@@ -206,6 +219,7 @@ def run(
     progress: bool = True,
     workers: int | None = None,
     postgres: str | None = None,
+    cache: str | Path | bool = True,
 ) -> Results:
     """Compare configurations on a collection (LoCoMo by default).
 
@@ -220,6 +234,8 @@ def run(
         workers: processes running rows side by side (default: one per core, at most one per row).
         postgres: a PostgreSQL URL: every row indexes in a throwaway schema there, ranked by PostgreSQL's
             ``ts_rank`` (``porter`` and ``snowball`` are its ``english`` configuration, ``none`` its ``simple``).
+        cache: where the dense rows keep their vectors (``memlab.search.embedding_cache``): a folder, True for
+            ``default_folder()`` (``MEMLAB_CACHE``, else ``~/.cache/memlab``), False to embed everything afresh.
     Raises:
         InvalidArgument: an unknown row or analyzer, or a collection without queries.
     """
@@ -246,7 +262,7 @@ def run(
         # The slowest groups (a dense model to run) first, so that no worker is left with one at the end.
         order = sorted(groups.values(), key=lambda group: group[0].embedder is None)
         futures = [
-            pool.submit(run_group, collection, group, depth=depth, postgres=postgres, notify=rows_done.put)
+            pool.submit(run_group, collection, group, depth=depth, postgres=postgres, notify=rows_done.put, cache=cache)
             for group in order
         ]
         done = _gather(futures, rows_done, bar)

