@@ -41,6 +41,30 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+_ISO_UTC = "%04d-%02d-%02dT%02d:%02d:%02d.%06d+00:00"
+
+
+def utc_text(moment: datetime) -> str:
+    """``moment.astimezone(UTC).isoformat(timespec="microseconds")``, exactly, at a fraction of its cost (every
+    call writes one); a naive ``moment`` is local time, as ``astimezone`` takes it.
+
+    Examples:
+        >>> utc_text(datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=UTC))
+        '2026-01-02T03:04:05.000006+00:00'
+    """
+    if moment.tzinfo is not UTC:
+        moment = moment.astimezone(UTC)
+    return _ISO_UTC % (
+        moment.year,
+        moment.month,
+        moment.day,
+        moment.hour,
+        moment.minute,
+        moment.second,
+        moment.microsecond,
+    )
+
+
 class MemoryStore:
     """Durable, classification-gated memory for agents.
 
@@ -198,7 +222,7 @@ class MemoryStore:
 
     def now(self) -> str:
         """The store clock's time as ISO 8601 UTC text, as every row records it."""
-        return self.clock().astimezone(UTC).isoformat(timespec="microseconds")
+        return utc_text(self.clock())
 
     def session(
         self, taint: Level | str = Level.PUBLIC, agent: str = "main", *, session_id: str | None = None

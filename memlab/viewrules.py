@@ -21,6 +21,7 @@ from memlab.levels import Level, can_flow_to
 
 __all__ = ["ViewRules"]
 
+_LEVELS = tuple(Level)
 _LATTICE = frozenset(
     (classification, taint) for classification, taint in product(Level, Level) if can_flow_to(classification, taint)
 )
@@ -58,6 +59,26 @@ class ViewRules:
             if level in live:
                 return live[level]
         return None
+
+    def winners(self, live: dict[Level, int]) -> tuple[int | None, ...]:
+        """``winner(live, taint)`` for every taint, in level order: a key's view at each taint, computed once.
+
+        Examples:
+            >>> ViewRules.lattice().winners({Level.INTERNAL: 7})
+            (None, 7, 7, 7)
+        """
+        if self._lattice:
+            # Under the lattice a taint reads every level up to its own: the winner is the last live one so far.
+            current, shown = None, []
+            for level in _LEVELS:
+                current = live.get(level, current)
+                shown.append(current)
+            return tuple(shown)
+        return tuple(self.winner(live, taint) for taint in _LEVELS)
+
+    @cached_property
+    def _lattice(self) -> bool:
+        return self.lattice_visibility
 
     @cached_property
     def _readable_from(self) -> dict[Level, list[Level]]:

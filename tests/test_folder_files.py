@@ -13,9 +13,11 @@ from pathlib import Path
 import pytest
 
 import memlab.storage.catalogue
+import memlab.storage.folder
+import memlab.storage.folder_closer
 from memlab import InvalidArgument, Level, MemoryStore, SchemaError
 from memlab.storage.folder import FolderStorage
-from memlab.storage.folder_files import MAX_OPEN_FILES, MIN_OPEN_FILES, AgentFile, open_files_allowed
+from memlab.storage.folder_files import MAX_OPEN_FILES, MIN_OPEN_FILES, AgentFile, keep_wal_on_close, open_files_allowed
 from memlab.storage.sqlite import SqliteStorage
 from tests.test_verify import _sql
 
@@ -122,6 +124,53 @@ def test_the_heads_of_evicted_files_are_recorded(tmp_path):
     recorded = dict(sqlite3.connect(path / "catalogue.db").execute("SELECT name, audit_rows FROM agents").fetchall())
     assert recorded["ann"] == lengths["ann"]
     store.close()
+
+
+def test_a_file_closed_with_its_wal_kept_is_synced_and_checkpointed_when_the_store_closes(tmp_path, monkeypatch):
+    """Where the closer can keep an evicted file's WAL (Python 3.12's ``setconfig``; faked here), it syncs the WAL in
+    place of the checkpoint, and the store checkpoints every such file when it closes.
+
+    Guards: the closer without ``sync_wal(storage.path)`` (seen failing); ``close()`` without the loop over
+    ``kept_wal`` (seen failing)."""
+    kept, synced, checkpointed = [], [], []
+    monkeypatch.setattr(memlab.storage.folder_closer, "keep_wal_on_close", lambda conn: kept.append(conn) or True)
+    monkeypatch.setattr(memlab.storage.folder_closer, "sync_wal", synced.append)
+    real_checkpoint = memlab.storage.folder.checkpoint
+    monkeypatch.setattr(
+        memlab.storage.folder, "checkpoint", lambda path: checkpointed.append(path) or real_checkpoint(path)
+    )
+    store = _store(tmp_path / "store", 1)
+    for agent in ("ann", "bob", "cid"):
+        store.session(Level.PUBLIC, agent=agent).memory_save("note", f"{agent}'s note")
+    store.storage._closer.drain()  # type: ignore[attr-defined]
+    files = [store.storage.agent_path(agent) for agent in ("ann", "bob")]  # type: ignore[attr-defined]
+    assert len(kept) == 2 and synced == files
+    store.close()
+    assert checkpointed == sorted(files)
+    assert not [path for path in (tmp_path / "store").rglob("*-wal")]
+
+
+def test_an_evicted_file_keeps_its_wal_exactly_where_python_offers_it(tmp_path):
+    """On 3.12+ an evicted file's WAL stays (no checkpoint on the call path's behalf, nor a new WAL header on
+    reopen) and the store closes with none left; before 3.12 the close checkpoints as it always did. Either way
+    nothing is lost and the folder verifies."""
+    store = _store(tmp_path / "store", 1)
+    for round_ in range(2):
+        for agent in ("ann", "bob"):
+            store.session(Level.PUBLIC, agent=agent).memory_save(f"note-{round_}", f"{agent}'s note {round_}")
+    store.storage._closer.drain()  # type: ignore[attr-defined]
+    ann_wal = Path(f"{store.storage.agent_path('ann')}-wal")  # type: ignore[attr-defined]
+    probe = sqlite3.connect(":memory:")
+    assert ann_wal.exists() == keep_wal_on_close(probe) == hasattr(sqlite3.Connection, "setconfig")
+    probe.close()
+    assert [m.content for m in store.session(Level.PUBLIC, agent="ann").memory_list()] == [
+        "ann's note 0",
+        "ann's note 1",
+    ]
+    store.close()
+    assert not [path for path in (tmp_path / "store").rglob("*-wal")]
+    with MemoryStore(tmp_path / "store", layout="folder") as again:
+        assert again.verify().ok
 
 
 # -- the schema check: once per schema and process, in full for anything else ---------------------------

@@ -13,6 +13,7 @@ Examples:
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 
@@ -55,9 +56,9 @@ class Analyzer:
         """True when snippets are made in Python from the original content (see ``snippet``)."""
         return self.stem is not None or self.fts_stem is not None
 
-    def snippet_terms(self, query: str) -> set[str]:
+    def snippet_terms(self, query: str) -> SnippetTerms:
         """The terms ``snippet`` marks for ``query``: its search terms as the index sees them."""
-        return {self.term(term) for term in query_terms(query)}
+        return SnippetTerms((self.term(term) for term in query_terms(query)), self.stem_tail)
 
     @property
     def prestemmed(self) -> bool:
@@ -125,22 +126,30 @@ class Analyzer:
             >>> get("snowball").snippet("She loves running", get("snowball").snippet_terms("runs"))
             'She loves **running**'
         """
-        spans = [match.span() for match in WORD.finditer(text)]
-        if not spans:
-            return text
         # Lower-casing keeps a letter or digit one letter or digit (all of Unicode checked), so each word is in the
         # same place in ``lowered``: all but "İ", made "i" and a combining dot, whose dot is dropped (as unicode61
         # drops it).
         lowered = text.lower() if "İ" not in text else text.replace("İ", "i").lower()
-        term_of, beginnings = _memoised_term(self), _beginnings(self.stem_tail, terms)
-        first_hit = next(
-            (
-                i
-                for i, (begin, end) in enumerate(spans)
-                if lowered.startswith(beginnings, begin, end) and term_of(lowered[begin:end]) in terms
-            ),
-            None,
-        )
+        if type(terms) is SnippetTerms and terms.tail == self.stem_tail:
+            beginnings = terms.beginnings
+        else:
+            beginnings = _beginnings(self.stem_tail, terms)
+        term_of = _memoised_term(self)
+        # Words are split only as far as needed: up to the first match, then through the window and one word
+        # past it (which says whether the text goes on); a text with no match is split whole, as before.
+        found = WORD.finditer(text)
+        spans: list[tuple[int, int]] = []
+        first_hit, add = None, spans.append
+        for match in found:
+            begin, end = span = match.span()
+            add(span)
+            if lowered.startswith(beginnings, begin, end) and term_of(lowered[begin:end]) in terms:
+                first_hit = len(spans) - 1
+                more = max(0, max(0, first_hit - 2) + tokens - first_hit)
+                spans += [match.span() for match in itertools.islice(found, more)]
+                break
+        if not spans:
+            return text
         first = max(0, min(first_hit - 2 if first_hit is not None else 0, len(spans) - tokens))
         window = spans[first : first + tokens]
         start = 0 if first == 0 else window[0][0]
@@ -155,6 +164,19 @@ class Analyzer:
                     cursor = finish
         out.append(text[cursor:end])
         return ("…" if start > 0 else "") + "".join(out) + ("…" if end < len(text) else "")
+
+
+class SnippetTerms(frozenset):
+    """A query's snippet terms, with how a word that may match them begins (``_beginnings``), worked out once per
+    search rather than once per hit."""
+
+    tail: int | None
+    beginnings: tuple[str, ...]
+
+    def __new__(cls, terms: Iterable[str], tail: int | None) -> SnippetTerms:
+        made = super().__new__(cls, terms)
+        made.tail, made.beginnings = tail, _beginnings(tail, made)
+        return made
 
 
 def _beginnings(tail: int | None, terms: Collection[str]) -> tuple[str, ...]:

@@ -20,39 +20,43 @@ import hashlib
 import hmac
 import json
 import secrets
-from collections.abc import Sequence
-from json.encoder import encode_basestring, encode_basestring_ascii
+from collections.abc import Callable, Sequence
+from json.encoder import c_make_encoder, encode_basestring, encode_basestring_ascii
 from typing import Any
 
 __all__ = [
     "genesis",
     "new_salt",
+    "new_salts",
     "audit_hash",
     "commitment",
     "version_digest",
+    "version_digester",
     "deletion_digest",
     "json_array",
     "json_strings",
 ]
 
 
+def _c_array_encoder(separator: str) -> Callable[[Any, int], Any] | None:
+    """json's C encoder as ``json.dumps(..., ensure_ascii=False, separators=(separator, ":"))`` builds it, made
+    once (no circular-reference markers: what memlab hashes is flat); None where the C accelerator is missing."""
+    if c_make_encoder is None:
+        return None
+    return c_make_encoder(None, json.JSONEncoder().default, encode_basestring, None, ":", separator, False, False, True)
+
+
+_ARRAY_ENCODERS = {separator: _c_array_encoder(separator) for separator in (",", ", ")}
+
+
 def json_array(parts: Sequence[Any], separator: str = ",") -> str:
-    """``json.dumps(parts, ensure_ascii=False, separators=(separator, ":"))``, byte for byte: what every digest
-    and commitment hashes, so the chains of files already written verify. Strings, ints and None (all that memlab
-    hashes) are written by json's own C string encoder, without building an encoder per call; anything else goes
-    through ``json.dumps`` itself."""
-    shown = []
-    for part in parts:
-        kind = type(part)
-        if kind is str:
-            shown.append(encode_basestring(part))
-        elif kind is int:
-            shown.append(int.__repr__(part))
-        elif part is None:
-            shown.append("null")
-        else:
-            return json.dumps(list(parts), ensure_ascii=False, separators=(separator, ":"))
-    return "[" + separator.join(shown) + "]"
+    """``json.dumps(list(parts), ensure_ascii=False, separators=(separator, ":"))``, byte for byte: what every
+    digest and commitment hashes, so the chains of files already written verify. json's own C encoder writes it,
+    built once instead of once per call."""
+    encoder = _ARRAY_ENCODERS.get(separator)
+    if encoder is None:
+        return json.dumps(list(parts), ensure_ascii=False, separators=(separator, ":"))
+    return "".join(encoder(parts, 0))
 
 
 def json_strings(strings: Sequence[str]) -> str:
@@ -77,6 +81,12 @@ def new_salt() -> bytes:
     return secrets.token_bytes(16)
 
 
+def new_salts(count: int) -> list[bytes]:
+    """``count`` salts, as ``new_salt`` makes them, from one read of the system's random source."""
+    random = secrets.token_bytes(16 * count)
+    return [random[start : start + 16] for start in range(0, 16 * count, 16)]
+
+
 def audit_hash(previous: str, fields: tuple[Any, ...]) -> str:
     """The hash of an audit row: its fields (``seq`` first) chained to the previous row's hash."""
     return _digest(previous, *fields)
@@ -95,6 +105,27 @@ def version_digest(
 ) -> str:
     """A version's identity, as the audit row of its save records it."""
     return _digest("version", agent, key, classification, version, saved_at, saved_by, commitment)
+
+
+def version_digester(agent: str, saved_by: str) -> Callable[[str, int, int, str, str], str]:
+    """``version_digest`` of ``agent``'s versions saved by ``saved_by``, as a function of (key, classification,
+    version, saved_at, commitment), the constant parts encoded once: for a batch of seals. ``commitment`` must be
+    a commitment (hex digits, which JSON writes as they are).
+
+    Examples:
+        >>> digest = version_digester("main", "s1")
+        >>> digest("k", 0, 1, "2026-01-01", "ab") == version_digest("main", "k", 0, 1, "2026-01-01", "s1", "ab")
+        True
+    """
+    head = '["version",' + encode_basestring(agent) + ","
+    by = "," + encode_basestring(saved_by) + ',"'
+    sha256 = hashlib.sha256
+
+    def digest(key: str, classification: int, version: int, saved_at: str, commitment: str) -> str:
+        text = f"{head}{encode_basestring(key)},{int(classification)},{int(version)},{encode_basestring(saved_at)}"
+        return sha256(f'{text}{by}{commitment}"]'.encode()).hexdigest()
+
+    return digest
 
 
 def deletion_digest(version: str, deleted_at: str, deleted_by: str) -> str:

@@ -49,7 +49,7 @@ from memlab.search.dense import Embedder
 from memlab.search.ranking import Ranking
 from memlab.storage.catalogue import folder_lock, log_agent, open_catalogue, record_head
 from memlab.storage.folder_closer import Closer
-from memlab.storage.folder_files import AgentFile, open_files_allowed
+from memlab.storage.folder_files import AgentFile, checkpoint, open_files_allowed
 from memlab.storage.folder_verify import verify_folder
 from memlab.storage.layout import CATALOGUE, agent_file
 from memlab.storage.sqlite import SqliteStorage
@@ -398,6 +398,9 @@ class FolderStorage:
                 self._closer.stop()
                 while self._files:
                     self._close_file(*self._files.popitem())
+                for path in sorted(self._closer.kept_wal):
+                    checkpoint(path)  # closed without one while the store ran (Closer)
+                self._closer.kept_wal.clear()
             finally:
                 self._catalogue.close()
 

@@ -8,6 +8,10 @@ again: the store opens the agent's file anew, and waits first for the close to e
 connections of this process hold one agent's file. ``stop`` (from the store's ``close``) finishes every close and
 joins the thread; the thread also ends by itself once idle. At most ``MAX_PENDING`` files wait to be closed (a
 call evicting one more waits). An error while closing is reported as a warning.
+
+Where Python offers ``SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE`` (3.12+), a close skips the checkpoint and keeps the WAL,
+synced, so reopening the file writes into the same WAL; the store checkpoints those files when it closes
+(``kept_wal``), so a closed store folder holds no WAL, as before.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from memlab.storage.catalogue import record_head
+from memlab.storage.folder_files import keep_wal_on_close, sync_wal
 
 __all__ = ["Closer"]
 
@@ -44,6 +49,8 @@ class Closer:
         self._stopping = False
         self._thread: threading.Thread | None = None
         self._cond = threading.Condition()
+        self.kept_wal: set[Path] = set()
+        """The files closed with their WAL kept (``keep_wal_on_close``); the store checkpoints them when it closes."""
 
     def close_later(self, agent: str, storage: Any) -> None:
         """Record the head of ``agent``'s evicted file and close it, on the closer's thread; waits while
@@ -116,7 +123,14 @@ class Closer:
                     catalogue = sqlite3.connect(self._catalogue, timeout=self._busy_timeout, isolation_level=None)
                 record_head(catalogue, agent, storage.conn)
             finally:
+                kept = keep_wal_on_close(storage.conn)
                 storage.close()
+            if kept:
+                # No checkpoint: the WAL stays, and its next write appends without a new header to sync. Syncing it
+                # here keeps what the checkpoint gave: the file's transactions are on disk once it is closed.
+                sync_wal(storage.path)
+                with self._cond:
+                    self.kept_wal.add(storage.path)
         except Exception as error:  # the thread goes on closing the others; the caller is told
             warnings.warn(
                 f"memlab: closing the file of agent {agent!r} failed ({type(error).__name__}: {error}); its chain "

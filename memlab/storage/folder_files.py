@@ -12,19 +12,32 @@ reads differently and is checked in full. The schema parse SQLite makes on a con
 
 from __future__ import annotations
 
+import os
 import resource
 import sqlite3
 import threading
+from pathlib import Path
 
 from memlab.storage.sqlite import SqliteStorage
 
-__all__ = ["AgentFile", "open_files_allowed", "DESCRIPTORS_PER_FILE", "MAX_OPEN_FILES", "MIN_OPEN_FILES"]
+__all__ = [
+    "AgentFile",
+    "checkpoint",
+    "keep_wal_on_close",
+    "sync_wal",
+    "open_files_allowed",
+    "DESCRIPTORS_PER_FILE",
+    "MAX_OPEN_FILES",
+    "MIN_OPEN_FILES",
+]
 
 DESCRIPTORS_PER_FILE = 3  # an open WAL file holds three: the file, its WAL, its shared memory
 MIN_OPEN_FILES = 64
 MAX_OPEN_FILES = 1024  # each open file also holds its schema and the pages it read (~0.2 MB at 100 memories)
 _DESCRIPTOR_SHARE = 4  # the open files take at most a quarter of the descriptors the process may hold
 _DESCRIPTOR_CEILING = 65_536  # raised no further, even when the hard limit is unlimited
+
+_NO_CKPT_ON_CLOSE = getattr(sqlite3, "SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE", None)  # Python 3.12+
 
 _CHECKED: dict[tuple[object, ...], None] = {}  # schema keys whose check passed, in this process
 _CHECKED_LOCK = threading.Lock()
@@ -44,6 +57,41 @@ def open_files_allowed() -> int:
     if soft == resource.RLIM_INFINITY:
         soft = _DESCRIPTOR_CEILING
     return max(MIN_OPEN_FILES, min(MAX_OPEN_FILES, soft // (_DESCRIPTOR_SHARE * DESCRIPTORS_PER_FILE)))
+
+
+def keep_wal_on_close(conn: sqlite3.Connection) -> bool:
+    """Make closing ``conn`` leave its WAL as it is (``SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE``), where Python can say so
+    (``Connection.setconfig``, 3.12+); whether it could.
+
+    A close then neither checkpoints (copies the WAL into the file and syncs both) nor deletes the WAL, and the
+    next connection appends to it instead of starting a new one, whose header SQLite syncs on the first write.
+    """
+    setconfig = getattr(conn, "setconfig", None)
+    if setconfig is None or _NO_CKPT_ON_CLOSE is None:
+        return False
+    setconfig(_NO_CKPT_ON_CLOSE, True)
+    return True
+
+
+def checkpoint(path: Path) -> None:
+    """Copy a file's WAL into it and remove the WAL (what closing its last connection does by default)."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
+
+
+def sync_wal(path: Path) -> None:
+    """Sync the WAL of the file at ``path`` to disk, if it has one: what its checkpoint on close made durable."""
+    try:
+        descriptor = os.open(f"{path}-wal", os.O_RDONLY)
+    except FileNotFoundError:
+        return
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 class AgentFile(SqliteStorage):

@@ -67,22 +67,30 @@ class IndexUpkeep:
         self._views_changed += 1  # cached vector views are stale from here on
         upserts, removals = [], []
         reindex: dict[str, tuple[list[int], list[int]]] = {}
-        taints = [taint for taint in Level if taint >= changed or not self.rules.lattice_visibility]
+        rules = self.rules
+        taints = [taint for taint in Level if taint >= changed or not rules.lattice_visibility]
+        tables = {taint: fts_table(agent_id, taint) for taint in taints if indexed & _level_bit(taint)}
+        everything = fts_table(agent_id, None) if rules.global_statistics else None
         for key in keys:
-            old, new = before.get(key, {}), after.get(key, {})
-            for taint in taints:
-                previous_winner, winner = self.rules.winner(old, taint), self.rules.winner(new, taint)
-                if winner == previous_winner:
-                    continue
-                if winner is None:
-                    removals.append((agent_id, key, int(taint)))
-                else:
-                    upserts.append((agent_id, key, int(taint), winner))
-                if indexed & _level_bit(taint):
-                    _note_reindex(reindex, fts_table(agent_id, taint), previous_winner, winner)
-            if self.rules.global_statistics:
+            old, new = before.get(key), after.get(key)
+            # A key's winners at every taint, each computed once (a bulk save's new keys have none before).
+            previous_winners = rules.winners(old) if old else _NO_WINNERS
+            winners = rules.winners(new) if new else _NO_WINNERS
+            if winners != previous_winners:
+                for taint in taints:
+                    previous_winner, winner = previous_winners[taint], winners[taint]
+                    if winner == previous_winner:
+                        continue
+                    if winner is None:
+                        removals.append((agent_id, key, int(taint)))
+                    else:
+                        upserts.append((agent_id, key, int(taint), winner))
+                    if taint in tables:
+                        _note_reindex(reindex, tables[taint], previous_winner, winner)
+            if everything is not None:
+                old, new = old or {}, new or {}
                 for level in Level:
-                    _note_reindex(reindex, fts_table(agent_id, None), old.get(level), new.get(level))
+                    _note_reindex(reindex, everything, old.get(level), new.get(level))
         self.conn.executemany("DELETE FROM effective WHERE agent_id = ? AND key = ? AND taint = ?", removals)
         self.conn.executemany(
             "INSERT OR REPLACE INTO effective (agent_id, key, taint, memory_id) VALUES (?, ?, ?, ?)", upserts
@@ -108,6 +116,7 @@ class IndexUpkeep:
             self.conn.execute(f"{select} WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id", (json.dumps(ids),))
 
 
+_NO_WINNERS = (None,) * len(Level)
 _ALL_LEVELS = sum(1 << int(level) for level in Level)
 
 

@@ -28,6 +28,7 @@ __all__ = [
     "AUDIT_FIELDS",
     "Seal",
     "seal",
+    "seal_many",
     "deletion",
     "chain_rows",
     "Audited",
@@ -71,6 +72,25 @@ def seal(agent: str, new: NewVersion, classification: int, version: int, saved_b
     commitment = chain.commitment(salt, new.content, tags, new.source, new.occurred_at)
     digest = chain.version_digest(agent, new.key, classification, version, new.saved_at, saved_by, commitment)
     return Seal(tags, salt, commitment, digest)
+
+
+def seal_many(
+    agent: str, versions: Sequence[NewVersion], classification: int, numbers: Sequence[int], saved_by: str
+) -> list[Seal]:
+    """``seal`` of each of ``versions`` (numbered ``numbers``), byte for byte, for a batch: the salts drawn at
+    once, the digest's constant parts encoded once, each distinct tag list encoded once."""
+    digest = chain.version_digester(agent, saved_by)
+    stored_tags: dict[tuple[str, ...], str] = {}
+    seals = []
+    for new, number, salt in zip(versions, numbers, chain.new_salts(len(versions)), strict=True):
+        tags = stored_tags.get(new.tags) if type(new.tags) is tuple else None
+        if tags is None:
+            tags = chain.json_strings(new.tags)
+            if type(new.tags) is tuple:
+                stored_tags[new.tags] = tags
+        commitment = chain.commitment(salt, new.content, tags, new.source, new.occurred_at)
+        seals.append(Seal(tags, salt, commitment, digest(new.key, classification, number, new.saved_at, commitment)))
+    return seals
 
 
 def deletion(agent: str, memory: Memory, commitment: str, deleted_at: str, deleted_by: str) -> str:

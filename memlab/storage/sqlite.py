@@ -42,7 +42,7 @@ from memlab.storage.indexes import _ALL_LEVELS, IndexUpkeep, _level_bit, live_ve
 from memlab.storage.lexical import LexicalSearch, _first_per_key
 from memlab.storage.rows import _MEMORY_COLUMNS, _memory
 from memlab.storage.schema import FORMAT, LATE_TRIGGERS, SCHEMA_VERSION, add_late_triggers, check_meta, ensure_schema
-from memlab.storage.seal import deletion, seal
+from memlab.storage.seal import deletion, seal_many
 from memlab.storage.upgrade import UPGRADABLE, upgrade
 from memlab.storage.vectors import FUSION_DEPTH, VectorSearch, _fuse, _VectorView
 from memlab.storage.verify import Verification, verify_file
@@ -309,7 +309,7 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
             before = live_versions(latest)
             next_id = self.conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM memories").fetchone()[0]
             level = int(classification)
-            saved, rows, digests = [], [], []
+            saved, stems = [], []
             for memory_id, new in enumerate(versions, start=next_id):
                 previous = latest.get((new.key, level))
                 memory = Memory(
@@ -328,16 +328,19 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
                 when = when_words(new.occurred_at)
                 if self.analyzer.prestemmed:
                     texts = (new.key, new.content, " ".join(new.tags), new.source, when)
-                    stems = tuple(None if text is None else self.analyzer.index_text(text) for text in texts)
+                    stems_of = tuple(None if text is None else self.analyzer.index_text(text) for text in texts)
                 else:
-                    stems = (None, None, None, None, when)
-                stems += (tag_words(self.analyzer, new.tags),)
-                sealed = seal(agent, new, level, memory.version, saved_by)
-                digests.append(sealed.digest)
-                rows.append(
-                    (memory_id, agent_id, new.key, new.content, sealed.tags, level, memory.version, new.saved_at)
-                    + (saved_by, new.source, new.occurred_at, *stems, sealed.salt, sealed.commitment)
+                    stems_of = (None, None, None, None, when)
+                stems.append((*stems_of, tag_words(self.analyzer, new.tags)))
+            seals = seal_many(agent, versions, level, [memory.version for memory in saved], saved_by)
+            digests = [sealed.digest for sealed in seals]
+            rows = [
+                (memory_id, agent_id, new.key, new.content, sealed.tags, level, memory.version, new.saved_at)
+                + (saved_by, new.source, new.occurred_at, *stems_of, sealed.salt, sealed.commitment)
+                for memory_id, new, memory, stems_of, sealed in zip(
+                    range(next_id, next_id + len(versions)), versions, saved, stems, seals, strict=True
                 )
+            ]
             self.conn.executemany(
                 "INSERT INTO memories (id, agent_id, key, content, tags, classification, version, saved_at, saved_by, "
                 "source, occurred_at, index_key, index_content, index_tags, index_source, index_when, "
