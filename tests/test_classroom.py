@@ -99,7 +99,7 @@ def test_exercise_4_a_save_after_escalating_is_classified_at_the_new_taint(lesso
 def test_reset_starts_a_new_lesson_and_the_teacher_view_follows_it(lesson):
     click(lesson, "hr-review", "memory_save", key="salary", content="90k")
     lesson.simulator.panel("public-chat").escalate_buttons[Level.INTERNAL].click()
-    assert "1 of 1 calls" in lesson.audit_viewer.table.value  # live, no refresh
+    assert "1 of 1 call<" in lesson.audit_viewer.table.value  # live, no refresh
     assert "audit chain verified" in lesson.audit_viewer.verified.value  # the tamper check
     predict_and_check(lesson, 2, GET_ANSWER["ok"])
     lesson.exercise(2).answer_button.click()
@@ -110,8 +110,8 @@ def test_reset_starts_a_new_lesson_and_the_teacher_view_follows_it(lesson):
     assert all(p.predict.value is None and not p.answer.value for p in lesson.exercises)
     assert lesson.teacher.widget.children[1] is lesson.audit_viewer.widget
     click(lesson, "team-chat", "memory_save", key="user-name", content="Samantha Rivera")
-    assert "1 of 1 calls" in lesson.audit_viewer.table.value
-    assert "1 versions" in lesson.shadow_inspector.table.value
+    assert "1 of 1 call<" in lesson.audit_viewer.table.value
+    assert "1 version<" in lesson.shadow_inspector.table.value
     assert "application/vnd.jupyter.widget-view+json" in lesson.teacher._repr_mimebundle_()
 
 
