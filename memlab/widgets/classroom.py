@@ -375,7 +375,7 @@ class Classroom(Panel):
         self.audit_viewer = AuditViewer(self.store)
         self.shadow_inspector = ShadowInspector(self.store, "user-name")
         self._teacher_box.children = [
-            widgets.HTML("<b>Teacher's view</b>: every call of the lesson, live, and the audit chain's check"),
+            widgets.HTML(TEACHER_HEADING),
             self.audit_viewer.widget,
             widgets.HTML("<b>Who sees which version</b> of a key"),
             self.shadow_inspector.widget,
@@ -397,6 +397,14 @@ class Classroom(Panel):
         for panel in self.exercises:
             panel.reset()
         self.tabs.selected_index = 0
+
+
+TEACHER_HEADING = (
+    "<h2>For the teacher</h2><p>Every call the class makes, live: the audit (filter by session, tool, outcome, "
+    "level or time), each session's taint over time, and the audit chain's tamper check; then every version of a "
+    "key and which session sees which.</p>"
+)
+"""The teacher's view's own heading: made with the view, so a page without the view (a student's) never shows it."""
 
 
 class _Shown(Panel):
