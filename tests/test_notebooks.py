@@ -220,3 +220,21 @@ def test_the_tours_tables_fit_at_1024_px_and_scroll_inside_their_output(marker):
     assert "overflow-x:auto" in table  # wider than the page: it scrolls, never cut
     assert not re.search(r"\d{2}:\d{2}:\d{2}\.\d{6}", table) and "NaN" not in table
     assert _narrowest(table) <= FITS_1024
+
+
+@pytest.mark.parametrize(
+    "name, marker",
+    [
+        ("02_shadowing", "visibility_figure(store"),
+        ("03_audit_trail", "audit_timeline_figure(audit)"),
+        ("04_stemming_relevance", "measures_figure(results)"),
+    ],
+)
+def test_the_charts_follow_the_pages_theme(name, marker):
+    """Issue 23: the charts stayed white boxes in JupyterLab's and Voila's dark theme (PNGs drawn on white).
+    Each is now an SVG in the page's text colour on no background (tests/test_figures.py checks the drawing).
+    Guards: ``%matplotlib inline`` and a PNG of the chart (04: ``Image(report.chart(...))``)."""
+    outputs = _output_of(name, marker)
+    assert [sorted(output["data"]) for output in outputs] == [["text/html", "text/plain"]]  # no PNG beside it
+    shown = outputs[0]["data"]["text/html"]
+    assert "<svg" in shown and "currentColor" in shown and "#ffffff" not in shown.lower()

@@ -29,7 +29,7 @@ from memlab.policy import Policy
 from memlab.store import MemoryStore
 from memlab.widgets.audit import AuditViewer, filter_audit, taint_timeline
 from memlab.widgets.classroom import Classroom
-from memlab.widgets.figures import audit_timeline_figure, visibility_figure
+from memlab.widgets.figures import audit_timeline_figure, measures_figure, visibility_figure
 from memlab.widgets.inspector import ShadowInspector
 from memlab.widgets.policylab import PolicyLab, run_check, steps_table, verdict
 from memlab.widgets.render import clock_time, highlight, html_table, level_row
@@ -71,6 +71,7 @@ __all__ = [
     "effective_views",
     "highlight",
     "audit_timeline_figure",
+    "measures_figure",
     "visibility_figure",
 ]
 
