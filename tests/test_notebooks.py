@@ -233,8 +233,10 @@ def test_the_tours_tables_fit_at_1024_px_and_scroll_inside_their_output(marker):
 def test_the_charts_follow_the_pages_theme(name, marker):
     """Issue 23: the charts stayed white boxes in JupyterLab's and Voila's dark theme (PNGs drawn on white).
     Each is now an SVG in the page's text colour on no background (tests/test_figures.py checks the drawing).
-    Guards: ``%matplotlib inline`` and a PNG of the chart (04: ``Image(report.chart(...))``)."""
+    Guards: ``%matplotlib inline`` and a PNG of the chart (04: ``Image(report.chart(...))``); 04's error bars
+    left black (matplotlib's ``ecolor``)."""
     outputs = _output_of(name, marker)
     assert [sorted(output["data"]) for output in outputs] == [["text/html", "text/plain"]]  # no PNG beside it
     shown = outputs[0]["data"]["text/html"]
-    assert "<svg" in shown and "currentColor" in shown and "#ffffff" not in shown.lower()
+    assert "<svg" in shown and "currentColor" in shown
+    assert "#ffffff" not in shown.lower() and "#000000" not in shown  # no white box, no black unseen on a dark page

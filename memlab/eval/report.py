@@ -105,6 +105,8 @@ def chart(results: Results, path: Path, measures: tuple[str, ...] = ("S@1", "S@5
 
 def draw_measures(axis, results: Results, measures: tuple[str, ...] = ("S@1", "S@5", "S@10", "nDCG@10")) -> None:
     """Draw ``chart``'s bars of ``measures`` per row, with 95% bootstrap confidence intervals, on a matplotlib axis."""
+    import matplotlib
+
     from memlab.eval.measures import confidence_interval
 
     names = list(results.summary.index)
@@ -122,7 +124,9 @@ def draw_measures(axis, results: Results, measures: tuple[str, ...] = ("S@1", "S
             lows.append(values.mean() - low)
             highs.append(high - values.mean())
         positions = [index + (offset - (len(measures) - 1) / 2) * width for index in range(len(names))]
-        axis.bar(positions, means, width, yerr=[lows, highs], capsize=2, label=measure)
+        # Error bars in the text's colour (matplotlib's default is black, unseen on a dark page).
+        ink = matplotlib.rcParams["text.color"]
+        axis.bar(positions, means, width, yerr=[lows, highs], capsize=2, ecolor=ink, label=measure)
     axis.set_xticks(range(len(names)), names, rotation=30, ha="right")
     axis.set_ylabel("mean over queries (95% CI)")
     axis.set_title(f"Search configurations on {results.collection}: {len(results.per_query) // len(names)} queries")
