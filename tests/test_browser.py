@@ -173,6 +173,8 @@ def do_the_lesson_step(page) -> None:
     page.get_by_label('"not found", as for a key that never existed').check()
     page.get_by_role("button", name="check", exact=True).first.click()  # the visible tab's
     page.get_by_text("✔ right").wait_for()
+    # Issue 23: locked radios were all grey in the dark theme; the pick and the store's answer are said in words.
+    page.get_by_text("your prediction, and what the store says").wait_for()
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -278,7 +280,8 @@ def class_page(browser, url: str, width: int, theme: str, dialogs: list):
     page.elsewhere = elsewhere(page, url)
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     page.started = time.monotonic()
-    page.goto(url + (("&" if "?" in url else "?") + "theme=dark" if theme == "dark" else ""))
+    # Voila answers once the notebook has run: with six kernels starting on a busy machine, more than 30 s.
+    page.goto(url + (("&" if "?" in url else "?") + "theme=dark" if theme == "dark" else ""), timeout=120_000)
     return page
 
 
@@ -352,6 +355,7 @@ def test_a_class_in_chromium(browser, class_urls, theme, tmp_path):
             assert page.locator(".memlab-session img").count() == 0  # the content typed is text there too
             others = [name for other, name in enumerate(names) if other != number]
             assert not any(name in page.inner_text("body") for name in others)  # a student sees no other
+            assert "For the teacher" not in page.inner_text("body")  # issue 23: nor the teacher's section
         assert teacher.locator(".memlab-teacher img").count() == 0 and dialogs == []  # a name, never markup
         marker = tmp_path / "ran"
         replies = pages[1].evaluate(SEND_CODE, [f"open({str(marker)!r}, 'w').write('ran')"])

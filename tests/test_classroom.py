@@ -2,6 +2,7 @@
 answers hidden until asked, a reset, and a teacher's view that follows the lesson."""
 
 import html
+import re
 
 import pytest
 
@@ -48,7 +49,8 @@ def test_checking_before_predicting_or_doing_asks_for_it(lesson):
     assert "Predict first" in first.feedback.value
     first.predict.value = VERSION_SEEN["INTERNAL"]
     assert first.predict.disabled  # the prediction is committed before trying
-    assert "Your prediction, locked in: <b>the INTERNAL one" in first.committed.value
+    assert "Your prediction, locked in" in first.committed.value
+    assert "◉ <b>the INTERNAL one (team-chat&#x27;s)</b> — your prediction" in first.committed.value
     first.check_button.click()
     assert "Not yet" in first.feedback.value and "right" not in first.feedback.value
 
@@ -99,7 +101,7 @@ def test_exercise_4_a_save_after_escalating_is_classified_at_the_new_taint(lesso
 def test_reset_starts_a_new_lesson_and_the_teacher_view_follows_it(lesson):
     click(lesson, "hr-review", "memory_save", key="salary", content="90k")
     lesson.simulator.panel("public-chat").escalate_buttons[Level.INTERNAL].click()
-    assert "1 of 1 calls" in lesson.audit_viewer.table.value  # live, no refresh
+    assert "1 of 1 call<" in lesson.audit_viewer.table.value  # live, no refresh
     assert "audit chain verified" in lesson.audit_viewer.verified.value  # the tamper check
     predict_and_check(lesson, 2, GET_ANSWER["ok"])
     lesson.exercise(2).answer_button.click()
@@ -110,8 +112,8 @@ def test_reset_starts_a_new_lesson_and_the_teacher_view_follows_it(lesson):
     assert all(p.predict.value is None and not p.answer.value for p in lesson.exercises)
     assert lesson.teacher.widget.children[1] is lesson.audit_viewer.widget
     click(lesson, "team-chat", "memory_save", key="user-name", content="Samantha Rivera")
-    assert "1 of 1 calls" in lesson.audit_viewer.table.value
-    assert "1 versions" in lesson.shadow_inspector.table.value
+    assert "1 of 1 call<" in lesson.audit_viewer.table.value
+    assert "1 version<" in lesson.shadow_inspector.table.value
     assert "application/vnd.jupyter.widget-view+json" in lesson.teacher._repr_mimebundle_()
 
 
@@ -121,6 +123,46 @@ def test_a_student_off_the_script_is_told_what_the_store_says(lesson):
     click(lesson, "hr-review", "memory_save", key="user-name", content="Samantha Rivera, payroll id 7")
     first = predict_and_check(lesson, 1, VERSION_SEEN["INTERNAL"])
     assert "✘ not quite" in first.feedback.value and "the store says its own CONFIDENTIAL one" in first.feedback.value
+
+
+def marks(panel) -> dict[str, str]:
+    """Each choice of an exercise as the locked-in list shows it, in words: its mark and what is said of it."""
+    lines = re.findall(r"<li[^>]*>(.*?)</li>", panel.committed.value)
+    shown = [html.unescape(re.sub(r"<[^>]+>", "", line)) for line in lines]
+    return {
+        choice: next(line for line in shown if choice in line).replace(choice, "…") for choice in panel.exercise.choices
+    }
+
+
+def test_the_locked_in_prediction_and_the_stores_answer_are_told_apart_in_words(lesson):
+    """Issue 23: once locked in, the radios were all grey in the dark theme (a disabled radio is faint): the pick and
+    the right answer could not be told apart. Now the radios give way to the choices in the theme's text colour,
+    each marked in words, not by colour alone.
+    Guards: _committed() leaving the disabled radios shown; check() not marking what the store says."""
+    click(lesson, "public-chat", "memory_save", key="user-name", content="Sam")
+    click(lesson, "team-chat", "memory_save", key="user-name", content="Samantha Rivera")
+    first = lesson.exercise(1)
+    first.predict.value = VERSION_SEEN["PUBLIC"]
+    assert first.predict.layout.display == "none"
+    assert marks(first) == {
+        VERSION_SEEN["PUBLIC"]: "◉ … — your prediction",
+        VERSION_SEEN["INTERNAL"]: "○ …",
+        VERSION_SEEN[None]: "○ …",
+    }
+    assert "color" not in first.committed.value  # the theme's own text colour, readable in light and dark
+    first.check_button.click()
+    assert marks(first) == {
+        VERSION_SEEN["PUBLIC"]: "◉ … — your prediction",
+        VERSION_SEEN["INTERNAL"]: "✔ … — what the store says",
+        VERSION_SEEN[None]: "○ …",
+    }
+    third = lesson.exercise(3)
+    third.predict.value = VERSION_SEEN["PUBLIC"]
+    click(lesson, "team-chat", "memory_delete", key="user-name")
+    third.answer_button.click()  # the answer marks what the store says, as a check does
+    assert marks(third)[VERSION_SEEN["PUBLIC"]] == "◉ ✔ … — your prediction, and what the store says"
+    lesson.reset()
+    assert lesson.exercise(1).predict.layout.display != "none" and lesson.exercise(1).committed.value == ""
 
 
 @pytest.mark.parametrize("number", range(1, len(EXERCISES) + 1))

@@ -2,11 +2,14 @@
 and colour never the only carrier of meaning."""
 
 import itertools
+import re
 
+import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from memlab import Level, MemoryStore, tools
-from memlab.widgets.figures import LEVEL_MARKERS, audit_timeline_figure, visibility_figure
+from memlab.widgets.figures import INK, LEVEL_MARKERS, audit_timeline_figure, visibility_figure
+from memlab.widgets.render import LEVEL_COLOURS
 
 
 def shadowed_store() -> MemoryStore:
@@ -55,3 +58,29 @@ def test_the_audit_timeline_has_a_legend_and_a_shape_per_level():
     assert len({LEVEL_MARKERS[level] for level in Level}) == len(Level)  # shape alone tells the level
     assert [label.get_text() for label in axis.get_yticklabels()] == ["low", "high"]
     assert _overlaps(figure, axis.get_yticklabels() + axis.get_xticklabels()) == []
+
+
+def _ink_of(svg: str) -> set[str]:
+    """Every colour the SVG paints with, by name or hex."""
+    return {colour.lower() for colour in re.findall(r"(?:fill|stroke|stop-color)\s*[:=]\s*\"?\s*([#\w]+)", svg)}
+
+
+def test_a_chart_takes_the_pages_colours_and_has_no_white_box():
+    """Issue 23: in JupyterLab's and Voila's dark theme the charts stayed white boxes with black text. A chart now
+    shows itself as an SVG with no background, its text, axes and ticks in the page's own text colour
+    (``currentColor``): dark on a light page, light on a dark one; the levels keep their hues.
+    Guards: ThemedFigure drawn on a white facecolor; the ink left black instead of currentColor."""
+    store = shadowed_store()
+    tools.call(store.session(Level.PUBLIC, session_id="low"), "memory_get", {"key": "missing"})
+    for figure in (visibility_figure(store, ["user-name", "merger"]), audit_timeline_figure(store.audit())):
+        assert figure.get_facecolor()[3] == 0 and figure.axes[0].get_facecolor()[3] == 0
+        canvas = FigureCanvasAgg(figure)
+        canvas.draw()
+        assert np.asarray(canvas.buffer_rgba())[0, 0, 3] == 0  # a corner of the picture: nothing drawn there
+        shown = figure._repr_html_()
+        assert shown.lstrip().startswith("<div") and "<svg" in shown and "<?xml" not in shown
+        ink = _ink_of(shown)
+        assert "currentcolor" in ink
+        assert not ink & {"#ffffff", "#fff", "white", "#000000", "#000", "black", INK.lower()}, ink
+        assert {LEVEL_COLOURS[Level.PUBLIC].lower(), LEVEL_COLOURS[Level.CONFIDENTIAL].lower()} <= ink
+        assert "max-width:100%" in shown  # it shrinks with a narrow page, never cut

@@ -434,7 +434,7 @@ def test_the_audit_viewer_shows_the_chain_verdict_and_a_broken_link():
     store = MemoryStore()
     store.session(Level.CONFIDENTIAL).memory_save("salary", "90k")
     viewer = mw.AuditViewer(store)
-    assert "audit chain verified" in viewer.verified.value and "1 rows, 1 versions" in viewer.verified.value
+    assert "audit chain verified" in viewer.verified.value and "1 row, 1 version;" in viewer.verified.value
     store.storage.conn.execute("DROP TRIGGER memories_frozen")
     store.storage.conn.execute("UPDATE memories SET classification = 0")
     viewer.refresh()
@@ -563,7 +563,7 @@ def test_the_audit_viewer_follows_the_store_as_it_changes():
     hr = store.session(Level.CONFIDENTIAL, session_id="hr")
     assert "hr</div>" in viewer.timeline.value and "0 of 0 calls" in viewer.table.value  # a session started
     hr.memory_save("salary", "90k")
-    assert "1 of 1 calls" in viewer.table.value and "1 versions" in inspector.table.value
+    assert "1 of 1 call<" in viewer.table.value and "1 version<" in inspector.table.value
     mw.simulator(store, [("guest", "PUBLIC")]).panel("guest").buttons["memory_get"].click()
     assert "2 of 2 calls" in viewer.table.value and viewer.sessions.options == ("guest", "hr")
     hr.escalate(Level.RESTRICTED, reason="board papers")
@@ -590,6 +590,31 @@ def test_the_timeline_labels_every_stretch_and_the_slider_readout_is_whole():
     assert all(f"= {level.name[0]}" in viewer.timeline.value for level in Level)  # the initials' legend
     assert "width:140px" not in viewer.timeline.value  # session names are not cut to a fixed width
     assert viewer.times.readout is False
-    first, last = store.audit()["at"].iloc[[0, -1]]
-    assert f"{first} to {last}" in viewer.span.value
+    assert "12:00:01 to 12:00:06 UTC, 1 Jan 2026" in viewer.span.value  # the first call's time and the last's
     assert "Ctrl-click" in viewer.hint.value and all("Ctrl-click" in s.tooltip for s in (viewer.sessions,))
+
+
+def test_times_read_as_a_person_reads_them_in_seconds_not_microseconds():
+    """Issue 23: the time slider's readout showed ISO timestamps to the microsecond, "2026-01-01T12:00:01.000000+00:00
+    to ..."; its marks and the table's times showed milliseconds.
+    Guards: the span built from the raw ``at`` texts; option labels ``time[11:23]``."""
+    viewer = mw.audit_viewer(_audited_store())
+    shown = viewer.span.value + viewer.table.value + "".join(label for label, _ in viewer.times.options)
+    assert not re.search(r"\d{2}:\d{2}:\d{2}[.,]\d", re.sub(r'title="[^"]*"', "", shown))  # no fraction of a second
+    assert "+00:00" not in re.sub(r'title="[^"]*"', "", shown) and "T12:" not in viewer.span.value
+    assert [label for label, _ in viewer.times.options] == ["12:00:01", "12:00:03", "12:00:05", "12:00:06"]
+    viewer.times.index = (1, 1)
+    assert "12:00:03 to 12:00:03 UTC, 1 Jan 2026" in viewer.span.value
+
+
+def test_one_version_and_one_row_are_singular():
+    """Issue 23: "1 versions" in the shadow inspector, and "1 rows"/"1 calls" in the audit viewer.
+    Guards: f"{n} versions" whatever n."""
+    store = MemoryStore()
+    store.session(Level.PUBLIC).memory_save("only", "once")
+    assert "<b>only</b>: 1 version<" in mw.shadow_inspector(store, "only").table.value
+    assert ": 1 row, 1 version;" in verification_html(store.verify())
+    assert "<b>1 of 1 call</b>" in mw.audit_viewer(store).table.value
+    store.session(Level.INTERNAL).memory_save("only", "twice")
+    assert "<b>only</b>: 2 versions<" in mw.shadow_inspector(store, "only").table.value
+    assert ": 2 rows, 2 versions;" in verification_html(store.verify())

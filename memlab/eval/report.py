@@ -14,7 +14,15 @@ from memlab.eval.runner import Results
 from memlab.eval.stemstats import disagreements, fts5_stems, vocabulary, words_of
 from memlab.search import analyzers as registry
 
-__all__ = ["collection_summary", "measures_table", "analyzer_labels", "stemming_table", "write", "chart"]
+__all__ = [
+    "collection_summary",
+    "measures_table",
+    "analyzer_labels",
+    "stemming_table",
+    "write",
+    "chart",
+    "draw_measures",
+]
 
 
 def collection_summary(collection: Collection) -> str:
@@ -117,15 +125,21 @@ def stemming_table(results: Results, collection: Collection, measure: str = "S@1
 
 def chart(results: Results, path: Path, measures: tuple[str, ...] = ("S@1", "S@5", "S@10", "nDCG@10")) -> Path:
     """A bar chart of ``measures`` per row with 95% bootstrap confidence intervals, saved as PNG."""
-    import matplotlib
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    figure = Figure(figsize=(max(8, len(results.summary.index) * 1.1), 4.5), layout="tight")
+    draw_measures(figure.subplots(), results, measures)
+    figure.savefig(path, dpi=110, facecolor="white")  # a file is seen on its own: on white, whatever the viewer
+    return path
+
+
+def draw_measures(axis, results: Results, measures: tuple[str, ...] = ("S@1", "S@5", "S@10", "nDCG@10")) -> None:
+    """Draw ``chart``'s bars of ``measures`` per row, with 95% bootstrap confidence intervals, on a matplotlib axis."""
+    import matplotlib
 
     from memlab.eval.measures import confidence_interval
 
     names = list(results.summary.index)
-    figure, axis = plt.subplots(figsize=(max(8, len(names) * 1.1), 4.5))
     width = 0.8 / len(measures)
     for offset, measure in enumerate(measures):
         means, lows, highs = [], [], []
@@ -140,16 +154,14 @@ def chart(results: Results, path: Path, measures: tuple[str, ...] = ("S@1", "S@5
             lows.append(values.mean() - low)
             highs.append(high - values.mean())
         positions = [index + (offset - (len(measures) - 1) / 2) * width for index in range(len(names))]
-        axis.bar(positions, means, width, yerr=[lows, highs], capsize=2, label=measure)
+        # Error bars in the text's colour (matplotlib's default is black, unseen on a dark page).
+        ink = matplotlib.rcParams["text.color"]
+        axis.bar(positions, means, width, yerr=[lows, highs], capsize=2, ecolor=ink, label=measure)
     axis.set_xticks(range(len(names)), names, rotation=30, ha="right")
     axis.set_ylabel("mean over queries (95% CI)")
     axis.set_title(f"Search configurations on {results.collection}: {len(results.per_query) // len(names)} queries")
     axis.set_ylim(0, 1)
     axis.legend(ncols=len(measures), loc="upper left")
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return path
 
 
 def write(results: Results, collection: Collection, folder: Path) -> list[Path]:

@@ -13,11 +13,15 @@ Examples:
     - ``policy_lab(choices)`` — run a leak check on a policy variant and read its counterexample.
     - ``classroom()`` — a lesson: four exercises (predict, do, check) on a simulator, and a teacher's view.
     - ``class_page()`` — under ``memlab classroom --class DIR``: a student's page or the teacher's; else None.
+    - ``table(frame, level_column)`` — a DataFrame as a compact table that fits the page (or scrolls inside it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+import pandas as pd
+from IPython.display import HTML
 
 from memlab.demo import effective_views
 from memlab.eval.collections import Collection
@@ -25,10 +29,10 @@ from memlab.policy import Policy
 from memlab.store import MemoryStore
 from memlab.widgets.audit import AuditViewer, filter_audit, taint_timeline
 from memlab.widgets.classroom import Classroom
-from memlab.widgets.figures import audit_timeline_figure, visibility_figure
+from memlab.widgets.figures import audit_timeline_figure, measures_figure, visibility_figure
 from memlab.widgets.inspector import ShadowInspector
 from memlab.widgets.policylab import PolicyLab, run_check, steps_table, verdict
-from memlab.widgets.render import highlight
+from memlab.widgets.render import clock_time, highlight, html_table, level_row
 from memlab.widgets.simulator import SessionSimulator, SessionSpec, run_tool, tool_arguments
 from memlab.widgets.stemming import DEFAULT_ANALYZERS, StemmingLab, analyze_table, indexed_session, top_results
 from memlab.widgets.views import effective_view, saved_keys, shadow_table, versions_table, view_changes
@@ -42,6 +46,7 @@ __all__ = [
     "classroom",
     "class_page",
     "in_class",
+    "table",
     "Classroom",
     "SessionSimulator",
     "ShadowInspector",
@@ -66,6 +71,7 @@ __all__ = [
     "effective_views",
     "highlight",
     "audit_timeline_figure",
+    "measures_figure",
     "visibility_figure",
 ]
 
@@ -146,3 +152,24 @@ def in_class() -> bool:
     from memlab.widgets.classpage import in_class as serving
 
     return serving()
+
+
+def table(frame: pd.DataFrame, level_column: str | None = None) -> HTML:
+    """``frame`` as a notebook shows it best: a compact table, its cells wrapping at words and the whole scrolling
+    sideways inside its output when wider than the page (never cut); lists comma-separated, missing values empty,
+    times (``*_at`` columns) to the second, and each row tinted by the level in ``level_column``.
+
+    Examples:
+        >>> shown = table(store.history("user-name")[["classification", "saved_at"]], "classification").data
+        >>> "2026-01-01 12:00:00" in shown and "overflow-x:auto" in shown
+        True
+    """
+    times = {name: _when for name in frame.columns if str(name) == "at" or str(name).endswith("_at")}
+    return HTML(html_table(frame, cells=times, row_style=level_row(level_column) if level_column else None))
+
+
+def _when(at: object) -> str:
+    """A recorded time as a person reads it, to the second: ``2026-01-01 09:00:00`` (empty when missing)."""
+    if not isinstance(at, str) or not at:
+        return ""
+    return f"{at[:10]} {clock_time(at)}"

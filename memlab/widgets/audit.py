@@ -22,7 +22,7 @@ import pandas as pd
 from memlab import Verification
 from memlab.levels import Level
 from memlab.store import MemoryStore
-from memlab.widgets.render import LEVEL_COLOURS, THEME, Panel, badge, html_table, level_row, pill
+from memlab.widgets.render import LEVEL_COLOURS, THEME, Panel, badge, clock_time, html_table, level_row, pill, plural
 
 __all__ = ["filter_audit", "taint_timeline", "timeline_html", "verification_html", "AuditViewer"]
 
@@ -170,8 +170,8 @@ def verification_html(result: Verification) -> str:
     """
     if result.ok:
         return (
-            f"{pill('✔ audit chain verified', '#2e7d32')}: {result.audit_rows} rows, "
-            f"{result.versions} versions; head <code>{result.head[:16]}…</code>"
+            f"{pill('✔ audit chain verified', '#2e7d32')}: {plural(result.audit_rows, 'row')}, "
+            f"{plural(result.versions, 'version')}; head <code>{result.head[:16]}…</code>"
         )
     return f"{pill('✘ audit chain BROKEN', '#c62828')}: {html.escape(result.problems[0])}" + (
         f" (and {len(result.problems) - 1} more)" if len(result.problems) > 1 else ""
@@ -179,8 +179,27 @@ def verification_html(result: Verification) -> str:
 
 
 def _time(at: str) -> str:
-    """A row's time of day to the millisecond (a full ISO time wraps over two lines); the whole time is its tip."""
-    return f'<span title="{html.escape(at)}" style="white-space:nowrap">{html.escape(at[11:23])}</span>'
+    """A row's time of day to the second (a full ISO time wraps over two lines; ``seq`` orders calls within a
+    second); the whole time is its tip."""
+    return f'<span title="{html.escape(at)}" style="white-space:nowrap">{clock_time(at)}</span>'
+
+
+def _span(since: str | None, until: str | None) -> str:
+    """The time range picked, as a clock reads it, and its day: "12:00:01 to 12:00:06 UTC, 1 Jan 2026".
+
+    Examples:
+        >>> _span("2026-01-01T12:00:01.000000+00:00", "2026-01-02T08:30:00.000000+00:00")
+        '12:00:01 UTC, 1 Jan 2026 to 08:30:00 UTC, 2 Jan 2026'
+        >>> _span(None, None)
+        'no calls yet'
+    """
+    if not since or not until:
+        return "no calls yet"
+    first, last = (pd.Timestamp(at).tz_convert("UTC") for at in (since, until))
+    day = [f"{stamp.day} {stamp:%b %Y}" for stamp in (first, last)]
+    if day[0] == day[1]:
+        return f"{clock_time(since)} to {clock_time(until)} UTC, {day[0]}"
+    return f"{clock_time(since)} UTC, {day[0]} to {clock_time(until)} UTC, {day[1]}"
 
 
 def _outcome(value: str) -> str:
@@ -270,7 +289,7 @@ class AuditViewer(Panel):
             control.options = sorted(set(self.audit[column]))
             control.value = tuple(value for value in picked if value in control.options)
         times = sorted(set(self.audit["at"])) or [""]
-        self.times.options = [(time[11:23] if time else "-", time) for time in times]
+        self.times.options = [(clock_time(time) if time else "-", time) for time in times]
         self.times.index = (0, len(times) - 1)
         self._showing = True
         self.show()
@@ -280,7 +299,7 @@ class AuditViewer(Panel):
         if not getattr(self, "_showing", True):
             return
         since, until = self.times.value if self.times.value and self.times.value[0] else (None, None)
-        self.span.value = f"<small>{html.escape(since or '-')} to {html.escape(until or '-')}</small>"
+        self.span.value = f"<small>{_span(since, until)}</small>"
         shown = filter_audit(
             self.audit,
             sessions=self.sessions.value,
@@ -291,7 +310,7 @@ class AuditViewer(Panel):
             until=until,
         )
         self.table.value = (
-            f"<b>{len(shown)} of {len(self.audit)} calls</b> <small>(scroll sideways for all columns)</small>"
+            f"<b>{len(shown)} of {plural(len(self.audit), 'call')}</b> <small>(scroll sideways for all columns)</small>"
             + html_table(
                 shown[_SHOWN],
                 cells={"taint": badge, "outcome": _outcome, "at": _time},

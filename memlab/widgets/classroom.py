@@ -203,6 +203,15 @@ TAB_STYLE = (
 JupyterLab Light: below AA for text a student must read to pick an exercise."""
 
 
+CHOICE_MARKS = {
+    (True, False): ("◉", " — your prediction"),
+    (False, True): ("✔", " — what the store says"),
+    (True, True): ("◉ ✔", " — your prediction, and what the store says"),
+    (False, False): ("○", ""),
+}
+"""A locked-in choice's mark and words, by (is it the prediction, is it what the store says)."""
+
+
 class ExercisePanel(Panel):
     """One exercise: its task, a prediction (locked in once picked), "check" and "show the answer".
 
@@ -218,6 +227,8 @@ class ExercisePanel(Panel):
         """Called with no argument after a prediction is locked in and after each check (a class's progress)."""
         self.verdict: str | None = None
         """The last check's outcome: "right", "wrong", "not yet", or None before any check."""
+        self.observed: str | None = None
+        """The choice the store says is right, as last read (by a check or the answer), or None."""
         self.predict = widgets.RadioButtons(
             options=exercise.choices,
             value=None,
@@ -242,10 +253,25 @@ class ExercisePanel(Panel):
 
     def _committed(self) -> None:
         if self.predict.value is not None:
-            self.predict.disabled = True  # a disabled radio is faint: the pick is also said in words
-            self.committed.value = f"<p>Your prediction, locked in: <b>{html.escape(self.predict.value)}</b></p>"
+            self.predict.disabled = True
+            # A disabled radio is faint (all grey in the dark theme): the choices are shown instead, marked in words.
+            self.predict.layout.display = "none"
+            self._show_choices()
             self.answer_button.disabled, self.answer_button.tooltip = False, "explain the answer"
             self._tell()
+
+    def _show_choices(self) -> None:
+        """The choices in the theme's text colour, the locked-in one and what the store says marked in words."""
+        lines = []
+        for choice in self.exercise.choices:
+            picked, said = choice == self.predict.value, choice == self.observed
+            mark, words = CHOICE_MARKS[picked, said]
+            shown = f"<b>{html.escape(choice)}</b>" if picked or said else html.escape(choice)
+            lines.append(f"<li>{mark} {shown}{words}</li>")
+        self.committed.value = (
+            '<p style="margin-bottom:2px">Your prediction, locked in:</p>'
+            f'<ul style="list-style:none;padding-left:12px;margin-top:0">{"".join(lines)}</ul>'
+        )
 
     def _tell(self) -> None:
         for listener in self.listeners:
@@ -259,6 +285,8 @@ class ExercisePanel(Panel):
             verdict, mark = "Predict first: pick an answer, then do the steps.", ""
             self.feedback.value = f"<p>{html.escape(verdict)}</p>"
             return verdict
+        self.observed = observed
+        self._show_choices()
         if observed is None:
             verdict, mark, self.verdict = f"Not yet: {self.exercise.todo}", "", "not yet"
         elif observed == predicted:
@@ -274,12 +302,16 @@ class ExercisePanel(Panel):
         """Show the explanation, once a prediction is locked in (predict-then-check is the lesson's point)."""
         if self.predict.value is None:  # a disabled button still takes a click sent by hand from the page
             return
+        self.observed = self.exercise.observe(self._store(), self._seat())
+        self._show_choices()
         self.answer.value = f"<p><b>Why:</b> {html.escape(self.exercise.why)}</p>"
 
     def reset(self) -> None:
         """Clear the prediction, the verdict and the answer."""
         self.predict.disabled = False
         self.predict.value = None
+        self.predict.layout.display = None
+        self.observed = None
         self.answer_button.disabled, self.answer_button.tooltip = True, "lock in a prediction first"
         self.verdict = None
         self.feedback.value = self.answer.value = self.committed.value = ""
@@ -343,7 +375,7 @@ class Classroom(Panel):
         self.audit_viewer = AuditViewer(self.store)
         self.shadow_inspector = ShadowInspector(self.store, "user-name")
         self._teacher_box.children = [
-            widgets.HTML("<b>Teacher's view</b>: every call of the lesson, live, and the audit chain's check"),
+            widgets.HTML(TEACHER_HEADING),
             self.audit_viewer.widget,
             widgets.HTML("<b>Who sees which version</b> of a key"),
             self.shadow_inspector.widget,
@@ -365,6 +397,14 @@ class Classroom(Panel):
         for panel in self.exercises:
             panel.reset()
         self.tabs.selected_index = 0
+
+
+TEACHER_HEADING = (
+    "<h2>For the teacher</h2><p>Every call the class makes, live: the audit (filter by session, tool, outcome, "
+    "level or time), each session's taint over time, and the audit chain's tamper check; then every version of a "
+    "key and which session sees which.</p>"
+)
+"""The teacher's view's own heading: made with the view, so a page without the view (a student's) never shows it."""
 
 
 class _Shown(Panel):

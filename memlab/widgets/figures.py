@@ -1,7 +1,11 @@
-"""Matplotlib figures of the notebooks: which version each level sees, and the audit's calls over time.
+"""Matplotlib figures of the notebooks: which version each level sees, the audit's calls over time, and the
+relevance lab's measures.
 
 Colour is never the only carrier: levels are also named (axis labels, legends) and drawn with their own marker
 shape; deleted versions and calls that did not succeed have their own markers, explained in a legend.
+
+Each is a ``ThemedFigure``: in a notebook it shows as an SVG with no background, its text, axes and ticks in the
+page's own text colour, so it reads in JupyterLab's and Voila's light and dark themes alike.
 
 Examples:
     >>> figure = visibility_figure(store, ["user-name"])
@@ -11,9 +15,13 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import io
+import re
+from collections.abc import Callable, Sequence
+from functools import wraps
 
 import pandas as pd
+from matplotlib import rc_context
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
@@ -22,20 +30,65 @@ from memlab.store import MemoryStore
 from memlab.widgets.render import LEVEL_COLOURS
 from memlab.widgets.views import seen_column, shadow_table
 
-__all__ = ["LEVEL_MARKERS", "visibility_figure", "audit_timeline_figure"]
+__all__ = ["INK", "LEVEL_MARKERS", "ThemedFigure", "visibility_figure", "audit_timeline_figure", "measures_figure"]
 
 LEVEL_MARKERS = {Level.PUBLIC: "o", Level.INTERNAL: "s", Level.CONFIDENTIAL: "D", Level.RESTRICTED: "^"}
 """A marker shape per level, so a level reads without its colour."""
 
+INK = "#010203"
+"""What text, axes and ticks are drawn in: a near-black no chart uses for anything else, which a notebook's SVG
+turns into ``currentColor`` (the page's text colour); a PNG of the figure shows it as black."""
+THEMED = {
+    "text.color": INK,
+    "axes.labelcolor": INK,
+    "axes.edgecolor": INK,
+    "xtick.color": INK,
+    "ytick.color": INK,
+    "axes.facecolor": "none",
+    "figure.facecolor": "none",
+    "legend.facecolor": "none",
+}
+_SIZE = re.compile(r'<svg([^>]*?) width="([\d.]+)pt" height="[\d.]+pt"')
 
-def visibility_figure(store: MemoryStore, keys: Sequence[str], agent: str = "main") -> Figure:
+
+class ThemedFigure(Figure):
+    """A figure that a notebook shows in the page's colours: an SVG with no background, its ink ``currentColor``.
+
+    Examples:
+        >>> "currentColor" in visibility_figure(store, ["user-name"])._repr_html_()
+        True
+    """
+
+    def _repr_html_(self) -> str:
+        drawn = io.StringIO()
+        self.savefig(drawn, format="svg", transparent=True, metadata={"Date": None})
+        svg = drawn.getvalue()
+        svg = svg[svg.index("<svg") :].replace(INK, "currentColor")  # HTML takes no XML prolog
+        # As wide as drawn at most, narrower with the page: a chart shrinks, it is never cut.
+        svg = _SIZE.sub(r'<svg\1 style="width:100%;max-width:\2pt;height:auto"', svg, count=1)
+        return f'<div class="memlab-figure" style="max-width:100%">{svg}</div>'
+
+
+def themed(draw: Callable[..., Figure]) -> Callable[..., Figure]:
+    """Draw with the theme's ink on no background (each artist reads its colours when made)."""
+
+    @wraps(draw)
+    def drawing(*args, **kwargs) -> Figure:
+        with rc_context(THEMED):
+            return draw(*args, **kwargs)
+
+    return drawing
+
+
+@themed
+def visibility_figure(store: MemoryStore, keys: Sequence[str], agent: str = "main") -> ThemedFigure:
     """Rows: every version of ``keys``; columns: the levels. A filled square where that level's sessions see the
     version, a hollow one at a deleted version's own level.
 
     Read from the auditor's history (``shadow_table``), so drawing adds nothing to the audit.
     """
     rows = pd.concat([shadow_table(store, key, agent) for key in keys], ignore_index=True)
-    figure = Figure(figsize=(8, 0.45 * len(rows) + 1.6), layout="constrained")
+    figure = ThemedFigure(figsize=(8, 0.45 * len(rows) + 1.6), layout="constrained")
     axis = figure.subplots()
     records = rows.to_dict("records")
     for y, row in enumerate(records):
@@ -80,10 +133,11 @@ def visibility_figure(store: MemoryStore, keys: Sequence[str], agent: str = "mai
     return figure
 
 
-def audit_timeline_figure(audit: pd.DataFrame) -> Figure:
+@themed
+def audit_timeline_figure(audit: pd.DataFrame) -> ThemedFigure:
     """Each call of ``audit`` (``store.audit()``) by session and order: its taint by colour, marker shape and a
     legend; a call that did not succeed drawn hollow; the tool named above it."""
-    figure = Figure(figsize=(9, 2.8), layout="constrained")
+    figure = ThemedFigure(figsize=(9, 2.8), layout="constrained")
     axis = figure.subplots()
     sessions = list(dict.fromkeys(audit["session_id"]))
     for row in audit.itertuples(index=False):
@@ -115,4 +169,15 @@ def audit_timeline_figure(audit: pd.DataFrame) -> Figure:
     handles.append(Line2D([], [], marker="o", linestyle="", markerfacecolor="none", markeredgecolor="grey",
                           markeredgewidth=2, label="not ok (refused, invalid, not found)"))  # fmt: skip
     axis.legend(handles=handles, title="taint at the call", loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    return figure
+
+
+@themed
+def measures_figure(results, measures: tuple[str, ...] = ("S@1", "S@5", "S@10", "nDCG@10")) -> ThemedFigure:
+    """The relevance lab's chart (``memlab.eval.report.chart``) of ``results``: each row's ``measures`` with 95%
+    confidence intervals, in the page's colours."""
+    from memlab.eval.report import draw_measures
+
+    figure = ThemedFigure(figsize=(max(8, len(results.summary.index) * 0.8), 4.5), layout="constrained")
+    draw_measures(figure.subplots(), results, measures)
     return figure

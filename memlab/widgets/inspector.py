@@ -20,7 +20,7 @@ import pandas as pd
 
 from memlab.levels import Level
 from memlab.store import MemoryStore
-from memlab.widgets.render import LEVEL_COLOURS, Panel, badge, html_table, level_row, pill
+from memlab.widgets.render import LEVEL_COLOURS, Panel, badge, html_table, level_row, pill, plural
 from memlab.widgets.views import saved_keys, seen_column, shadow_table
 
 __all__ = ["ShadowInspector", "shadow_html"]
@@ -53,7 +53,9 @@ def shadow_html(table: pd.DataFrame, key: str) -> str:
         columns={seen_column(level): level.name for level in Level}
     )
     cells = {"classification": badge, **{level.name: _seen_mark(level) for level in Level}}
-    return f"<b>{html.escape(key)}</b>: {len(table)} versions" + html_table(shown, cells=cells, row_style=_struck)
+    return f"<b>{html.escape(key)}</b>: {plural(len(table), 'version')}" + html_table(
+        shown, cells=cells, row_style=_struck
+    )
 
 
 class ShadowInspector(Panel):

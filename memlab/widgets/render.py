@@ -34,6 +34,8 @@ __all__ = [
     "badge",
     "pill",
     "alert",
+    "plural",
+    "clock_time",
     "text",
     "html_table",
     "level_row",
@@ -109,6 +111,27 @@ def alert(message: str) -> str:
         True
     """
     return f'<div role="alert" style="border-left:4px solid #c62828;padding-left:6px">✘ {html.escape(message)}</div>'
+
+
+def plural(count: int, noun: str) -> str:
+    """``count`` and ``noun``, plural unless the count is one.
+
+    Examples:
+        >>> plural(1, "version"), plural(2, "version"), plural(0, "row")
+        ('1 version', '2 versions', '0 rows')
+    """
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def clock_time(at: str) -> str:
+    """An ISO time the store recorded, as a person reads a clock in UTC: hours, minutes, seconds (no fraction).
+
+    Examples:
+        >>> clock_time("2026-01-01T12:00:05.123456+00:00")
+        '12:00:05'
+    """
+    stamp = pd.Timestamp(at)
+    return (stamp if stamp.tzinfo is None else stamp.tz_convert("UTC")).strftime("%H:%M:%S")
 
 
 def badge(level: Level | str) -> str:
