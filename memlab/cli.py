@@ -32,6 +32,11 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--seed", type=int, default=0, help="seed of the scenario generator (default 0)")
     check.add_argument("--max-ops", type=int, default=8, help="operations per scenario at most (default 8)")
     check.add_argument("--save", metavar="PATH", help="with all policies: also write the table as JSON (docs' source)")
+    check.add_argument("--exhaustive", action="store_true", help="every trace up to --depth steps, not random ones")
+    check.add_argument("--depth", type=int, default=3, help="with --exhaustive: steps per trace at most (default 3)")
+    check.add_argument(
+        "--budget", type=float, default=120.0, help="with --exhaustive: seconds it may take (default 120, estimated)"
+    )
     evaluate = commands.add_parser(
         "eval", help="compare search configurations (context, boost, analyzers) on LoCoMo or a TREC-style folder"
     )
@@ -317,6 +322,8 @@ def _check(args: argparse.Namespace) -> int:
     from memlab.errors import InvalidArgument, MemlabError
 
     checks = check.CHECKS if args.check == "all" else tuple(args.check.split(","))
+    if args.exhaustive:
+        return _check_exhaustive(args, checks)
     options = {"trials": args.trials, "seed": args.seed, "max_ops": args.max_ops}
     try:
         if args.policy is None:
@@ -335,6 +342,23 @@ def _check(args: argparse.Namespace) -> int:
     for result in results.values():
         print(result, end="\n\n")
     return 1 if any(result.leak for result in results.values()) else 0
+
+
+def _check_exhaustive(args: argparse.Namespace, checks: tuple[str, ...]) -> int:
+    from memlab import check
+    from memlab.errors import MemlabError
+    from memlab.policies import names
+
+    try:
+        results = check.exhaustive_all(
+            [args.policy] if args.policy else names(), checks=checks, depth=args.depth, budget=args.budget
+        )
+    except MemlabError as error:
+        print(f"memlab check: {error}", file=sys.stderr)
+        return 2
+    for result in results:
+        print(result, end="\n\n")
+    return 1 if args.policy and any(result.leak for result in results) else 0
 
 
 if __name__ == "__main__":
