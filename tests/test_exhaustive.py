@@ -145,6 +145,28 @@ def test_a_trace_and_its_reduction_get_the_same_verdict_from_the_real_store(poli
                 assert leaks == leaks_reduced, (name, trace, reduced)
 
 
+def test_a_leak_seen_by_a_write_survives_the_reductions():
+    """Write-down-delete shows in the observer's own delete (not found, where its memory was): a low write is
+    judged, so the trace is kept as it is. Guards: noninterference judging only the observer's reads
+    (``judged`` built from ``symbol.read``), which would reduce this trace to nothing."""
+    (configuration, *_) = configurations("noninterference", SMALL)
+    symbols = configuration.symbols
+    wanted = [
+        "low.memory_save(key='k1', content='apple', tags=())",
+        "!high.memory_delete(key='k1')",
+        "low.memory_delete(key='k1')",
+    ]
+    trace = tuple(next(n for n, symbol in enumerate(symbols) if _described_step(symbol.step) == w) for w in wanted)
+    assert normalise(trace, symbols, 3, configuration.rules) == trace
+    steps = [symbols[number].step for number in trace]
+    judge = CHECKERS["noninterference"].judge
+    assert judge(resolve("write-down-delete"), configuration.level, configuration.actors, steps) is not None
+
+
+def _described_step(step):
+    return ("!" if step.high else "") + step.describe()
+
+
 def test_the_result_serialises_as_json():
     document = json.loads(json.dumps(check.exhaustive("existence-oracle", depth=2, alphabet=SMALL).as_dict()))
     assert document["verdict"] == "LEAK" and document["depth"] == 2
