@@ -11,9 +11,11 @@ from memlab import Level, check
 from memlab.check.bounded import configurations
 from memlab.check.checks import CHECKERS
 from memlab.check.reductions import count_traces, enumerate_traces, normalise
+from memlab.check.scenarios import act, memories_of, open_world
 from memlab.cli import main
 from memlab.errors import InvalidArgument
 from memlab.policies import names, resolve
+from tests.reference_model import ReferenceStore
 
 # The test's alphabet is smaller than the default (one key, no tag, two levels) so that depth 3 over every
 # policy and check runs in seconds; the default alphabet's depth 3 takes minutes (benchmarks/bench_exhaustive.py).
@@ -220,3 +222,60 @@ def test_cli_exhaustive(capsys):
     assert error.startswith("memlab check: depth 6 would take about") and "raise the budget" in error
     assert main(["check", "--exhaustive", "--depth", "0", "--policy", "strict"]) == 2
     assert "the depth must be a whole number of steps, at least 1" in capsys.readouterr().err
+
+
+def _reference_answer(reference, session, step, number):
+    """What the reference model says ``step`` returns, in the shape ``_real_answer`` gives the store's result."""
+    arguments = dict(step.arguments)
+    taint = session.taint
+    if step.tool == "memory_save":
+        saved = reference.save(
+            "main", taint, arguments["key"], f"{arguments['content']} #{number}", arguments["tags"], step.actor
+        )
+        return ("saved", saved.key, saved.content, saved.classification, saved.version)
+    if step.tool == "memory_delete":
+        deleted = reference.delete("main", taint, arguments["key"])
+        return None if deleted is None else ("deleted", deleted.key, deleted.classification)
+    if step.tool == "memory_get":
+        found = reference.effective("main", taint, arguments["key"])
+        return None if found is None else (found.key, found.content, found.classification, found.version)
+    if step.tool == "memory_list":
+        return sorted(
+            (v.key, v.content, v.classification, v.version) for v in reference.list("main", taint, arguments["tag"])
+        )
+    return sorted(reference.matching_keys("main", taint, arguments["query"]))
+
+
+def _real_answer(step, result):
+    if isinstance(result, tuple) and result[:1] == ("error",):
+        return None
+    if step.tool == "memory_save":
+        return ("saved", result.key, result.content, result.classification, result.version)
+    if step.tool == "memory_delete":
+        return ("deleted", result.key, result.classification)
+    if step.tool == "memory_get":
+        return None if result is None else (result.key, result.content, result.classification, result.version)
+    memories = memories_of(result)
+    if step.tool == "memory_list":
+        return sorted((m.key, m.content, m.classification, m.version) for m in memories)
+    return sorted(m.key for m in memories)
+
+
+def test_the_real_store_answers_every_enumerated_trace_as_the_reference_model_does():
+    """The reference model (tests/reference_model.py) as the oracle: over every kept shadowing trace of at most
+    3 steps over the tests' alphabet, under strict, each step's answer from the real store is the model's.
+    Guards: the store under write-down-delete (a delete at CONFIDENTIAL removes the PUBLIC version), which
+    fails here."""
+    policy = resolve("strict")
+    for configuration in configurations("shadowing", SMALL):
+        for length in (1, 2, 3):
+            for steps in enumerate_traces(configuration.symbols, 3, configuration.rules, length):
+                world = open_world(policy, configuration.actors, steps, with_high=True)
+                reference = ReferenceStore()
+                try:
+                    for number, step in enumerate(steps):
+                        session = world.sessions[step.actor]
+                        expected = _reference_answer(reference, session, step, number)
+                        assert _real_answer(step, act(session, step, number)) == expected, (steps, number)
+                finally:
+                    world.store.close()
