@@ -346,10 +346,12 @@ def _check(args: argparse.Namespace) -> int:
 
 def _check_exhaustive(args: argparse.Namespace, checks: tuple[str, ...]) -> int:
     from memlab import check
-    from memlab.errors import MemlabError
+    from memlab.errors import InvalidArgument, MemlabError
     from memlab.policies import names
 
     try:
+        if args.save:
+            raise InvalidArgument("--save writes the random checks' table: leave out --exhaustive")
         results = check.exhaustive_all(
             [args.policy] if args.policy else names(), checks=checks, depth=args.depth, budget=args.budget
         )

@@ -209,7 +209,7 @@ def test_bad_arguments_are_clear_errors():
         check.Alphabet(levels=(Level.PUBLIC,))
 
 
-def test_cli_exhaustive(capsys):
+def test_cli_exhaustive(capsys, tmp_path):
     assert main(["check", "--exhaustive", "--depth", "1", "--policy", "strict"]) == 0
     assert "bounded proof: noninterference holds under policy strict" in capsys.readouterr().out
     assert (
@@ -222,6 +222,9 @@ def test_cli_exhaustive(capsys):
     assert error.startswith("memlab check: depth 6 would take about") and "raise the budget" in error
     assert main(["check", "--exhaustive", "--depth", "0", "--policy", "strict"]) == 2
     assert "the depth must be a whole number of steps, at least 1" in capsys.readouterr().err
+    assert main(["check", "--exhaustive", "--depth", "1", "--save", str(tmp_path / "table.json")]) == 2
+    assert "--save writes the random checks' table" in capsys.readouterr().err
+    assert not (tmp_path / "table.json").exists()
 
 
 def _reference_answer(reference, session, step, number):

@@ -13,6 +13,7 @@ Examples:
 
 from __future__ import annotations
 
+import html
 import random
 import time
 from collections.abc import Sequence
@@ -29,7 +30,8 @@ from memlab.policy import Policy
 
 __all__ = ["Alphabet", "Exhaustive", "Estimate", "exhaustive", "exhaustive_all", "estimate", "BudgetExceeded"]
 
-_KEYS, _CONTENTS, _ACTORS = 0, 1, 2
+_KEYS, _CONTENTS, _ACTORS = 0, 1, 2  # the groups of interchangeable names
+_GROUPS = 3
 
 
 class BudgetExceeded(InvalidArgument):
@@ -148,8 +150,6 @@ class Exhaustive:
 
     def _repr_html_(self) -> str:
         if self.counterexample is None:
-            import html
-
             return f"<p>{html.escape(str(self))}</p>"
         return self.counterexample._repr_html_()
 
@@ -282,7 +282,7 @@ def _validate(policy: Policy | str, check: str, depth: int) -> Policy:
 def _counts(check: str, alphabet: Alphabet, depth: int) -> tuple[int, int, int]:
     """(configurations, traces after reductions, traces before) up to ``depth`` steps."""
     found = configurations(check, alphabet)
-    after = sum(sum(count_traces(c.symbols, 3, c.rules, depth)) for c in found)
+    after = sum(sum(count_traces(c.symbols, _GROUPS, c.rules, depth)) for c in found)
     before = sum(sum(len(c.symbols) ** length for length in range(1, depth + 1)) for c in found)
     return len(found), after, before
 
@@ -337,7 +337,7 @@ def exhaustive(
     judged = 0
     for length in range(1, depth + 1):
         for configuration in configurations(check, alphabet):
-            for steps in enumerate_traces(configuration.symbols, 3, configuration.rules, length):
+            for steps in enumerate_traces(configuration.symbols, _GROUPS, configuration.rules, length):
                 judged += 1
                 found = judge(policy, configuration.level, configuration.actors, steps)
                 if found is not None:
