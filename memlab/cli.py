@@ -59,6 +59,11 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--seed", type=int, default=0, help="seed of the scenario generator (default 0)")
     check.add_argument("--max-ops", type=int, default=8, help="operations per scenario at most (default 8)")
     check.add_argument("--save", metavar="PATH", help="with all policies: also write the table as JSON (docs' source)")
+    check.add_argument("--exhaustive", action="store_true", help="every trace up to --depth steps, not random ones")
+    check.add_argument("--depth", type=int, default=3, help="with --exhaustive: steps per trace at most (default 3)")
+    check.add_argument(
+        "--budget", type=float, default=120.0, help="with --exhaustive: seconds it may take (default 120, estimated)"
+    )
     _json_flag(check, "the table (as --save writes it), or one policy's results")
     evaluate = _command(
         commands, "eval", "compare search configurations (context, boost, analyzers) on LoCoMo or a TREC-style folder"
@@ -451,6 +456,8 @@ def _check(args: argparse.Namespace) -> int:
     from memlab.errors import InvalidArgument, MemlabError
 
     checks = check.CHECKS if args.check == "all" else tuple(name.replace("-", "_") for name in args.check.split(","))
+    if args.exhaustive:
+        return _check_exhaustive(args, checks)
     options = {"trials": args.trials, "seed": args.seed, "max_ops": args.max_ops}
     try:
         if args.policy is None:
@@ -523,6 +530,30 @@ def _check_names() -> list[str]:
 def _hyphens(names: str) -> str:
     """Check names as policy names are spelled (``write-down``); the older ``write_down`` is still accepted."""
     return names.replace("_", "-")
+
+
+def _check_exhaustive(args: argparse.Namespace, checks: tuple[str, ...]) -> int:
+    from memlab import check
+    from memlab.errors import InvalidArgument, MemlabError
+    from memlab.policies import names
+
+    try:
+        if args.save:
+            raise InvalidArgument("--save writes the random checks' table: leave out --exhaustive")
+        results = check.exhaustive_all(
+            [args.policy] if args.policy else names(), checks=checks, depth=args.depth, budget=args.budget
+        )
+    except MemlabError as error:
+        print(f"memlab check: {error}", file=sys.stderr)
+        return 2
+    if args.json:
+        print_json([result.as_dict() for result in results])
+    else:
+        for result in results:
+            print(result, end="\n\n")
+    # As for the random checks: one named policy fails on any leak; over every policy only strict's leak fails.
+    sound = policies.resolve(None).name
+    return 1 if any(result.leak and (args.policy or result.policy == sound) for result in results) else 0
 
 
 if __name__ == "__main__":

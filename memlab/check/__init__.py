@@ -9,6 +9,9 @@ as text and as HTML in Jupyter); otherwise a ``NoLeak`` says how many scenarios 
 - ``write_down`` — can content saved at a level end up in a record readable below it (laundering)?
 - ``shadowing`` — does every read return, for each key, exactly the session's effective version?
 
+``exhaustive`` judges every trace up to a depth over a small stated ``Alphabet`` instead of random ones: the
+shortest counterexample, or a bounded proof (``memlab.check.bounded``).
+
 Examples:
     >>> noninterference("strict", trials=50).leak
     False
@@ -23,6 +26,7 @@ from typing import Any
 
 import pandas as pd
 
+from memlab.check.bounded import Alphabet, BudgetExceeded, Estimate, Exhaustive, estimate, exhaustive, exhaustive_all
 from memlab.check.checks import CHECKERS
 from memlab.check.results import Actor, Counterexample, NoLeak, Step
 from memlab.errors import InvalidArgument
@@ -44,6 +48,13 @@ __all__ = [
     "load_table",
     "table_text",
     "CHECKS",
+    "Alphabet",
+    "Exhaustive",
+    "Estimate",
+    "BudgetExceeded",
+    "exhaustive",
+    "exhaustive_all",
+    "estimate",
 ]
 
 CHECKS = tuple(CHECKERS)

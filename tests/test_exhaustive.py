@@ -1,0 +1,284 @@
+"""Bounded-exhaustive checking: the depth-3 proof for strict, every variant's shortest counterexample, the
+reductions against brute force, and the bad inputs (a depth over the budget says how long and runs nothing)."""
+
+import itertools
+import json
+import random
+
+import pytest
+
+from memlab import Level, check
+from memlab.check.bounded import configurations
+from memlab.check.checks import CHECKERS
+from memlab.check.reductions import count_traces, enumerate_traces, normalise
+from memlab.check.scenarios import act, memories_of, open_world
+from memlab.cli import main
+from memlab.errors import InvalidArgument
+from memlab.policies import names, resolve
+from tests.reference_model import ReferenceStore
+
+# The test's alphabet is smaller than the default (one key, no tag, two levels) so that depth 3 over every
+# policy and check runs in seconds; the default alphabet's depth 3 takes minutes (benchmarks/bench_exhaustive.py).
+SMALL = check.Alphabet(keys=("k1",), tag=None, levels=(Level.PUBLIC, Level.CONFIDENTIAL))
+
+# (check, policy) -> the shortest counterexample at depth 3: the observer's level and the steps ("!" = high).
+SHORTEST = {
+    ("noninterference", "frozen-taint"): (
+        "PUBLIC",
+        ["!high.memory_save(key='k1', content='apple', tags=())", "low.memory_get(key='k1')"],
+    ),
+    ("noninterference", "existence-oracle"): (
+        "PUBLIC",
+        ["!high.memory_save(key='k1', content='apple', tags=())", "low.memory_get(key='k1')"],
+    ),
+    ("noninterference", "write-down-delete"): (
+        "PUBLIC",
+        [
+            "low.memory_save(key='k1', content='apple', tags=())",
+            "!high.memory_delete(key='k1')",
+            "low.memory_get(key='k1')",
+        ],
+    ),
+    ("noninterference", "global-stats"): (
+        "PUBLIC",
+        [
+            "low.memory_save(key='k1', content='apple', tags=())",
+            "!high.memory_save(key='k1', content='apple berry', tags=())",
+            "low.memory_search(query='apple', max_results=5)",
+        ],
+    ),
+    ("write_down", "frozen-taint"): (
+        "PUBLIC",
+        [
+            "s1.escalate(level='CONFIDENTIAL')",
+            "s2.memory_save(key='k1', content='apple', tags=())",
+            "s1.copy(from='k1', to='k1')",
+        ],
+    ),
+    ("shadowing", "shadow-after-match"): (
+        "CONFIDENTIAL",
+        [
+            "s1.memory_save(key='k1', content='apple', tags=())",
+            "s2.memory_save(key='k1', content='berry', tags=())",
+            "s2.memory_search(query='apple', max_results=5)",
+        ],
+    ),
+}
+
+# Distinct traces of at most 3 steps over SMALL, after reductions and before, per check.
+DEPTH_3 = {"noninterference": (828, 3768), "shadowing": (1837, 13104), "write_down": (1732, 5652)}
+
+
+def _described(found):
+    return [("!" if step.high else "") + step.describe() for step in found.steps]
+
+
+@pytest.mark.parametrize("name", check.CHECKS)
+def test_strict_has_a_bounded_proof_to_depth_3(name):
+    result = check.exhaustive("strict", check=name, depth=3, alphabet=SMALL, budget=None)
+    assert not result.leak, str(result)
+    assert (result.traces_after, result.traces_before) == DEPTH_3[name]
+    assert result.traces == result.traces_after  # every distinct trace was judged
+    text = str(result)
+    assert text.startswith(f"bounded proof: {name} holds under policy strict for every trace of at most 3 steps")
+    assert f"{result.traces_after:,} distinct traces after reductions ({result.traces_before:,} before)" in text
+    assert ("no two worlds differing only above a level were told apart" in text) == (name == "noninterference")
+
+
+@pytest.mark.parametrize("name,policy", sorted(SHORTEST))
+def test_every_variant_has_its_shortest_counterexample(name, policy):
+    result = check.exhaustive(policy, check=name, depth=3, alphabet=SMALL, budget=None)
+    level, steps = SHORTEST[name, policy]
+    assert result.leak, str(result)
+    assert (result.counterexample.level.name, _described(result.counterexample)) == (level, steps)
+    assert result.counterexample.replay() is not None
+    # Shortest: the same check over one step fewer finds nothing.
+    shorter = check.exhaustive(policy, check=name, depth=len(steps) - 1, alphabet=SMALL, budget=None)
+    assert not shorter.leak
+
+
+@pytest.mark.parametrize("name", check.CHECKS)
+def test_variants_the_check_does_not_catch_pass_it_to_depth_2(name):
+    """Depth 2 only: a full depth-3 run per variant and check would add minutes (they are in the benchmark)."""
+    caught = {policy for check_name, policy in SHORTEST if check_name == name}
+    for policy in sorted(set(names()) - caught - {"strict"}):
+        assert not check.exhaustive(policy, check=name, depth=2, alphabet=SMALL, budget=None).leak, policy
+
+
+def _raw_traces(symbols, depth):
+    for length in range(1, depth + 1):
+        yield from itertools.product(range(len(symbols)), repeat=length)
+
+
+@pytest.mark.parametrize("name", check.CHECKS)
+@pytest.mark.parametrize("alphabet,depth", [(SMALL, 3), (check.Alphabet(), 2)])
+def test_every_trace_reduces_to_one_that_is_enumerated(name, alphabet, depth):
+    for configuration in configurations(name, alphabet):
+        symbols, rules = configuration.symbols, configuration.rules
+        index = {symbol.step: number for number, symbol in enumerate(symbols)}
+        kept = {
+            tuple(index[step] for step in trace)
+            for length in range(1, depth + 1)
+            for trace in enumerate_traces(symbols, 3, rules, length)
+        }
+        assert sum(count_traces(symbols, 3, rules, depth)) == len(kept)
+        reduced = {normalise(trace, symbols, 3, rules) for trace in _raw_traces(symbols, depth)}
+        assert reduced - {None} == kept  # every kept trace is needed, and every trace has a kept one
+        assert all(normalise(trace, symbols, 3, rules) == trace for trace in kept)
+
+
+@pytest.mark.parametrize("policy", sorted({policy for _, policy in SHORTEST}))
+def test_a_trace_and_its_reduction_get_the_same_verdict_from_the_real_store(policy):
+    rng = random.Random(policy)
+    for name in check.CHECKS:
+        judge = CHECKERS[name].judge
+        for configuration in configurations(name, check.Alphabet()):
+            symbols = configuration.symbols
+            for _ in range(6):
+                trace = tuple(rng.randrange(len(symbols)) for _ in range(3))
+                reduced = normalise(trace, symbols, 3, configuration.rules)
+                steps = [symbols[number].step for number in trace]
+                leaks = judge(resolve(policy), configuration.level, configuration.actors, steps) is not None
+                kept = [] if reduced is None else [symbols[number].step for number in reduced]
+                leaks_reduced = bool(kept) and (
+                    judge(resolve(policy), configuration.level, configuration.actors, kept) is not None
+                )
+                assert leaks == leaks_reduced, (name, trace, reduced)
+
+
+def test_a_leak_seen_by_a_write_survives_the_reductions():
+    """Write-down-delete shows in the observer's own delete (not found, where its memory was): a low write is
+    judged, so the trace is kept as it is. Guards: noninterference judging only the observer's reads
+    (``judged`` built from ``symbol.read``), which would reduce this trace to nothing."""
+    (configuration, *_) = configurations("noninterference", SMALL)
+    symbols = configuration.symbols
+    wanted = [
+        "low.memory_save(key='k1', content='apple', tags=())",
+        "!high.memory_delete(key='k1')",
+        "low.memory_delete(key='k1')",
+    ]
+    trace = tuple(next(n for n, symbol in enumerate(symbols) if _described_step(symbol.step) == w) for w in wanted)
+    assert normalise(trace, symbols, 3, configuration.rules) == trace
+    steps = [symbols[number].step for number in trace]
+    judge = CHECKERS["noninterference"].judge
+    assert judge(resolve("write-down-delete"), configuration.level, configuration.actors, steps) is not None
+
+
+def _described_step(step):
+    return ("!" if step.high else "") + step.describe()
+
+
+def test_the_result_serialises_as_json():
+    document = json.loads(json.dumps(check.exhaustive("existence-oracle", depth=2, alphabet=SMALL).as_dict()))
+    assert document["verdict"] == "LEAK" and document["depth"] == 2
+    assert document["alphabet"] == {
+        "keys": ["k1"],
+        "contents": ["apple", "berry"],
+        "tag": None,
+        "levels": ["PUBLIC", "CONFIDENTIAL"],
+    }
+    assert document["counterexample"]["steps"][0].endswith("[second world]")
+    proof = check.exhaustive("strict", check="shadowing", depth=1, alphabet=SMALL).as_dict()
+    assert proof["verdict"] == "bounded proof" and proof["counterexample"] is None
+
+
+def test_a_depth_over_the_budget_says_how_long_and_runs_nothing(monkeypatch):
+    judged = []
+    checker = CHECKERS["noninterference"]
+    real = checker.judge
+
+    def counting(*arguments):
+        judged.append(arguments)
+        return real(*arguments)
+
+    monkeypatch.setattr(checker, "judge", counting)
+    with pytest.raises(check.BudgetExceeded, match=r"depth 6 would take about .* over the budget of 1 s"):
+        check.exhaustive("strict", depth=6, budget=1)
+    assert 1 <= len(judged) <= 13  # only the timed sample (and the untimed first world)
+
+
+def test_bad_arguments_are_clear_errors():
+    for depth in (0, -1, "3", 2.0, True):
+        with pytest.raises(InvalidArgument, match="depth"):
+            check.exhaustive("strict", depth=depth)
+    with pytest.raises(ValueError, match="unknown check 'leaks'"):
+        check.exhaustive("strict", check="leaks")
+    with pytest.raises(ValueError, match="unknown policy 'lax'"):
+        check.exhaustive("lax")
+    with pytest.raises(ValueError, match="at least two levels"):
+        check.Alphabet(levels=(Level.PUBLIC,))
+
+
+def test_cli_exhaustive(capsys, tmp_path):
+    assert main(["check", "--exhaustive", "--depth", "1", "--policy", "strict"]) == 0
+    assert "bounded proof: noninterference holds under policy strict" in capsys.readouterr().out
+    assert (
+        main(["check", "--exhaustive", "--depth", "2", "--policy", "existence-oracle", "--check", "noninterference"])
+        == 1
+    )
+    assert "shortest counterexample (2 steps" in capsys.readouterr().out
+    assert main(["check", "--exhaustive", "--depth", "6", "--budget", "1"]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("memlab check: depth 6 would take about") and "raise the budget" in error
+    assert main(["check", "--exhaustive", "--depth", "0", "--policy", "strict"]) == 2
+    assert "the depth must be a whole number of steps, at least 1" in capsys.readouterr().err
+    assert main(["check", "--exhaustive", "--depth", "1", "--save", str(tmp_path / "table.json")]) == 2
+    assert "--save writes the random checks' table" in capsys.readouterr().err
+    assert not (tmp_path / "table.json").exists()
+
+
+def _reference_answer(reference, session, step, number):
+    """What the reference model says ``step`` returns, in the shape ``_real_answer`` gives the store's result."""
+    arguments = dict(step.arguments)
+    taint = session.taint
+    if step.tool == "memory_save":
+        saved = reference.save(
+            "main", taint, arguments["key"], f"{arguments['content']} #{number}", arguments["tags"], step.actor
+        )
+        return ("saved", saved.key, saved.content, saved.classification, saved.version)
+    if step.tool == "memory_delete":
+        deleted = reference.delete("main", taint, arguments["key"])
+        return None if deleted is None else ("deleted", deleted.key, deleted.classification)
+    if step.tool == "memory_get":
+        found = reference.effective("main", taint, arguments["key"])
+        return None if found is None else (found.key, found.content, found.classification, found.version)
+    if step.tool == "memory_list":
+        return sorted(
+            (v.key, v.content, v.classification, v.version) for v in reference.list("main", taint, arguments["tag"])
+        )
+    return sorted(reference.matching_keys("main", taint, arguments["query"]))
+
+
+def _real_answer(step, result):
+    if isinstance(result, tuple) and result[:1] == ("error",):
+        return None
+    if step.tool == "memory_save":
+        return ("saved", result.key, result.content, result.classification, result.version)
+    if step.tool == "memory_delete":
+        return ("deleted", result.key, result.classification)
+    if step.tool == "memory_get":
+        return None if result is None else (result.key, result.content, result.classification, result.version)
+    memories = memories_of(result)
+    if step.tool == "memory_list":
+        return sorted((m.key, m.content, m.classification, m.version) for m in memories)
+    return sorted(m.key for m in memories)
+
+
+def test_the_real_store_answers_every_enumerated_trace_as_the_reference_model_does():
+    """The reference model (tests/reference_model.py) as the oracle: over every kept shadowing trace of at most
+    3 steps over the tests' alphabet, under strict, each step's answer from the real store is the model's.
+    Guards: the store under write-down-delete (a delete at CONFIDENTIAL removes the PUBLIC version), which
+    fails here."""
+    policy = resolve("strict")
+    for configuration in configurations("shadowing", SMALL):
+        for length in (1, 2, 3):
+            for steps in enumerate_traces(configuration.symbols, 3, configuration.rules, length):
+                world = open_world(policy, configuration.actors, steps, with_high=True)
+                reference = ReferenceStore()
+                try:
+                    for number, step in enumerate(steps):
+                        session = world.sessions[step.actor]
+                        expected = _reference_answer(reference, session, step, number)
+                        assert _real_answer(step, act(session, step, number)) == expected, (steps, number)
+                finally:
+                    world.store.close()
