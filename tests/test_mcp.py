@@ -531,3 +531,34 @@ def test_the_stores_hooks_gate_a_resource_read_as_they_gate_session_recall():
         rows = audit_rows(store, 1)
     denied, ok = rows[-1], rows[2]  # the refused and the allowed read, over MCP and from Python: the same rows
     assert rows == [denied, denied, ok, ok, denied] and (denied[5], ok[5]) == ("denied", "ok")
+
+
+def test_a_server_configured_by_the_docs_env_block_serves_that_store_agent_and_taint(tmp_path):
+    """docs/agents-and-mcp.md's `env` configuration, as a host runs it: no flags, MEMLAB_DB, MEMLAB_AGENT and
+    MEMLAB_TAINT in the server's environment (and none of the test run's own MEMLAB_* settings)."""
+    import os
+
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    page = (ROOT / "docs" / "agents-and-mcp.md").read_text()
+    (block,) = [found for found in re.findall(r"```json\n(.+?)\n```", page, re.DOTALL) if '"env"' in found]
+    server = json.loads(block)["mcpServers"]["memlab"]
+    assert server["args"] == ["serve"]
+    db, log = tmp_path / "memories", tmp_path / "server.log"
+    env = {**server["env"], "MEMLAB_DB": str(db)}
+    if "PYTHONPATH" in os.environ:  # a test run from another checkout serves that checkout's memlab
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    params = StdioServerParameters(command=sys.executable, args=["-m", "memlab.cli", *server["args"]], env=env)
+
+    async def scenario():
+        with log.open("a") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as client:
+                await client.initialize()
+                return await call(client, "memory_save", {"key": "team", "content": "Sam leads the platform team"})
+
+    failed, saved, _ = run(scenario, log)
+    assert not failed and saved["classification"] == server["env"]["MEMLAB_TAINT"]
+    with MemoryStore(db) as store:
+        (row,) = store.sessions()[["agent", "initial_taint"]].values.tolist()
+        assert row == [server["env"]["MEMLAB_AGENT"], server["env"]["MEMLAB_TAINT"]]
