@@ -535,7 +535,9 @@ def test_the_stores_hooks_gate_a_resource_read_as_they_gate_session_recall():
 
 def test_a_server_configured_by_the_docs_env_block_serves_that_store_agent_and_taint(tmp_path):
     """docs/agents-and-mcp.md's `env` configuration, as a host runs it: no flags, MEMLAB_DB, MEMLAB_AGENT and
-    MEMLAB_TAINT in the server's environment (and none of the test run's own MEMLAB_* settings)."""
+    MEMLAB_TAINT in the server's environment (and none of the test run's own MEMLAB_* settings).
+
+    Guards: serve reading its agent from another variable (the memory lands in `main`)."""
     import os
 
     from mcp import ClientSession, StdioServerParameters
