@@ -24,6 +24,7 @@ Examples:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -40,6 +41,8 @@ from memlab.eval.collections import Collection
 from memlab.eval.configurations import Configuration, rows_of
 from memlab.eval.locomo import load_locomo
 from memlab.eval.measures import LABELS, compare, per_query
+from memlab.search import dense
+from memlab.storage.sqlite import SqliteStorage
 from memlab.store import MemoryStore
 
 __all__ = [
@@ -140,11 +143,11 @@ def run_group(
         Per row: the run (query id -> {document id: score}), seconds spent indexing (the shared load), seconds
         spent searching.
     """
-    analyzer, context, embedder = configurations[0].store
+    analyzer, context, embedder, boosted = configurations[0].store
     if any(row.store != configurations[0].store for row in configurations):
-        raise InvalidArgument("a group's rows must share analyzer, context and embedder")
+        raise InvalidArgument("a group's rows must share analyzer, context, embedder and whether they boost tags")
     done = {}
-    with MemoryStore.throwaway(postgres, analyzer=analyzer, embedder=embedder) as store:
+    with _throwaway(postgres, analyzer, embedder, index_tag_words=boosted) as store:
         started = time.perf_counter()
         sessions = load(store, collection, context=context)
         indexed = time.perf_counter() - started
@@ -158,6 +161,20 @@ def run_group(
             ranking = search(store, sessions, collection, depth=depth, queries=queries)
             done[row.name] = (ranking, indexed, time.perf_counter() - started)
     return done
+
+
+@contextlib.contextmanager
+def _throwaway(postgres: str | None, analyzer: str, embedder: str | None, *, index_tag_words: bool):
+    """The store a group of rows is loaded into: in memory (indexing the boost's one-word tags only when a row
+    boosts), or a throwaway PostgreSQL schema."""
+    if postgres is not None:
+        with MemoryStore.throwaway(postgres, analyzer=analyzer, embedder=embedder) as store:
+            yield store
+        return
+    vectors = None if embedder is None else dense.get(embedder)
+    storage = SqliteStorage(analyzer=analyzer, embedder=vectors, index_tag_words=index_tag_words)
+    with MemoryStore(storage=storage) as store:
+        yield store
 
 
 def load(store: MemoryStore, collection: Collection, *, context: bool) -> dict:
@@ -225,7 +242,7 @@ def run(
     if baseline in skipped:
         raise InvalidArgument(f"the baseline {baseline!r} cannot run here: it {skipped[baseline]}")
     configurations = [row for row in configurations if row.name not in skipped]
-    groups: dict[tuple[str, bool, str | None], list[Configuration]] = {}
+    groups: dict[tuple[str, bool, str | None, bool], list[Configuration]] = {}
     for row in configurations:
         groups.setdefault(row.store, []).append(row)
     workers = min(workers or os.cpu_count() or 1, len(groups))
