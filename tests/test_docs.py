@@ -244,5 +244,6 @@ def test_the_semantics_page_states_the_default_ranking():
     assert default.key == default.content == default.tags == default.when
     assert (
         f"key, content, tags and when {default.key:g}, source {default.source:g}, and a boost of"
-        f" {default.tag_boost:g} when a query word is one of the memory's tags" in text
+        f" {default.tag_boost:g} when a query word is one of the memory's tags and in at least half of the"
+        " memories of the session's view" in text
     )

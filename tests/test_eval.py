@@ -233,3 +233,54 @@ def test_rows_that_cannot_run_here_are_skipped_with_the_reason(monkeypatch, tiny
     results = run(tiny, rows=["porter", "hybrid", "memlab"], progress=False, workers=1)
     assert list(results.summary.index) == ["porter", "memlab"]
     assert results.skipped == {"hybrid": "needs onnxruntime (pip install 'memlab[dense]')"}
+
+
+def _fts5_over_the_text(collection, weights, *, depth=100):
+    """Each query asked of raw sqlite3 FTS5 (``porter unicode61``), one table per agent over its documents' key,
+    content and tags (the text the ``porter`` row names), ranked by bm25 with ``weights``: query -> [(id, score)]."""
+    import contextlib
+    import sqlite3
+
+    from memlab.search.query import match_expression
+
+    answers = {}
+    with contextlib.closing(sqlite3.connect(":memory:")) as db:
+        tables = {}
+        for document in collection.documents:
+            if document.agent not in tables:
+                tables[document.agent] = table = f"agent_{len(tables)}"
+                db.execute(f"CREATE VIRTUAL TABLE {table} USING fts5(key, content, tags, tokenize='porter unicode61')")
+            db.execute(
+                f"INSERT INTO {tables[document.agent]} (key, content, tags) VALUES (?, ?, ?)",
+                (document.key, document.text, " ".join(document.tags)),
+            )
+        ids = {(document.agent, document.key): document.id for document in collection.documents}
+        score = ", ".join(str(weight) for weight in weights)
+        for query in collection.queries:
+            table = tables[query.agent]
+            rows = db.execute(
+                f"SELECT key, bm25({table}, {score}) AS score FROM {table} WHERE {table} MATCH ? "
+                "ORDER BY score, rowid LIMIT ?",
+                (match_expression(query.text), depth),
+            )
+            answers[query.id] = [(ids[query.agent, key], -score) for key, score in rows]
+    return answers
+
+
+@pytest.mark.parametrize("collection", [AGENTS, "locomo"])
+def test_the_porter_row_is_fts5s_bm25_over_the_same_text(collection):
+    """The baseline is plain FTS5: query by query, the porter row ranks (order and scores) as raw sqlite3 does
+    over the text it names. (A column the row weighs 0, like the tag boost's one-word tags, still counted in
+    bm25's row length and moved every score.)"""
+    from memlab.eval.configurations import CONFIGURATIONS
+    from memlab.eval.runner import run_configuration
+
+    collection = load_locomo() if collection == "locomo" else load_trec(collection)
+    porter = CONFIGURATIONS["porter"]
+    ranked, _, _ = run_configuration(collection, porter)
+    raw = _fts5_over_the_text(collection, porter.ranking.weights()[:3])
+    assert porter.ranking.weights()[3:] == (0.0, 0.0) and not porter.context and not porter.ranking.tag_boost
+    assert set(ranked) == set(raw)
+    for query, answer in raw.items():
+        assert list(ranked[query]) == [document for document, _ in answer], query
+        assert list(ranked[query].values()) == pytest.approx([score for _, score in answer], rel=1e-12), query

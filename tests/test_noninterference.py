@@ -165,6 +165,29 @@ def test_a_hit_gains_no_tag_boost_from_versions_above(case):
     assert not interferes(case)
 
 
+@st.composite
+def tag_statistics(draw):
+    """A random scenario, then saves of several keys by a low and a high session, their tags and words drawn
+    from the tags, and a low search naming them: above the bound, saves that would move a tag's share of the
+    memories across the half where the boost starts (what decides the boost, ``LexicalSearch._boosted_terms``)."""
+    bound, low, high, ops = draw(scenario(words=["alice", *TAGS]))
+    text = st.lists(st.sampled_from(["alice", "coffee", *TAGS]), min_size=1, max_size=3).map(" ".join)
+    save = st.tuples(st.sampled_from(["low-a", "high"]), st.sampled_from(KEYS), text, st.lists(st.sampled_from(TAGS)))
+    saves = draw(st.lists(save, min_size=1, max_size=10))
+    ending = [(actor, "memory_save", {"key": key, "content": words, "tags": tags}) for actor, key, words, tags in saves]
+    ending.append(("low-a", "memory_search", {"query": draw(text), "max_results": 5}))
+    return bound, low, high, ops + ending
+
+
+@settings(max_examples=200)
+@given(case=tag_statistics())
+def test_whether_a_tag_is_boosted_depends_only_on_the_view(case):
+    """The tag boost's statistics (a tag word's share of the memories) are the session's effective view's."""
+    # Guards: the statistics read from every level ("df over every level"): _boosted_terms counting in the index
+    # of the highest level the agent has (which holds every level's versions) instead of the one searched.
+    assert not interferes(case)
+
+
 @pytest.mark.parametrize("backend", ["file", "folder"])
 @settings(max_examples=100)
 @given(case=scenario())

@@ -257,9 +257,9 @@ def test_a_level_first_used_late_is_indexed_with_everything_below_it(store):
 
 @pytest.mark.parametrize("policy", [None, "shadow-after-match", "global-stats"])
 def test_a_search_reads_each_hits_row_once(tmp_path, policy):
-    """A search's statements: one ranking per index searched (its keys read in it), the second gate, the hits'
-    rows once, the audit row; the versions' keys are not read in a statement of their own.
-    Guards: _rank reading the ranked versions' keys with a second SELECT on memories."""
+    """A search's statements: per index searched, the tag boost's statistics and one ranking (its keys read in
+    it); the second gate, the hits' rows once, the audit row; the versions' keys are not read in a statement of
+    their own. Guards: _rank reading the ranked versions' keys with a second SELECT on memories."""
     store = MemoryStore(tmp_path / "one.db", layout="file", **({} if policy is None else {"policy": policy}))
     for level in Level:
         store.session(taint=level).memory_save(f"fruit-{level.name}", f"apple and {level.name.lower()} pie")
@@ -270,13 +270,15 @@ def test_a_search_reads_each_hits_row_once(tmp_path, policy):
     store.storage.conn.set_trace_callback(None)
     kinds = [_statement_kind(sql) for sql in statements if sql.startswith("SELECT")]
     searched = 3 if policy == "shadow-after-match" else 1
-    assert kinds == ["ranking"] * searched + ["second gate", "rows"]
+    assert kinds == ["boost statistics", "ranking"] * searched + ["second gate", "rows"]
     assert len(hits) == 3
 
 
 def _statement_kind(sql: str) -> str:
     if sql.startswith('SELECT rowid, bm25("fts_') or " FROM (SELECT rowid, bm25(" in sql:
         return "ranking"
+    if sql.startswith("SELECT j.value, (SELECT count(*) FROM "):
+        return "boost statistics"
     if "FROM json_each(" in sql and "JOIN effective" in sql:
         return "second gate"
     if "FROM memories m WHERE m.id IN" in sql:
@@ -300,3 +302,24 @@ def test_stored_tags_decode_as_json_loads_does(text):
         except (ValueError, TypeError) as error:
             decoded = type(error)
         assert decoded == expected
+
+
+def test_the_tag_boost_fires_for_a_name_and_not_for_a_topic():
+    """A tag earns the boost where bm25 cannot weigh its word (in half the view or more: a speaker's name), not
+    where bm25 already does (a topic a few memories carry, which the question also names): issue 22.
+    Guards: _boosted_terms keeping every query term that is a tag (the boost before issue 22)."""
+    from memlab import Ranking
+
+    with MemoryStore(ranking=Ranking(tag_boost=2.0)) as store:
+        session = store.session()
+        for number in range(4):
+            session.memory_save(f"ann-{number}", f"Ann went to the park on day {number}", tags=["ann"])
+        session.memory_save("bob-beach", "Bob swam at the beach", tags=["bob", "beach"])
+        session.memory_save("ann-swim", "Ann swam at the beach and the lake", tags=["ann"])
+        named = {h.memory.key: h.score for h in session.memory_search("Where did Ann swim?")}
+        topical = {h.memory.key: h.score for h in session.memory_search("Who swam at the beach?")}
+        store.ranking = Ranking(tag_boost=0.0)
+        plain_named = {h.memory.key: h.score for h in session.memory_search("Where did Ann swim?")}
+        plain_topical = {h.memory.key: h.score for h in session.memory_search("Who swam at the beach?")}
+    assert named == {key: score + (2.0 if key.startswith("ann") else 0.0) for key, score in plain_named.items()}
+    assert topical == plain_topical

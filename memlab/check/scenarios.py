@@ -18,7 +18,7 @@ from memlab.store import MemoryStore
 
 KEYS = ("k1", "k2")
 WORDS = ("apple", "berry", "cider")
-TAGS = ("t1", "t2")
+TAGS = ("apple", "cider")  # words of WORDS too: searches name tags, so the tag boost's statistics are checked
 READS = ("memory_get", "memory_list", "memory_search")
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 

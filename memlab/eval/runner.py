@@ -44,6 +44,8 @@ from memlab.eval.collections import Collection
 from memlab.eval.configurations import Configuration, rows_of
 from memlab.eval.locomo import category_label, load_locomo
 from memlab.eval.measures import LABELS, compare, per_query
+from memlab.search import dense
+from memlab.storage.sqlite import SqliteStorage
 from memlab.store import MemoryStore
 
 __all__ = [
@@ -155,15 +157,15 @@ def run_group(
         Per row: the run (query id -> {document id: score}), seconds spent indexing (the shared load), seconds
         spent searching.
     """
-    analyzer, context, embedder = configurations[0].store
+    analyzer, context, embedder, boosted = configurations[0].store
     if any(row.store != configurations[0].store for row in configurations):
-        raise InvalidArgument("a group's rows must share analyzer, context and embedder")
+        raise InvalidArgument("a group's rows must share analyzer, context, embedder and whether they boost tags")
     if embedder is not None and cache is not False:
         from memlab.search.embedding_cache import cached
 
         embedder = cached(embedder, None if cache is True else cache, warm=[path for path in WARM if path.exists()])
     done = {}
-    with MemoryStore.throwaway(postgres, analyzer=analyzer, embedder=embedder) as store:
+    with _throwaway(postgres, analyzer, embedder, index_tag_words=boosted) as store:
         started = time.perf_counter()
         sessions = load(store, collection, context=context)
         indexed = time.perf_counter() - started
@@ -179,6 +181,20 @@ def run_group(
             if notify is not None:
                 notify(row.name)
     return done
+
+
+@contextlib.contextmanager
+def _throwaway(postgres: str | None, analyzer: str, embedder: str | None, *, index_tag_words: bool):
+    """The store a group of rows is loaded into: in memory (indexing the boost's one-word tags only when a row
+    boosts), or a throwaway PostgreSQL schema."""
+    if postgres is not None:
+        with MemoryStore.throwaway(postgres, analyzer=analyzer, embedder=embedder) as store:
+            yield store
+        return
+    vectors = None if embedder is None else dense.get(embedder)
+    storage = SqliteStorage(analyzer=analyzer, embedder=vectors, index_tag_words=index_tag_words)
+    with MemoryStore(storage=storage) as store:
+        yield store
 
 
 def load(store: MemoryStore, collection: Collection, *, context: bool) -> dict:
@@ -249,7 +265,7 @@ def run(
     if baseline in skipped:
         raise InvalidArgument(f"the baseline {baseline!r} cannot run here: it {skipped[baseline]}")
     configurations = [row for row in configurations if row.name not in skipped]
-    groups: dict[tuple[str, bool, str | None], list[Configuration]] = {}
+    groups: dict[tuple[str, bool, str | None, bool], list[Configuration]] = {}
     for row in configurations:
         groups.setdefault(row.store, []).append(row)
     workers = min(workers or os.cpu_count() or 1, len(groups))

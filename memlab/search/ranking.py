@@ -3,11 +3,12 @@
 A ``Ranking`` is a query-time choice (nothing in the index depends on it): the store's FTS5 indexes hold five
 columns per version — key, content, tags, the ``source`` the memory was taken from, and the words of when it
 happened (``occurred_at`` written out: ``when_words``) — and a search orders matches by FTS5's ``bm25()``
-with these weights, minus ``tag_boost`` for a memory one of whose tags is a word of the query. The boost
-exists because bm25's idf is floored near zero for a word in over half of the memories: in agent memory that
-is exactly the word naming whose memory it is (a speaker, a project), which the tag says. It depends only on
-the memory and the query, and bm25's statistics come from the session's effective view only, so a score
-never depends on what the session cannot see.
+with these weights, minus ``tag_boost`` for a memory one of whose tags is a word of the query that is in at
+least half of the memories. The boost exists because bm25's idf is floored near zero for such a word: in agent
+memory that is the word naming whose memory it is (a speaker, a project), which the tag says. A rarer tag is a
+topic bm25 already weighs, and boosting it too ranked worse (docs/relevance-lab.md). Whether a word is boosted
+comes from the same statistics as bm25's, the session's effective view only, so a score never depends on what
+the session cannot see.
 
 The defaults were chosen by held-out evidence (``memlab eval --tune``, ``memlab.eval.tuning``; the figures are
 in the README): tuned on LoCoMo conversations 0-4, the search chose exactly these values (and on 5-9 the same
@@ -64,7 +65,8 @@ class Ranking:
         tags: weight of the tags as words.
         source: weight of the ``source`` text (the messages the memory came from).
         when: weight of ``occurred_at`` written out as words (day, month name, year, weekday).
-        tag_boost: added to the score of a memory one of whose tags equals a word of the query.
+        tag_boost: added to the score of a memory one of whose tags equals a word of the query that is in at
+            least half of the memories of the session's view (where bm25 floors its idf).
         lexical: weight of the FTS5 ranking in reciprocal rank fusion (0: dense retrieval alone).
         dense: weight of the dense ranking in reciprocal rank fusion (0: FTS5 alone, the default; above 0 the
             store needs an embedder, ``memlab.search.dense``).

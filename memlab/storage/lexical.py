@@ -19,6 +19,7 @@ from memlab.storage.rows import _MEMORY_COLUMNS, _memory
 from memlab.viewrules import ViewRules
 
 _SNIPPET_TOKENS = 16
+_TAG_WORDS = "index_tag_words"  # the indexed column of one-word tags (memlab.storage.fts_tables.indexed_columns)
 
 
 class LexicalSearch:
@@ -82,20 +83,18 @@ class LexicalSearch:
         """The top ``limit`` matches of index ``table``, which holds the effective view at ``view`` (or, with
         ``only_effective_at`` an agent id, every live version, filtered to that agent's view at ``view``)."""
         # Rank by the store's Ranking: bm25(...) with its column weights, minus the tag boost, ties in rowid (save)
-        # order. A memory earns the boost when a query word is one of its one-word tags: a hit of the query in
-        # the one-word-tags column (weight 0 in the ranking). A second bm25() weighing only that column is
-        # below 0 exactly then (FTS5 floors every idf above 0), and it is computed in the same scan, from the
-        # hits FTS5 has already read (a subquery collecting the tagged memories instead added 1.4-1.5x to a
-        # search naming a tag a quarter of 100k memories carry, this adds 1.1-1.2x).
-        # Only the ids, keys and scores are read here: the rows and snippets of the hits shown are made by _hits
-        # (FTS5's snippet() here would be computed for every match).
+        # order. The boost is decided once per search from the index's own statistics (_boosted_terms), then the
+        # tagged memories are one subquery: a memory earns it when one of its one-word tags is a boosted word of
+        # the query. Only the ids, keys and scores are read here: the rows and snippets of the hits shown are
+        # made by _hits (FTS5's snippet() here would be computed for every match).
         ranking = self.ranking
         weights = ranking.weights()
         score = f'bm25("{table}", {", ".join(str(weight) for weight in (*weights, 0.0))})'
         parameters: list[Any] = []
-        if ranking.tag_boost:
-            score += f' - ? * (bm25("{table}", {", ".join(["0"] * len(weights) + ["1"])}) < 0)'
-            parameters.append(ranking.tag_boost)
+        boosted = self._boosted_terms(table, match) if ranking.tag_boost else []
+        if boosted:
+            score += f' - ? * (rowid IN (SELECT rowid FROM "{table}" WHERE "{table}" MATCH ?))'
+            parameters += [ranking.tag_boost, f"{_TAG_WORDS} : ({' OR '.join(boosted)})"]
         effective = ""
         if only_effective_at is not None:
             effective = "AND rowid IN (SELECT memory_id FROM effective WHERE agent_id = ? AND taint = ?)"
@@ -111,6 +110,23 @@ class LexicalSearch:
         # A rowid without a version can only be a tampered index: its key is None, and _check_in_view refuses it.
         held_at = int(view)
         return [_Ranked(memory_id, key, -score, table, held_at) for memory_id, score, key in ranked]
+
+    def _boosted_terms(self, table: str, match: str) -> list[str]:
+        """The query's terms (quoted, as in ``match``) that earn the tag boost in index ``table``: one-word tags
+        of a memory there that are in at least half of its rows, where FTS5 floors bm25's idf (a word in over
+        half the rows weighs nothing): the name of whose memory it is, which bm25 cannot use and the tag says.
+        A tag rarer than that is a topic bm25 already weighs, and boosting it too ranked worse
+        (docs/relevance-lab.md). Every statistic is the index's, the one bm25 reads: the session's view."""
+        terms = match.split(" OR ")  # match_expression's quoted terms, each safe as an FTS5 phrase
+        rows = self.conn.execute(
+            f'SELECT j.value, (SELECT count(*) FROM "{table}" WHERE "{table}" MATCH j.value) FROM json_each(?) j '
+            f'WHERE EXISTS (SELECT 1 FROM "{table}" WHERE "{table}" MATCH \'{_TAG_WORDS} : \' || j.value)',
+            (json.dumps(terms),),
+        ).fetchall()
+        if not rows:
+            return []
+        total = _row_count(self.conn, table)
+        return [term for term, matched in rows if 2 * matched >= total]
 
     def _hits(self, ranked: list[_Ranked], match: str | None, query: str) -> list[Hit]:
         """The hits shown: each ranked version's row and a snippet of its content, matched words marked — made
@@ -141,6 +157,18 @@ class LexicalSearch:
             Hit(memory, r.score, snippets.get(r.memory_id) or snippet(memory.content, terms, tokens=_SNIPPET_TOKENS))
             for r, memory in ((r, found[r.memory_id]) for r in ranked)
         ]
+
+
+def _row_count(conn: sqlite3.Connection, table: str) -> int:
+    """How many rows FTS5 index ``table`` holds, as bm25 counts them: the first varint of its averages record
+    (row 1 of its ``_data`` table), read in one look-up where ``count(*)`` would scan the index."""
+    row = conn.execute(f'SELECT block FROM "{table}_data" WHERE id = 1').fetchone()
+    total = 0
+    for byte in row[0] if row is not None else b"":
+        total = (total << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            break
+    return total
 
 
 class _Ranked(NamedTuple):

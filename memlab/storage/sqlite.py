@@ -70,6 +70,9 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
         ranking: how matches are ordered (column weights, tag boost); a query-time choice that may be changed.
         embedder: turns content into dense vectors (``memlab.search.dense``), stored per version and searched
             when the ranking asks; None keeps search lexical only.
+        index_tag_words: index the one-word tags the tag boost looks in. False makes bm25 (which counts every
+            indexed column in a row's length, weighed or not) FTS5's over the text alone: the relevance lab's
+            plain rows; such a store boosts nothing.
     """
 
     def __init__(
@@ -82,8 +85,10 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
         analyzer: Analyzer | str | None = None,
         ranking: Ranking | None = None,
         embedder: Embedder | None = None,
+        index_tag_words: bool = True,
     ) -> None:
         self.path = None if path is None else Path(path)
+        self.index_tag_words = index_tag_words
         self.busy_timeout = busy_timeout
         self.ranking = ranking if ranking is not None else Ranking()
         self.embedder = embedder
@@ -331,7 +336,7 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
                     stems_of = tuple(None if text is None else self.analyzer.index_text(text) for text in texts)
                 else:
                     stems_of = (None, None, None, None, when)
-                stems.append((*stems_of, tag_words(self.analyzer, new.tags)))
+                stems.append((*stems_of, tag_words(self.analyzer, new.tags) if self.index_tag_words else None))
             seals = seal_many(agent, versions, level, [memory.version for memory in saved], saved_by)
             digests = [sealed.digest for sealed in seals]
             rows = [
@@ -530,7 +535,9 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
             self.flush_sessions()
             target = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
             self.conn.backup(target)
-        return SqliteStorage(connection=target, rules=self.rules, analyzer=self.analyzer)
+        return SqliteStorage(
+            connection=target, rules=self.rules, analyzer=self.analyzer, index_tag_words=self.index_tag_words
+        )
 
     def close(self) -> None:
         try:
