@@ -108,12 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     serve.set_defaults(
         environment={"db": ("MEMLAB_DB", None), "taint": ("MEMLAB_TAINT", "PUBLIC"), "agent": ("MEMLAB_AGENT", "main")}
     )
-    serve.add_argument(
-        "--policy", default=None, help=f"a registered policy, {_one_of(policies.names())} (default strict)"
-    )
-    serve.add_argument(
-        "--analyzer", default=None, help=f"the search analyzer, {_one_of(analyzers.names())} (default porter)"
-    )
+    _store_flags(serve)
     serve.add_argument(
         "--ranking", metavar="FILE", help="order results by a ranking file (memlab eval --tune --save FILE.json)"
     )
@@ -135,20 +130,11 @@ def main(argv: list[str] | None = None) -> int:
         help=f"the importing session's taint: every memory's level, {_LEVELS} (no default: say PUBLIC)",
     )
     load.add_argument("--batch-size", type=_positive, default=1_000, help="records per transaction (default 1000)")
-    load.add_argument(
-        "--policy", default=None, help=f"a registered policy, {_one_of(policies.names())} (default strict)"
-    )
-    load.add_argument(
-        "--analyzer", default=None, help=f"the search analyzer, {_one_of(analyzers.names())} (default porter)"
-    )
+    _store_flags(load)
     move = _command(commands, "migrate", "copy a single-file store into a new store folder (one file per agent)")
     move.add_argument("source", help="the store file")
     move.add_argument("target", help="the new store folder (must not exist)")
-    move.add_argument(
-        "--policy",
-        default=None,
-        help=f"the policy the store was built under, {_one_of(policies.names())} (default strict)",
-    )
+    _policy_flag(move, "the policy the store was built under")
     check_chain = _command(commands, "verify", "recompute a store's audit chain; exit status 1 if broken")
     check_chain.add_argument(
         "path",
@@ -157,11 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     check_chain.set_defaults(environment={"path": ("MEMLAB_DB", None)})
     _json_flag(check_chain, "the verification: ok, audit rows, versions, head, problems")
-    check_chain.add_argument(
-        "--policy",
-        default=None,
-        help=f"the policy the store was built under, {_one_of(policies.names())} (default strict)",
-    )
+    _policy_flag(check_chain, "the policy the store was built under")
     lesson = _command(commands, "classroom", "serve the classroom notebook with Voila and print its URL")
     lesson.add_argument(
         "--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1: this machine)"
@@ -484,6 +466,18 @@ def _check(args: argparse.Namespace) -> int:
         for result in results.values():
             print(result, end="\n\n")
     return 1 if any(result.leak for result in results.values()) else 0
+
+
+def _policy_flag(command: argparse.ArgumentParser, what: str) -> None:
+    command.add_argument("--policy", default=None, help=f"{what}, {_one_of(policies.names())} (default strict)")
+
+
+def _store_flags(command: argparse.ArgumentParser) -> None:
+    """``--policy`` and ``--analyzer``: how a store a command opens is read and searched."""
+    _policy_flag(command, "a registered policy")
+    command.add_argument(
+        "--analyzer", default=None, help=f"the search analyzer, {_one_of(analyzers.names())} (default porter)"
+    )
 
 
 def _json_flag(command: argparse.ArgumentParser, what: str) -> None:
