@@ -282,3 +282,12 @@ def test_the_real_store_answers_every_enumerated_trace_as_the_reference_model_do
                         assert _real_answer(step, act(session, step, number)) == expected, (steps, number)
                 finally:
                     world.store.close()
+
+
+def test_cli_exhaustive_json_and_the_exit_status_over_every_policy(capsys):
+    # One JSON document; over every policy only strict's leak would fail the run (the variants exist to leak).
+    # Guards: the exit status counting a variant's leak when no --policy is named.
+    assert main(["check", "--exhaustive", "--depth", "2", "--check", "noninterference", "--json"]) == 0
+    results = json.loads(capsys.readouterr().out)
+    verdicts = {result["policy"]: result["verdict"] for result in results}
+    assert verdicts["strict"] == "bounded proof" and verdicts["existence-oracle"] == "LEAK"
