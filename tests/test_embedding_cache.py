@@ -277,3 +277,20 @@ def test_a_warm_file_not_of_the_layout_is_ignored(tmp_path):
         with pytest.warns(UserWarning, match="not a warm embeddings file"):
             got = Cached(embedder, EmbeddingCache(tmp_path / "cache"), warm=[path]).embed(TEXTS)
         assert np.array_equal(got, embedder.embed(TEXTS))
+
+
+def test_tuning_the_hybrid_row_a_second_time_embeds_nothing(tmp_path, monkeypatch):
+    # Guards: tuning's coordinate ascent loading its stores with the bare embedder (every tune embedded again).
+    from memlab.eval.tuning import tune
+    from tests.test_tuning import _collection
+
+    monkeypatch.setenv("MEMLAB_CACHE", str(tmp_path))
+    grid = {"hybrid": {"dense": (0.5, 1.0)}}
+    first = tune(_collection(), rows=["hybrid"], grids=grid, progress=False, workers=1)
+
+    def refuse(self, texts):
+        raise AssertionError("the second tuning embedded")
+
+    monkeypatch.setattr(dense.MiniLM, "_model", refuse)  # the tuning's worker processes are forked: they see it
+    second = tune(_collection(), rows=["hybrid"], grids=grid, progress=False, workers=1)
+    assert second.chosen == first.chosen

@@ -117,6 +117,16 @@ class Results:
         return _tabulate(about["collection"], about["baseline"], per_query, timings, about["configurations"])
 
 
+def cached_embedder(embedder: str | None, cache: str | Path | bool = True):
+    """``embedder`` through the embedding cache (``cache``: a folder, True for the default one, False for none)
+    and the bundled LoCoMo's warm vectors; None stays None."""
+    if embedder is None or cache is False:
+        return embedder
+    from memlab.search.embedding_cache import cached
+
+    return cached(embedder, None if cache is True else cache, warm=[path for path in WARM if path.exists()])
+
+
 def run_configuration(
     collection: Collection,
     configuration: Configuration,
@@ -160,10 +170,7 @@ def run_group(
     analyzer, context, embedder, boosted = configurations[0].store
     if any(row.store != configurations[0].store for row in configurations):
         raise InvalidArgument("a group's rows must share analyzer, context, embedder and whether they boost tags")
-    if embedder is not None and cache is not False:
-        from memlab.search.embedding_cache import cached
-
-        embedder = cached(embedder, None if cache is True else cache, warm=[path for path in WARM if path.exists()])
+    embedder = cached_embedder(embedder, cache)
     done = {}
     with _throwaway(postgres, analyzer, embedder, index_tag_words=boosted) as store:
         started = time.perf_counter()

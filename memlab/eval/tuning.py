@@ -33,7 +33,7 @@ from memlab.errors import InvalidArgument
 from memlab.eval.collections import Collection
 from memlab.eval.configurations import CONFIGURATIONS, Configuration
 from memlab.eval.measures import per_query
-from memlab.eval.runner import Results, load, results_of, run_configuration, search
+from memlab.eval.runner import Results, cached_embedder, load, results_of, run_configuration, search
 from memlab.search.ranking import Ranking
 from memlab.store import MemoryStore
 
@@ -111,7 +111,7 @@ def _ascend(
     collection: Collection, queries: list[str], row: Configuration, grid: Mapping[str, Sequence[float]]
 ) -> tuple[Ranking, list[dict[str, object]]]:
     """Coordinate ascent from ``row``'s ranking on ``queries``: the best ranking found and every step tried."""
-    with MemoryStore(analyzer=row.analyzer, embedder=row.embedder) as store:
+    with MemoryStore(analyzer=row.analyzer, embedder=cached_embedder(row.embedder)) as store:
         sessions = load(store, collection, context=row.context)
         scores: dict[Ranking, float] = {}
 
