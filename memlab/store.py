@@ -145,10 +145,12 @@ class MemoryStore:
         ranking: Ranking | None = None,
         embedder: Embedder | str | None = None,
         clock: Callable[[], datetime] = _utc_now,
+        index_tag_words: bool = True,
     ) -> Iterator[MemoryStore]:
         """A store for one experiment, gone when the ``with`` block ends: in memory, or, given a PostgreSQL
         URL, in a schema of its own in that database, dropped with everything in it afterwards (the relevance
-        lab's ``--db``). The other arguments are ``MemoryStore``'s.
+        lab's ``--db``). ``index_tag_words=False`` makes a store that never boosts tags, whose bm25 is plain
+        FTS5's over the text (the relevance lab's ``porter`` row). The other arguments are ``MemoryStore``'s.
 
         Raises:
             InvalidArgument: ``url`` is neither None nor a ``postgresql://`` URL.
@@ -162,7 +164,9 @@ class MemoryStore:
         embedder = None if embedder is None else dense.get(embedder)
         if ranking is not None:
             _check_ranking(ranking, embedder)
-        with scratch_storage(url, rules=rules, analyzer=analyzer, ranking=ranking, embedder=embedder) as storage:
+        with scratch_storage(
+            url, rules=rules, analyzer=analyzer, ranking=ranking, embedder=embedder, index_tag_words=index_tag_words
+        ) as storage:
             yield cls(policy=policy, storage=storage, ranking=ranking, clock=clock)
 
     def __enter__(self) -> MemoryStore:

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from memlab.search import analyzers, fts5, porter
 
 DATA = Path(__file__).resolve().parent.parent / "data"
+TEXT = {".json", ".md", ".txt"}
 
 
 def sqlite_stems(tokens: list[str]) -> list[str]:
@@ -21,13 +22,14 @@ def sqlite_stems(tokens: list[str]) -> list[str]:
 
 
 def data_vocabulary() -> list[str]:
-    """Every distinct token FTS5's unicode61 makes of the files in data/ (LoCoMo, its licence, the README)."""
+    """Every distinct token FTS5's unicode61 makes of the text files in data/ (LoCoMo, its licence, the README;
+    not the warm vectors' ``.npz``)."""
     with contextlib.closing(sqlite3.connect(":memory:")) as db:
         db.execute("CREATE VIRTUAL TABLE texts USING fts5(text, tokenize = 'unicode61')")
         db.execute("CREATE VIRTUAL TABLE terms USING fts5vocab(texts, 'row')")
         db.executemany(
             "INSERT INTO texts(text) VALUES (?)",
-            [(path.read_text(encoding="utf-8"),) for path in sorted(DATA.glob("*")) if path.is_file()],
+            [(path.read_text(encoding="utf-8"),) for path in sorted(DATA.glob("*")) if path.suffix in TEXT],
         )
         return [term for (term,) in db.execute("SELECT term FROM terms")]
 

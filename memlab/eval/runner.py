@@ -44,8 +44,6 @@ from memlab.eval.collections import Collection
 from memlab.eval.configurations import Configuration, rows_of
 from memlab.eval.locomo import category_label, load_locomo
 from memlab.eval.measures import LABELS, compare, per_query
-from memlab.search import dense
-from memlab.storage.sqlite import SqliteStorage
 from memlab.store import MemoryStore
 
 __all__ = [
@@ -172,7 +170,7 @@ def run_group(
         raise InvalidArgument("a group's rows must share analyzer, context, embedder and whether they boost tags")
     embedder = cached_embedder(embedder, cache)
     done = {}
-    with _throwaway(postgres, analyzer, embedder, index_tag_words=boosted) as store:
+    with MemoryStore.throwaway(postgres, analyzer=analyzer, embedder=embedder, index_tag_words=boosted) as store:
         started = time.perf_counter()
         sessions = load(store, collection, context=context)
         indexed = time.perf_counter() - started
@@ -188,20 +186,6 @@ def run_group(
             if notify is not None:
                 notify(row.name)
     return done
-
-
-@contextlib.contextmanager
-def _throwaway(postgres: str | None, analyzer: str, embedder: str | None, *, index_tag_words: bool):
-    """The store a group of rows is loaded into: in memory (indexing the boost's one-word tags only when a row
-    boosts), or a throwaway PostgreSQL schema."""
-    if postgres is not None:
-        with MemoryStore.throwaway(postgres, analyzer=analyzer, embedder=embedder) as store:
-            yield store
-        return
-    vectors = None if embedder is None else dense.get(embedder)
-    storage = SqliteStorage(analyzer=analyzer, embedder=vectors, index_tag_words=index_tag_words)
-    with MemoryStore(storage=storage) as store:
-        yield store
 
 
 def load(store: MemoryStore, collection: Collection, *, context: bool) -> dict:

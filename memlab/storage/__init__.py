@@ -201,16 +201,19 @@ def scratch_storage(
     analyzer: Analyzer | str | None = None,
     ranking: Ranking | None = None,
     embedder: Embedder | None = None,
+    index_tag_words: bool = True,
 ) -> Iterator[SqliteStorage | PostgresStorage]:
     """A store that lasts for a ``with`` block: in memory (``url=None``), or in a PostgreSQL schema of its own
     (``memlab_scratch_`` and a random suffix) in the database at ``url``, dropped with all it holds afterwards.
+    ``index_tag_words=False``: SQLite indexes no one-word tags, so it never boosts and its bm25 is plain FTS5's
+    over the text (PostgreSQL has no tag boost, so nothing changes there).
 
     Raises:
         InvalidArgument: ``url`` is neither None nor a PostgreSQL URL (a store on disk is not thrown away).
     """
     if url is None:
         storage: SqliteStorage | PostgresStorage = SqliteStorage(
-            rules=rules, analyzer=analyzer, ranking=ranking, embedder=embedder
+            rules=rules, analyzer=analyzer, ranking=ranking, embedder=embedder, index_tag_words=index_tag_words
         )
         with contextlib.closing(storage):
             yield storage
