@@ -19,12 +19,13 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from tqdm.auto import tqdm
+from typing import TYPE_CHECKING, Any
 
 from memlab import cli_output, tooldefs
 from memlab.errors import InvalidArgument, MemlabError
+
+if TYPE_CHECKING:
+    from tqdm import tqdm  # the bar comes from cli_output.progress, which imports tqdm only when it runs
 
 __all__ = ["Problem", "ImportReport", "read_records", "parse_line", "check_file", "run_import"]
 

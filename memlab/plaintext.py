@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import math
 import textwrap
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import pandas as pd
 
-__all__ = ["table", "paragraph", "cell"]
+__all__ = ["table", "paragraph", "cell", "clock_time"]
 
 GAP = "  "
 NARROWEST = 20
@@ -50,10 +50,25 @@ def cell(column: str, value: Any) -> str:
     text = " ".join(str(value).split()).replace("**", "")
     if column == "at" or column.endswith("_at"):
         try:
-            return datetime.fromisoformat(text).strftime("%H:%M:%S")
+            return clock_time(text)
         except ValueError:
             return text
     return text
+
+
+def clock_time(at: str | datetime) -> str:
+    """A time the store recorded, as a person reads a clock in UTC: hours, minutes, seconds (no fraction); the
+    one way the demo, the widgets and the audit viewer show a time.
+
+    Raises:
+        ValueError: ``at`` is not an ISO time.
+
+    Examples:
+        >>> clock_time("2026-01-01T12:00:05.123456+00:00"), clock_time("2026-01-01T14:00:05+02:00")
+        ('12:00:05', '12:00:05')
+    """
+    moment = at if isinstance(at, datetime) else datetime.fromisoformat(at)
+    return (moment if moment.tzinfo is None else moment.astimezone(UTC)).strftime("%H:%M:%S")
 
 
 def table(frame: pd.DataFrame, width: int | None) -> str:

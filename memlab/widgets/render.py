@@ -24,6 +24,7 @@ from typing import Any
 import pandas as pd
 
 from memlab.levels import Level
+from memlab.plaintext import clock_time
 
 __all__ = [
     "LEVEL_COLOURS",
@@ -121,17 +122,6 @@ def plural(count: int, noun: str) -> str:
         ('1 version', '2 versions', '0 rows')
     """
     return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
-def clock_time(at: str) -> str:
-    """An ISO time the store recorded, as a person reads a clock in UTC: hours, minutes, seconds (no fraction).
-
-    Examples:
-        >>> clock_time("2026-01-01T12:00:05.123456+00:00")
-        '12:00:05'
-    """
-    stamp = pd.Timestamp(at)
-    return (stamp if stamp.tzinfo is None else stamp.tz_convert("UTC")).strftime("%H:%M:%S")
 
 
 def badge(level: Level | str) -> str:
