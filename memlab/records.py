@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from memlab.labels import Label
 from memlab.levels import Level
 
 __all__ = ["Memory", "Hit", "TaintEvent", "AuditEvent", "NewVersion"]
@@ -32,9 +33,18 @@ class Memory:
     """Where it came from, as the host gave it: the message or messages it was extracted from."""
     occurred_at: str | None = None
     """When what it says happened (ISO 8601), as the host gave it; ``saved_at`` is when it was saved."""
+    categories: frozenset[str] = frozenset()
+    """The compartments of the saving session's label (``memlab.labels``); empty under the four-level order."""
+
+    @property
+    def label(self) -> Label:
+        """The version's classification as a label: its level and its categories."""
+        return Label(self.classification, self.categories)
 
     def ref(self) -> str:
-        """The version's identifier in audit rows: ``key@LEVEL/vN``."""
+        """The version's identifier in audit rows: ``key@LEVEL/vN``, or ``key@LEVEL:cat,cat/vN`` under compartments."""
+        if self.categories:
+            return f"{self.key}@{self.label}/v{self.version}"
         return f"{self.key}@{self.classification.name}/v{self.version}"
 
 
@@ -55,8 +65,9 @@ class TaintEvent:
 
     session_id: str
     at: str
-    from_level: Level
-    to_level: Level
+    from_level: Level | Label
+    """The taint before: a ``Level``, or a ``Label`` for a session under compartments (stored as ``str``)."""
+    to_level: Level | Label
     reason: str
 
 
@@ -67,7 +78,8 @@ class AuditEvent:
     at: str
     session_id: str
     agent: str
-    taint: Level
+    taint: Level | Label
+    """The call's taint: a ``Level``, or a ``Label`` for a session under compartments (stored as ``str``)."""
     tool: str
     outcome: str = "ok"
     """``ok``, ``not_found`` or an error code such as ``invalid_argument``."""

@@ -37,6 +37,9 @@ class ViewRules:
     """False: search and tag filters run on every readable version, and shadowing only among the matches."""
     global_statistics: bool = False
     """True: bm25 statistics come from one index over every level (a leak the policy lab studies)."""
+    shadowing: str = "newest"
+    """Under compartments, how a view chooses among several maximal versions of a key: a name in
+    ``memlab.labels.SHADOWING_RULES``. Without categories there is never more than one, so it changes nothing."""
 
     @classmethod
     def lattice(cls) -> ViewRules:
@@ -98,4 +101,5 @@ class ViewRules:
         else:
             pairs = ",".join(f"{c.name[0]}{t.name[0]}" for c, t in sorted(self.readable))
             visibility = f"readable:{pairs}"
-        return visibility + (" global-statistics" if self.global_statistics else "")
+        shadowing = "" if self.shadowing == "newest" else f" shadowing:{self.shadowing}"
+        return visibility + (" global-statistics" if self.global_statistics else "") + shadowing

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from memlab.errors import InvalidArgument
+from memlab.labels import Label
 from memlab.levels import Level
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.search.analyzers import Analyzer
@@ -59,6 +60,14 @@ class ToolStorage(Protocol):
     (``audit`` builds the event from the result), so nothing is read or written without its audit row.
     ``search`` takes the natural-language query and makes it a safe expression with the store's analyzer;
     no input can raise an SQL error.
+
+    Compartments (``memlab.labels``, opt-in): every ``taint`` and ``classification`` may be a ``Label`` as well
+    as a ``Level`` (a ``Level`` is the label without categories, and behaves exactly as before). A version at
+    label L is readable at taint T when ``rules.can_read(L.level, T.level)`` and L's categories are within T's;
+    a key's view at T is its maximal readable live versions (``labels.maximal``), one of them chosen by
+    ``rules.shadowing`` (``labels.SHADOWING_RULES``: ``newest``, the latest saved; ``refuse``, ``effective``
+    raises ``labels.Ambiguous`` and the key is left out of lists and searches). ``Memory.categories`` carries
+    a version's categories, and the audit and taint events store ``str(label)``. docs/semantics.md has the rules.
     """
 
     rules: ViewRules
@@ -67,14 +76,14 @@ class ToolStorage(Protocol):
     embedder: Embedder | None
     """Makes the dense vectors stored per version (None: no dense retrieval)."""
 
-    def add_session(self, session_id: str, agent: str, taint: Level, created_at: str) -> None: ...
+    def add_session(self, session_id: str, agent: str, taint: Level | Label, created_at: str) -> None: ...
 
     def add_taint_event(self, agent: str, event: TaintEvent) -> None: ...
 
     def save_many(
         self,
         agent: str,
-        classification: Level,
+        classification: Level | Label,
         versions: Sequence[NewVersion],
         *,
         saved_by: str,
@@ -85,7 +94,7 @@ class ToolStorage(Protocol):
         self,
         agent: str,
         key: str,
-        classification: Level,
+        classification: Level | Label,
         *,
         deleted_at: str,
         deleted_by: str,
@@ -93,7 +102,7 @@ class ToolStorage(Protocol):
     ) -> Memory | None: ...
 
     def effective(
-        self, agent: str, taint: Level, key: str, *, audit: Callable[[Memory | None], AuditEvent] | None = None
+        self, agent: str, taint: Level | Label, key: str, *, audit: Callable[[Memory | None], AuditEvent] | None = None
     ) -> Memory | None: ...
 
     def exists(self, agent: str, key: str) -> bool: ...
@@ -101,14 +110,14 @@ class ToolStorage(Protocol):
     def effective_view(
         self,
         agent: str,
-        taint: Level,
+        taint: Level | Label,
         *,
         tag: str | None = None,
         audit: Callable[[list[Memory]], AuditEvent] | None = None,
     ) -> list[Memory]: ...
 
     def search(
-        self, agent: str, taint: Level, query: str, limit: int, *, audit: Callable[[list[Hit]], AuditEvent]
+        self, agent: str, taint: Level | Label, query: str, limit: int, *, audit: Callable[[list[Hit]], AuditEvent]
     ) -> list[Hit]: ...
 
     def append_audit(self, event: AuditEvent) -> None: ...
