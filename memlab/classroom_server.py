@@ -2,7 +2,9 @@
 Voila with every kernel it started on Ctrl-C or SIGTERM.
 
 Voila (the ``lab`` extra: ``pip install -e '.[lab]'``) runs the notebook in a kernel per visitor and shows its
-widgets without its code; each page load is a fresh lesson.
+widgets without its code; each page load is a fresh lesson. With ``--class`` every page works in one class store
+(a folder, or a PostgreSQL URL: ``memlab.classprogress``), opened here first, so a store that cannot be opened is
+said before Voila starts.
 """
 
 from __future__ import annotations
@@ -11,12 +13,17 @@ import importlib.util
 import ipaddress
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+
+from memlab.classprogress import ClassStore, hand_over, hidden
+from memlab.errors import MemlabError
 
 __all__ = ["descendants", "exposure", "find_notebook", "free_port", "serve"]
 
@@ -154,16 +161,18 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8866,
     theme: str = "light",
-    class_dir: str | Path | None = None,
+    class_store: str | Path | None = None,
 ) -> int:
     """Run Voila on ``notebook`` at ``http://HOST:PORT/`` until Ctrl-C or SIGTERM; print the URL once it listens.
 
-    With ``class_dir`` every page works in that class's folder (a shared store; ``memlab.widgets.classpage``):
-    the students' URL and the teacher's, which carries a new secret token, are printed.
+    With ``class_store`` (a folder, or a PostgreSQL owner's URL) every page works in that class store (a shared
+    store and the students' records; ``memlab.widgets.classpage``): the students' URL and the teacher's, which
+    carries a new secret token, are printed. A URL's password is printed nowhere and is handed to the kernels in
+    a file only this user can read (``memlab.classprogress.hand_over``), removed when the classroom stops.
 
     Returns:
         The exit status: 0 after Ctrl-C or SIGTERM, 1 when the port is taken or Voila fails, 2 when Voila or the
-        notebook is missing, else Voila's own.
+        notebook is missing or the class store cannot be opened, else Voila's own.
     """
     if importlib.util.find_spec("voila") is None:
         print("memlab classroom needs Voila: pip install -e '.[lab]' (or pip install voila)", file=sys.stderr)
@@ -186,16 +195,21 @@ def serve(
         "JUPYTER_PATH": os.pathsep.join(filter(None, [str(TEMPLATES), os.environ.get("JUPYTER_PATH")])),
     }
     token = secrets.token_urlsafe(24)
-    if class_dir is not None:
-        folder = Path(class_dir).resolve()
-        folder.mkdir(parents=True, exist_ok=True)
-        environment.update(MEMLAB_CLASS=str(folder), MEMLAB_TEACHER_TOKEN=token)  # every kernel inherits them
+    private = None
+    if class_store is not None:
+        problem = _opening_problem(class_store)
+        if problem:
+            print(f"memlab classroom: {problem}", file=sys.stderr)
+            return 2
+        private = Path(tempfile.mkdtemp(prefix="memlab-class-"))  # this user's alone (0700)
+        environment.update(hand_over(class_store, private), MEMLAB_TEACHER_TOKEN=token)  # every kernel inherits them
         # Kernels started ahead of the visits: a student's page shows in seconds, not a kernel's start-up.
         command += ["--preheat_kernel=True", f"--pool_size={POOL_SIZE}"]
     previous = signal.signal(signal.SIGTERM, _interrupt)
     # In a session of its own, Voila gets no Ctrl-C from the terminal: we get it, and stop Voila and its kernels.
-    voila = subprocess.Popen(command, start_new_session=True, env=environment)
+    voila = None
     try:
+        voila = subprocess.Popen(command, start_new_session=True, env=environment)
         deadline = time.monotonic() + STARTUP_SECONDS
         while not _listening(host, port):
             if voila.poll() is not None:
@@ -206,7 +220,7 @@ def serve(
                 return 1
             time.sleep(0.2)
         shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
-        if class_dir is None:
+        if class_store is None:
             print(f"memlab classroom: open http://{shown}:{port}/ (Ctrl-C stops it)", flush=True)
         else:
             print(f"students: http://{shown}:{port}/", flush=True)
@@ -220,5 +234,21 @@ def serve(
     except KeyboardInterrupt:
         return 0
     finally:
-        _stop(voila)
+        if voila is not None:
+            _stop(voila)
         signal.signal(signal.SIGTERM, previous)
+        if private is not None:
+            shutil.rmtree(private, ignore_errors=True)
+
+
+def _opening_problem(where: str | Path) -> str | None:
+    """Why the class store ``where`` cannot be opened (its password hidden), or None once it is (created if new)."""
+    try:
+        with ClassStore(where) as klass:
+            klass.store()
+            klass.progress()
+    except MemlabError as error:
+        return hidden(str(error), where)
+    except OSError as error:
+        return hidden(f"cannot open the class store {where}: {error.strerror or error}", where)
+    return None

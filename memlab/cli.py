@@ -152,7 +152,10 @@ def main(argv: list[str] | None = None) -> int:
     lesson.add_argument("--theme", choices=["light", "dark"], default="light", help="the page's theme (default light)")
     lesson.add_argument("--notebook", default=None, help="the notebook (default: notebooks/06_classroom.ipynb)")
     lesson.add_argument(
-        "--class", dest="class_dir", metavar="DIR", help="a class: every page in one shared store in DIR (a folder)"
+        "--class",
+        dest="class_store",
+        metavar="DIR|URL",
+        help="a class: every page in one class store, a folder or a postgresql:// URL of its owner",
     )
     embeddings = _command(
         commands, "cache", "show or clear the dense rows' embedding cache ($MEMLAB_CACHE, else ~/.cache/memlab)"
@@ -168,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "classroom":
         from memlab.classroom_server import serve
 
-        return serve(args.notebook, host=args.host, port=args.port, theme=args.theme, class_dir=args.class_dir)
+        return serve(args.notebook, host=args.host, port=args.port, theme=args.theme, class_store=args.class_store)
     if args.command == "verify":
         return _verify(args)
     if args.command == "import":

@@ -8,7 +8,8 @@ import pytest
 
 from memlab import Level
 from memlab import widgets as mw
-from memlab.widgets.classpage import CLASS_ENV, TOKEN_ENV, ClassFolder, StudentPage, TeacherPage, class_page
+from memlab.classprogress import ClassStore
+from memlab.widgets.classpage import CLASS_ENV, TOKEN_ENV, StudentPage, TeacherPage, class_page
 from memlab.widgets.classroom import EXERCISES, GET_ANSWER, VERSION_SEEN
 
 
@@ -182,26 +183,34 @@ def test_the_answer_waits_for_a_locked_in_prediction(lesson, number):
     assert lesson.exercise(number).answer_button.disabled and lesson.exercise(number).answer.value == ""
 
 
-# -- a class (issue 23): pages in kernels of their own, one shared folder store -------------------------------------
+# -- a class (issue 23): pages in kernels of their own, one shared class store: a folder or a PostgreSQL URL ---------
 
 XSS = "<img src=x onerror=alert(1)>"
 
 
+@pytest.fixture(params=["folder", "postgresql"])
+def where(request, tmp_path):
+    """A class store: a folder, or a fresh PostgreSQL database (its owner's URL)."""
+    return str(tmp_path / "class") if request.param == "folder" else request.getfixturevalue("pg_url")
+
+
 @pytest.fixture
-def folder(tmp_path):
-    return ClassFolder(tmp_path / "class")
+def klass(where):
+    """The class store as every page opens it; what the test's pages opened is closed afterwards."""
+    with ClassStore(where) as opened:
+        yield opened
 
 
-def join(folder, name):
-    """A student's page in a kernel of its own (its own store object on the class's folder), joined as ``name``."""
-    page = StudentPage(folder, folder.store())
+def join(klass, name):
+    """A student's page in a kernel of its own (its own store object on the class store), joined as ``name``."""
+    page = StudentPage(klass, klass.store())
     page.name.value = name
     page.join_button.click()
     return page
 
 
-def test_each_student_works_in_an_agent_of_their_own_and_sees_nothing_of_another(folder):
-    sam, other_sam = join(folder, "Sam"), join(folder, "Sam")
+def test_each_student_works_in_an_agent_of_their_own_and_sees_nothing_of_another(klass):
+    sam, other_sam = join(klass, "Sam"), join(klass, "Sam")
     assert sam.lesson.seat.agent != other_sam.lesson.seat.agent  # one name, two students, two agents
     assert sam.lesson.seat.agent.startswith("sam-")
     click(sam.lesson, sam.lesson.seat.id("hr-review"), "memory_save", key="salary", content="90k")
@@ -217,27 +226,27 @@ def test_each_student_works_in_an_agent_of_their_own_and_sees_nothing_of_another
     assert "Not yet" in mine.feedback.value  # Sam's exercise reads Sam's agent only
 
 
-def test_a_student_page_can_start_no_session_of_another_agent(folder):
+def test_a_student_page_can_start_no_session_of_another_agent(klass):
     """Guards: Classroom(alone=False) keeping the simulator's "add session" form (its agent field is free text)."""
-    lesson = join(folder, "Ada").lesson
+    lesson = join(klass, "Ada").lesson
     assert lesson.simulator.add_button.comm is None and lesson.simulator.new_agent.comm is None  # closed
     assert lesson.audit_viewer is None  # no teacher's view of the shared store is made in a student's kernel
 
 
-def test_joining_needs_a_name(folder):
-    page = StudentPage(folder, folder.store())
+def test_joining_needs_a_name(klass):
+    page = StudentPage(klass, klass.store())
     assert page.name.description == "Your name" and page.join_button.description == "Join"
     page.join_button.click()
     assert page.lesson is None and "Type your name" in page.status.value
-    assert folder.students() == []
+    assert klass.progress().students() == []
 
 
-def test_the_teacher_follows_every_student_across_kernels(folder):
-    students = [join(folder, name) for name in ("Ada", "Bo", "Cy")]
+def test_the_teacher_follows_every_student_across_kernels(klass):
+    students = [join(klass, name) for name in ("Ada", "Bo", "Cy")]
     for page, choice in zip(students, (0, 1, 1), strict=True):
         page.lesson.exercise(1).predict.value = EXERCISES[0].choices[choice]
     click(students[0].lesson, students[0].lesson.seat.id("public-chat"), "memory_save", key="k", content="v")
-    teacher = TeacherPage(folder, folder.store())  # a kernel of its own: nothing but the folder in common
+    teacher = TeacherPage(klass, klass.store())  # a kernel of its own: nothing but the class store in common
     table = teacher.table.value
     assert "3 students joined" in table
     assert all(name in table for name in ("Ada", "Bo", "Cy")) and table.count("1 of 4") == 3
@@ -250,36 +259,40 @@ def test_the_teacher_follows_every_student_across_kernels(folder):
     assert "memory_save k2 → ok" in teacher.table.value
 
 
-def test_what_a_student_types_reaches_the_teacher_escaped(folder):
+def test_what_a_student_types_reaches_the_teacher_escaped(klass):
     """Guards: html.escape dropped from TeacherPage.refresh's cells."""
-    page = join(folder, XSS)
+    page = join(klass, XSS)
     click(page.lesson, page.lesson.seat.id("public-chat"), "memory_save", key="note", content=XSS, tags=XSS)
-    teacher = TeacherPage(folder, folder.store())
+    teacher = TeacherPage(klass, klass.store())
     shown = teacher.table.value + teacher.histograms.value
     assert "<img" not in shown and "&lt;img src=x onerror=alert(1)&gt;" in shown
     assert teacher.student.options[0][0] == XSS  # a dropdown's label is text, not markup
     assert page.lesson.seat.agent.startswith("img-src-x-onerro")
 
 
-def test_the_teacher_page_opens_only_with_the_class_token(folder):
-    environ = {CLASS_ENV: str(folder.folder), TOKEN_ENV: "s3cret"}
+def test_the_teacher_page_opens_only_with_the_class_token(where):
+    environ = {CLASS_ENV: where, TOKEN_ENV: "s3cret"}
     assert class_page({}) is None  # outside a class: a lesson of its own
     students = dict(environ)
-    assert isinstance(class_page(students), StudentPage)
+    pages = [class_page(students)]
+    assert isinstance(pages[0], StudentPage)
     assert TOKEN_ENV not in students  # the student's kernel keeps no copy of the teacher's secret
-    assert isinstance(class_page({**environ, "QUERY_STRING": "teacher=s3cret"}), TeacherPage)
+    pages.append(class_page({**environ, "QUERY_STRING": "teacher=s3cret"}))
+    assert isinstance(pages[-1], TeacherPage)
     for query in ("teacher=wrong", "teacher=", "teacher=s3cre"):
         refused = class_page({**environ, "QUERY_STRING": query})
         assert not isinstance(refused, TeacherPage | StudentPage) and "open the teacher" in refused.widget.value
-    assert not isinstance(class_page({CLASS_ENV: str(folder.folder), "QUERY_STRING": "teacher="}), TeacherPage)
+    assert not isinstance(class_page({CLASS_ENV: where, "QUERY_STRING": "teacher="}), TeacherPage)
+    for page in pages:
+        page.klass.close()
 
 
-def test_the_teacher_resets_one_student_or_the_class(folder):
-    ada, bo = join(folder, "Ada"), join(folder, "Bo")
+def test_the_teacher_resets_one_student_or_the_class(klass):
+    ada, bo = join(klass, "Ada"), join(klass, "Bo")
     for page in (ada, bo):
         click(page.lesson, page.lesson.seat.id("public-chat"), "memory_save", key="user-name", content="x")
         page.lesson.exercise(1).predict.value = EXERCISES[0].choices[0]
-    teacher = TeacherPage(folder, folder.store())
+    teacher = TeacherPage(klass, klass.store())
     teacher.student.value = ada.student
     teacher.reset_student_button.click()
     for page in (ada, bo):

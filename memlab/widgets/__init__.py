@@ -12,7 +12,7 @@ Examples:
     - ``stemming_lab(collection, analyzers, agent)`` — terms per analyzer and side-by-side results.
     - ``policy_lab(choices)`` — run a leak check on a policy variant and read its counterexample.
     - ``classroom()`` — a lesson: four exercises (predict, do, check) on a simulator, and a teacher's view.
-    - ``class_page()`` — under ``memlab classroom --class DIR``: a student's page or the teacher's; else None.
+    - ``class_page()`` — under ``memlab classroom --class DIR|URL``: a student's page or the teacher's; else None.
     - ``table(frame, level_column)`` — a DataFrame as a compact table that fits the page (or scrolls inside it).
 """
 
@@ -140,7 +140,7 @@ def classroom() -> Classroom:
 
 
 def class_page():
-    """Under ``memlab classroom --class DIR``: this visit's page of the class (a student's, or the teacher's with
+    """Under ``memlab classroom --class DIR|URL``: this visit's page of the class (a student's, or the teacher's with
     the class's token); None outside a class. See ``memlab.widgets.classpage``."""
     from memlab.widgets.classpage import class_page as page
 
@@ -148,7 +148,7 @@ def class_page():
 
 
 def in_class() -> bool:
-    """Whether this kernel serves a class (``memlab classroom --class DIR``)."""
+    """Whether this kernel serves a class (``memlab classroom --class DIR|URL``)."""
     from memlab.widgets.classpage import in_class as serving
 
     return serving()

@@ -1,7 +1,8 @@
-"""A class (``memlab classroom --class DIR``): a page per student and the teacher's view, over one shared store.
+"""A class (``memlab classroom --class DIR|URL``): a page per student and the teacher's view, over one shared store.
 
-Every page is a kernel of its own; they meet in the class's folder: ``DIR/store`` (a folder store, safe across
-processes) and ``DIR/progress`` (a small JSON record per student, written by the student's kernel). A student
+Every page is a kernel of its own; they meet in the class store (``memlab.classprogress``): a folder, or a
+PostgreSQL database, holding the shared store and a small record per student, written by the student's kernel
+(which can write no other student's record nor read any). A student
 types a name and joins: their lesson runs in an agent of their own, ``<letters of the name>-<random>``,
 so no two students share one and a student sees nothing of another. The teacher's page (its URL carries the
 class's secret token) reads the store and the records every second: each student's progress, the class's
@@ -18,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import hmac
 import html
-import json
 import os
 import re
 import secrets
@@ -26,20 +26,21 @@ import time
 import unicodedata
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 from urllib.parse import parse_qs
 
 import ipywidgets as widgets
 
 from memlab import arguments
+from memlab.classprogress import CLASS_ENV, ClassStore, taken_over
 from memlab.store import MemoryStore
 from memlab.widgets.classroom import EXERCISES, Classroom, Seat
 from memlab.widgets.render import Panel, alert
 
-__all__ = ["CLASS_ENV", "TOKEN_ENV", "ClassFolder", "StudentPage", "TeacherPage", "agent_for", "class_page", "in_class"]
+__all__ = ["CLASS_ENV", "TOKEN_ENV", "StudentPage", "TeacherPage", "agent_for", "class_page", "in_class"]
 
-CLASS_ENV, TOKEN_ENV = "MEMLAB_CLASS", "MEMLAB_TEACHER_TOKEN"
-"""The environment ``memlab classroom --class`` gives Voila (and so every kernel): the class folder, the token."""
+TOKEN_ENV = "MEMLAB_TEACHER_TOKEN"
+"""Where ``memlab classroom --class`` gives Voila (and so every kernel) the teacher's token; the class store is
+in ``CLASS_ENV`` (``memlab.classprogress``)."""
 MAX_NAME_CHARS = 60
 TABLE_STYLE = (
     "<style>.memlab-class{border-collapse:collapse}.memlab-class th,.memlab-class td{text-align:left;"
@@ -57,59 +58,8 @@ def agent_for(name: str) -> str:
 
 
 def in_class() -> bool:
-    """Whether this kernel serves a class (``memlab classroom --class DIR`` set its environment)."""
+    """Whether this kernel serves a class (``memlab classroom --class DIR|URL`` set its environment)."""
     return bool(os.environ.get(CLASS_ENV))
-
-
-class ClassFolder:
-    """A class's folder: the shared store (``store/``), a record per student (``progress/``) and the resets.
-
-    A reset is a counter the teacher raises (``resets/STUDENT`` for one, ``resets/class`` for all); a student's
-    kernel compares it with the lessons it has started and starts a new one in a new agent.
-    """
-
-    def __init__(self, folder: str | Path) -> None:
-        self.folder = Path(folder)
-        for part in ("progress", "resets"):
-            (self.folder / part).mkdir(parents=True, exist_ok=True)
-
-    def store(self) -> MemoryStore:
-        """The class's store, shared by every page."""
-        return MemoryStore(self.folder / "store")
-
-    def _write(self, path: Path, data: object) -> None:
-        partial = path.with_name(f".{path.name}.{os.getpid()}")
-        partial.write_text(json.dumps(data))
-        os.replace(partial, path)  # a reader sees the old record or the new one, never half of one
-
-    def record(self, student: str, progress: dict) -> None:
-        """Write ``student``'s progress record."""
-        self._write(self.folder / "progress" / f"{student}.json", progress)
-
-    def students(self) -> list[dict]:
-        """Every student's record, in the order they joined."""
-        records = []
-        for path in (self.folder / "progress").glob("*.json"):
-            try:
-                records.append(json.loads(path.read_text()))
-            except (OSError, ValueError):
-                continue  # being replaced right now: read again on the next poll
-        return sorted(records, key=lambda record: record.get("joined", 0))
-
-    def resets(self, student: str) -> int:
-        """How many resets the teacher asked of ``student`` (theirs and the class's)."""
-        return sum(self._count(name) for name in (student, "class"))
-
-    def _count(self, name: str) -> int:
-        try:
-            return int((self.folder / "resets" / name).read_text())
-        except (OSError, ValueError):
-            return 0
-
-    def reset(self, student: str | None = None) -> None:
-        """Ask ``student`` (None: every student) to start the lesson again."""
-        name = "class" if student is None else student
-        self._write(self.folder / "resets" / name, self._count(name) + 1)
 
 
 def _every(seconds: float, callback: Callable[[], object]) -> asyncio.Task | None:
@@ -132,11 +82,13 @@ class StudentPage(Panel):
 
     Attributes:
         name, join_button, status: the form; lesson: the ``Classroom`` once joined (None before); student: the
-        student's id (their first agent).
+        student's id (their first agent); progress: that student's own records (``ClassStore.progress``), once
+        joined.
     """
 
-    def __init__(self, folder: ClassFolder, store: MemoryStore) -> None:
-        self.folder, self.store = folder, store
+    def __init__(self, klass: ClassStore, store: MemoryStore) -> None:
+        self.klass, self.store = klass, store
+        self.progress = None  # the student's own records, once joined
         self.lesson: Classroom | None = None
         self.student: str | None = None
         self.name = widgets.Text(description="Your name", placeholder="how the teacher knows you")
@@ -155,6 +107,7 @@ class StudentPage(Panel):
         if self.lesson is not None:
             return
         self.student, self.joined_as = agent_for(name), name
+        self.progress = self.klass.progress(self.student)
         self.lesson = Classroom(lambda: self.store, self._seat, alone=False)
         for panel in self.lesson.exercises:
             panel.listeners.append(self.save_progress)
@@ -169,7 +122,7 @@ class StudentPage(Panel):
 
     def follow_resets(self) -> None:
         """Start the lesson again if the teacher asked for a reset since this one began."""
-        if self.lesson is not None and self.folder.resets(self.student) >= self._lessons:
+        if self.lesson is not None and self.progress.resets(self.student) >= self._lessons:
             self.lesson.reset()
             self.save_progress()
 
@@ -178,7 +131,7 @@ class StudentPage(Panel):
         if self.lesson is None:
             return
         exercises = list(enumerate(self.lesson.exercises, 1))
-        self.folder.record(
+        self.progress.record(
             self.student,
             {
                 "student": self.student,
@@ -199,18 +152,20 @@ class TeacherPage(Panel):
     """The teacher's view of the class: every student's progress, the class's predictions, their calls.
 
     Attributes:
-        table, histograms (HTML); student (a dropdown), reset_student_button, reset_class_button.
+        table, histograms (HTML); student (a dropdown), reset_student_button, reset_class_button; progress: every
+        student's records.
     """
 
-    def __init__(self, folder: ClassFolder, store: MemoryStore) -> None:
-        self.folder, self.store = folder, store
+    def __init__(self, klass: ClassStore, store: MemoryStore) -> None:
+        self.klass, self.store = klass, store
+        self.progress = klass.progress()
         self.table, self.histograms, self.status = widgets.HTML(), widgets.HTML(), widgets.HTML()
         self.student = widgets.Dropdown(description="student", options=[])
         wide = widgets.Layout(width="auto")
         self.reset_student_button = widgets.Button(description="reset this student", icon="undo", layout=wide)
         self.reset_class_button = widgets.Button(description="reset the class", icon="undo", layout=wide)
-        self.reset_student_button.on_click(lambda _: self.student.value and self.folder.reset(self.student.value))
-        self.reset_class_button.on_click(lambda _: self.folder.reset())
+        self.reset_student_button.on_click(lambda _: self.student.value and self.progress.reset(self.student.value))
+        self.reset_class_button.on_click(lambda _: self.progress.reset())
         controls = widgets.HBox(
             [self.student, self.reset_student_button, self.reset_class_button],
             layout=widgets.Layout(flex_flow="row wrap"),
@@ -225,7 +180,7 @@ class TeacherPage(Panel):
 
     def refresh(self) -> None:
         """Read the records and the store's audit again, and redraw."""
-        students = self.folder.students()
+        students = self.progress.students()
         audit = self.store.audit()
         rows = []
         for record in students:
@@ -285,14 +240,14 @@ def class_page(environ: dict[str, str] | None = None) -> Panel | None:
         from voila.utils import wait_for_request
 
         wait_for_request()
-    folder = ClassFolder(environ[CLASS_ENV])
+    klass = ClassStore(taken_over(environ))
     token = environ.pop(TOKEN_ENV, "")  # read once: a student's kernel keeps no copy of the teacher's secret
     asked = parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True).get("teacher")
     if asked is None:
-        return StudentPage(folder, folder.store())
+        return StudentPage(klass, klass.store())
     if not token or not hmac.compare_digest(asked[0].encode(), token.encode()):
         return _Refusal()
-    return TeacherPage(folder, folder.store())
+    return TeacherPage(klass, klass.store())
 
 
 class _Refusal(Panel):

@@ -1,0 +1,167 @@
+"""A class's progress records in PostgreSQL (``memlab classroom --class postgresql://...``): a row per student,
+and the teacher's resets, gated by row-level security on the store's own signed claim.
+
+Two tables sit beside the store's, in its schema: ``class_progress`` (a student's record, as JSON text) and
+``class_resets`` (how many resets the teacher asked of a student; the row of student ``''`` counts the class's).
+A student's kernel writes through a connection as the store's session role, each write in a transaction that
+first sets the claim (``memlab.storage.postgres.gate``) naming that student as the agent: the policies let it
+read and write the row of the claimed student only, and read that student's resets and the class's; it may not
+delete a record nor write a reset. A claim the role makes itself admits nothing, as for memories. The teacher
+(the owner) reads every record and writes the resets.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from memlab.errors import Denied, SchemaError
+from memlab.levels import Level
+from memlab.storage.postgres.gate import claim
+from memlab.storage.postgres.sql import _IDENTIFIER, _redact, _require_psycopg
+
+__all__ = ["PostgresProgress"]
+
+CLASS = ""
+"""The student of the class-wide reset counter: no agent is named ``''``."""
+
+
+def _progress_sql(schema: str, role: str) -> list[str]:
+    """The progress tables, their row-level security policies and the session role's grants."""
+    claimed = f"(SELECT {schema}.claimed_agent())"
+    own = f"student = {claimed}"
+    return [
+        'CREATE TABLE class_progress (student text COLLATE "C" PRIMARY KEY, record text NOT NULL)',
+        'CREATE TABLE class_resets (student text COLLATE "C" PRIMARY KEY, resets integer NOT NULL)',
+        "ALTER TABLE class_progress ENABLE ROW LEVEL SECURITY",
+        "ALTER TABLE class_resets ENABLE ROW LEVEL SECURITY",
+        f"CREATE POLICY class_progress_read ON class_progress FOR SELECT TO {role} USING ({own})",
+        f"CREATE POLICY class_progress_add ON class_progress FOR INSERT TO {role} WITH CHECK ({own})",
+        f"CREATE POLICY class_progress_write ON class_progress FOR UPDATE TO {role} USING ({own}) WITH CHECK ({own})",
+        # An unverified claim names no agent: without the IS NOT NULL it would still see the class's counter.
+        f"CREATE POLICY class_resets_read ON class_resets FOR SELECT TO {role} "
+        f"USING ({claimed} IS NOT NULL AND student IN ({claimed}, '{CLASS}'))",
+        "REVOKE ALL ON class_progress, class_resets FROM PUBLIC",
+        f"GRANT SELECT, INSERT, UPDATE ON class_progress TO {role}",
+        f"GRANT SELECT ON class_resets TO {role}",
+    ]
+
+
+class PostgresProgress:
+    """The progress records of the class whose store is the PostgreSQL database at ``url`` (owner's URL).
+
+    Args:
+        url: the store's owner's URL; the store must exist (``MemoryStore(url)`` creates it).
+        student: None for the teacher (the owner's connection: every record, the resets); a student's id for
+            that student's kernel, which works as the session role under a claim naming ``student``.
+        schema: the store's schema.
+
+    Raises:
+        SchemaError: the database cannot be reached or holds no memlab store.
+    """
+
+    def __init__(self, url: str, *, student: str | None = None, schema: str = "memlab") -> None:
+        psycopg, _ = _require_psycopg()
+        self._errors = psycopg.errors
+        if not _IDENTIFIER.fullmatch(schema):
+            raise SchemaError(f"{schema!r} is not a plain lower-case PostgreSQL identifier")
+        self.student, self._lock = student, threading.Lock()
+        try:
+            owner = psycopg.connect(url, autocommit=True, options=f"-c search_path={schema}")
+        except psycopg.Error as error:
+            raise SchemaError(f"cannot connect to {_redact(url)}: {str(error).strip()}") from error
+        try:
+            role = self._ensure_tables(owner, schema, url)
+            if student is None:
+                self._conn = owner
+                return
+            self._key = bytes(owner.execute("SELECT key FROM claim_key").fetchone()[0])
+        except psycopg.Error as error:
+            owner.close()
+            raise SchemaError(f"cannot open the class's progress in {_redact(url)}: {str(error).strip()}") from error
+        except BaseException:
+            owner.close()
+            raise
+        owner.close()  # a student's kernel keeps no owner's connection for its records
+        try:
+            self._conn = psycopg.connect(url, user=role, autocommit=True, options=f"-c search_path={schema}")
+        except psycopg.Error as error:
+            raise SchemaError(f"cannot log in as the session role {role!r}: {str(error).strip()}") from error
+
+    @staticmethod
+    def _ensure_tables(owner, schema: str, url: str) -> str:
+        """Create the progress tables where they are missing; the store's session role."""
+        with owner.transaction():
+            owner.execute("SELECT pg_advisory_xact_lock(hashtext('memlab class progress ' || %s))", (schema,))
+            if owner.execute("SELECT to_regclass(%s)", (f"{schema}.memlab_meta",)).fetchone()[0] is None:
+                raise SchemaError(f"{_redact(url)} holds no memlab store (no table {schema}.memlab_meta)")
+            (role,) = owner.execute("SELECT value FROM memlab_meta WHERE name = 'session_role'").fetchone()
+            if owner.execute("SELECT to_regclass(%s)", (f"{schema}.class_progress",)).fetchone()[0] is None:
+                for statement in _progress_sql(schema, role):
+                    owner.execute(statement)
+        return role
+
+    def _as_student(self, work):
+        """Run ``work(connection)`` in a transaction claiming this kernel's student (PUBLIC: the level is unused)."""
+        with self._lock, self._conn.transaction():
+            txid = self._conn.execute("SELECT pg_current_xact_id()::text").fetchone()[0]
+            signed = claim(self._key, self.student, Level.PUBLIC, txid)
+            self._conn.execute("SELECT set_config('memlab.claim', %s, true)", (signed,))
+            try:
+                return work(self._conn)
+            except self._errors.InsufficientPrivilege as error:
+                raise Denied(f"the database refused the class's records: {str(error).strip()}") from error
+
+    def record(self, student: str, progress: dict) -> None:
+        """Write ``student``'s progress record (a student's kernel: its own only)."""
+        statement = (
+            "INSERT INTO class_progress (student, record) VALUES (%s, %s) "
+            "ON CONFLICT (student) DO UPDATE SET record = EXCLUDED.record"
+        )
+        parameters = (student, json.dumps(progress))
+        if self.student is None:
+            with self._lock:
+                self._conn.execute(statement, parameters)
+            return
+        self._as_student(lambda conn: conn.execute(statement, parameters))
+
+    def records(self) -> list[tuple[str, dict]]:
+        """Every record this connection may read, as ``(student, record)``."""
+
+        def read(conn):
+            return conn.execute("SELECT student, record FROM class_progress").fetchall()
+
+        if self.student is None:
+            with self._lock:
+                rows = read(self._conn)
+        else:
+            rows = self._as_student(read)
+        return [(student, json.loads(record)) for student, record in rows]
+
+    def resets(self, student: str) -> int:
+        """How many resets the teacher asked of ``student``, theirs and the class's."""
+        statement = "SELECT coalesce(sum(resets), 0) FROM class_resets WHERE student IN (%s, %s)"
+
+        def read(conn):
+            return conn.execute(statement, (student, CLASS)).fetchone()[0]
+
+        if self.student is None:
+            with self._lock:
+                return int(read(self._conn))
+        return int(self._as_student(read))
+
+    def reset(self, student: str | None = None) -> None:
+        """Ask ``student`` (None: every student) to start the lesson again (the teacher's connection only)."""
+        statement = (
+            "INSERT INTO class_resets (student, resets) VALUES (%s, 1) "
+            "ON CONFLICT (student) DO UPDATE SET resets = class_resets.resets + 1"
+        )
+        if self.student is None:
+            with self._lock:
+                self._conn.execute(statement, (CLASS if student is None else student,))
+            return
+        self._as_student(lambda conn: conn.execute(statement, (CLASS if student is None else student,)))
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._conn.close()
