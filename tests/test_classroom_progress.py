@@ -100,7 +100,9 @@ def _filled(klass):
 def test_a_students_connection_reads_and_writes_its_own_row_only(pg_class):
     """With its own true claim, raw SQL on a student's connection sees and changes only that student's record and
     reads only that student's resets and the class's. Guards: class_progress_read as USING (true);
-    class_progress_write without its WITH CHECK; class_resets_read without its student clause."""
+    class_progress_add as WITH CHECK (true); class_resets_read without its student clause. (Moving its row to
+    another name is refused by the SELECT policy, applied to an UPDATE's new row, even with class_progress_write's
+    WITH CHECK (true): that mutation was tried and is not caught here.)"""
     ada, bo = _filled(pg_class)
     conn = _raw(ada)
     conn.execute("BEGIN")
