@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import textwrap
@@ -131,3 +132,64 @@ def test_a_class_prints_the_students_and_the_teachers_urls_once_bound(tmp_path):
     finally:
         if classroom.poll() is None:
             classroom.kill()
+
+
+@pytest.mark.parametrize("where", ["user", "query"])
+def test_a_class_store_that_does_not_connect_is_said_before_voila_starts(tmp_path, where):
+    """Issue 23: a PostgreSQL URL as the class store. One that does not connect is said, its password hidden, with
+    no traceback, and nothing is served. Guards: serve() without its _opening_problem check (Voila starts, the URLs
+    are printed and every page fails); _opening_problem without hidden() (a password in the query is printed)."""
+    missing = tmp_path / "no-server"
+    url = {
+        "user": f"postgresql://teacher:hunter2@/class?host={missing}",
+        "query": f"postgresql:///class?host={missing}&user=teacher&password=hunter2",
+    }[where]
+    port = free_port()
+    classroom = start("--port", str(port), "--class", url)
+    out, err = classroom.communicate(timeout=120)
+    assert classroom.returncode == 2 and out == "", (out, err)
+    assert err.startswith("memlab classroom: cannot connect to postgresql://"), err
+    assert "***" in err and "hunter2" not in err and "Traceback" not in err
+    assert port_free(port)
+
+
+def _environ(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/environ").read_bytes() + Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""  # gone since it was listed
+
+
+def test_a_class_on_postgresql_keeps_its_urls_password_from_the_output_the_kernels_and_the_page(pg_url):
+    """Issue 23: `memlab classroom --class postgresql://owner:PASSWORD@...` prints no password, and neither Voila's
+    nor any kernel's environment or command line carries it (the kernels read the URL from a file of this user's
+    alone, removed on stop); the page a student loads does not show it. Guards: hand_over putting the whole URL
+    in MEMLAB_CLASS."""
+    url = pg_url.replace("postgres@", "postgres:hunter2@")
+    port = free_port()
+    classroom = start("--port", str(port), "--class", url)
+    try:
+        students, teacher = classroom.stdout.readline(), classroom.stdout.readline()
+        assert students == f"students: http://127.0.0.1:{port}/\n" and "?teacher=" in teacher, (students, teacher)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=120) as page:  # a visit: a kernel runs
+            shown = page.read()
+        started = descendants(classroom.pid)
+        assert any(b"ipykernel" in _environ(pid) for pid in started)
+        assert [pid for pid in started if b"hunter2" in _environ(pid)] == []
+        assert b"hunter2" not in shown
+        voila = next(pid for pid in started if b"voila" in Path(f"/proc/{pid}/cmdline").read_bytes())
+        handed = dict(
+            line.split(b"=", 1) for line in Path(f"/proc/{voila}/environ").read_bytes().split(b"\0") if b"=" in line
+        )
+        secret = Path(handed[b"MEMLAB_CLASS_SECRET"].decode())
+        assert secret.read_text() == url and stat.S_IMODE(secret.stat().st_mode) == 0o600
+        assert stat.S_IMODE(secret.parent.stat().st_mode) == 0o700
+        assert handed[b"MEMLAB_CLASS"].decode() == pg_url.replace("postgres@", "postgres:***@")
+        classroom.send_signal(signal.SIGTERM)
+        out, err = classroom.communicate(timeout=60)
+        assert classroom.returncode == 0
+    finally:
+        if classroom.poll() is None:
+            classroom.kill()
+    assert "hunter2" not in students + teacher + out + err
+    assert not secret.exists() and not secret.parent.exists()
