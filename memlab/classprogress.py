@@ -34,29 +34,37 @@ CLASS_ENV, SECRET_ENV = "MEMLAB_CLASS", "MEMLAB_CLASS_SECRET"
 and, for a URL with a password, the file that holds the whole URL."""
 
 
+# Where a libpq URL may carry a password: after the user name, and as a query parameter.
+_PASSWORDS = (re.compile(r"(://[^:/@?]*:)([^@/]*)(@)"), re.compile(r"([?&]password=)([^&]*)()"))
+
+
 def printable(where: str | Path) -> str:
     """``where`` as it may be printed: a URL's password (in its user part or its query) as ``***``."""
     text = str(where)
     if not is_postgres_url(text):
         return text
-    text = re.sub(r"(://[^:/@?]*):[^@/]*@", r"\1:***@", text)
-    return re.sub(r"([?&]password=)[^&]*", r"\1***", text)
+    for pattern in _PASSWORDS:
+        text = pattern.sub(r"\1***\3", text)
+    return text
 
 
 def hidden(text: str, where: str | Path) -> str:
     """``text`` (an error message, say) with every password of the URL ``where`` in it as ``***``."""
-    found = re.findall(r"://[^:/@?]*:([^@/]*)@", str(where)) + re.findall(r"[?&]password=([^&]*)", str(where))
-    for secret in filter(None, found):
-        text = text.replace(secret, "***")
+    for pattern in _PASSWORDS:
+        for match in pattern.finditer(str(where)):
+            if match[2]:
+                text = text.replace(match[2], "***")
     return text
 
 
 def hand_over(where: str | Path, folder: Path) -> dict[str, str]:
     """The environment that hands the class store ``where`` to the kernels; a URL with a password is written to a
     file in ``folder`` (which the caller makes private and removes), never put in the environment."""
+    if not is_postgres_url(str(where)):
+        return {CLASS_ENV: str(Path(where).resolve())}
     shown = printable(where)
-    if shown == str(where):
-        return {CLASS_ENV: str(Path(where).resolve()) if not is_postgres_url(str(where)) else shown}
+    if shown == where:
+        return {CLASS_ENV: shown}
     secret = folder / "class-url"
     descriptor = os.open(secret, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(descriptor, "w") as file:

@@ -257,13 +257,14 @@ STUDENTS = (XSS, "Ada", "Bo", "Cy", "Dee")
 
 
 @pytest.fixture
-def class_urls(tmp_path_factory):
-    """``memlab classroom --class DIR`` on a free port, a new class for each test: (students' URL, teacher's)."""
+def class_urls(request, tmp_path_factory, class_store):
+    """``memlab classroom --class DIR|URL`` on a free port, a new class (a folder, or a fresh PostgreSQL database)
+    for each test: (students' URL, teacher's)."""
     from memlab.classroom_server import free_port
 
+    where = request.getfixturevalue("pg_url") if class_store == "postgresql" else str(tmp_path_factory.mktemp("class"))
     server = subprocess.Popen(
-        [sys.executable, "-m", "memlab.cli", "classroom", "--port", str(free_port()), "--class",
-         str(tmp_path_factory.mktemp("class"))],
+        [sys.executable, "-m", "memlab.cli", "classroom", "--port", str(free_port()), "--class", where],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT,
     )  # fmt: skip
     try:
@@ -317,11 +318,14 @@ def shoot(page, name: str, theme: str) -> None:
             page.screenshot(path=IMAGES / f"class-{name}-{theme}-{width}.png")
 
 
-@pytest.mark.parametrize("theme", THEMES)
-def test_a_class_in_chromium(browser, class_urls, theme, tmp_path):
+@pytest.mark.parametrize(
+    ("theme", "class_store"), [(theme, "folder") for theme in THEMES] + [("light", "postgresql")]
+)  # fmt: skip
+def test_a_class_in_chromium(browser, class_urls, theme, class_store, tmp_path):
     """A teacher and five students at once: each student joins (one with markup as a name), locks in a
     prediction and runs an exercise; the teacher's page shows them all, within seconds, with nothing run; code
-    sent over a student's kernel websocket is not run (Voila lets only widget and info messages through)."""
+    sent over a student's kernel websocket is not run (Voila lets only widget and info messages through). Once
+    (light) with the class store a PostgreSQL URL: the same pages, their records in its tables."""
     students_url, teacher_url = class_urls
     dialogs: list[str] = []
     names = [f"{name} {theme}" for name in STUDENTS]
@@ -363,9 +367,10 @@ def test_a_class_in_chromium(browser, class_urls, theme, tmp_path):
         for page in (teacher, *pages):
             assert page.elsewhere == []
         ARTIFACTS.mkdir(exist_ok=True)
-        (ARTIFACTS / f"class-load-{theme}.txt").write_text(" ".join(f"{s:.1f}" for s in loads) + " s\n")
-        shoot(teacher, "teacher", theme)
-        shoot(pages[1], "student", theme)
+        (ARTIFACTS / f"class-load-{theme}-{class_store}.txt").write_text(" ".join(f"{s:.1f}" for s in loads) + " s\n")
+        if class_store == "folder":  # the docs' screenshots: one set, the pages look alike on either store
+            shoot(teacher, "teacher", theme)
+            shoot(pages[1], "student", theme)
     finally:
         for page in (teacher, *pages):
             page.close()

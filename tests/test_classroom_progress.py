@@ -13,7 +13,7 @@ import stat
 import psycopg
 import pytest
 
-from memlab.classprogress import CLASS_ENV, SECRET_ENV, ClassStore, hand_over, printable, taken_over
+from memlab.classprogress import CLASS_ENV, SECRET_ENV, ClassStore, hand_over, hidden, printable, taken_over
 from memlab.errors import Denied
 from memlab.widgets.classpage import StudentPage, TeacherPage, class_page
 
@@ -212,3 +212,8 @@ def test_a_password_in_the_query_is_hidden_too():
     )
     assert printable("postgres://u:p@h:5/d") == "postgres://u:***@h:5/d"
     assert printable("/srv/class") == "/srv/class"
+    url = "postgresql://u:hunter1@/d?password=hunter2"
+    assert (
+        hidden(f"cannot connect to {url}: refused", url)
+        == "cannot connect to postgresql://u:***@/d?password=***: refused"
+    )
