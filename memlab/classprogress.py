@@ -17,6 +17,7 @@ Examples:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -27,11 +28,31 @@ from memlab.errors import Denied
 from memlab.storage.postgres import is_postgres_url
 from memlab.store import MemoryStore
 
-__all__ = ["CLASS_ENV", "SECRET_ENV", "ClassStore", "Progress", "hand_over", "hidden", "printable", "taken_over"]
+__all__ = [
+    "CLASS_ENV",
+    "SECRET_ENV",
+    "ClassStore",
+    "Progress",
+    "hand_over",
+    "hidden",
+    "printable",
+    "taken_over",
+    "token_digest",
+]
 
 CLASS_ENV, SECRET_ENV = "MEMLAB_CLASS", "MEMLAB_CLASS_SECRET"
 """What ``memlab classroom --class`` gives Voila (and so every kernel): the class store as ``printable`` shows it,
 and, for a URL with a password, the file that holds the whole URL."""
+
+
+def token_digest(token: str) -> str:
+    """What the kernels are given of the teacher's token: its SHA-256, so no kernel (a student's) holds the token.
+
+    Examples:
+        >>> token_digest("s3cret")[:16]
+        '1ec1c26b50d5d3c5'
+    """
+    return hashlib.sha256(token.encode()).hexdigest()
 
 
 # Where a libpq URL may carry a password: after the user name, and as a query parameter.

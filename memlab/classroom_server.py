@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from memlab.classprogress import ClassStore, hand_over, hidden
+from memlab.classprogress import ClassStore, hand_over, hidden, token_digest
 from memlab.errors import MemlabError
 
 __all__ = ["descendants", "exposure", "find_notebook", "free_port", "serve"]
@@ -202,7 +202,8 @@ def serve(
             print(f"memlab classroom: {problem}", file=sys.stderr)
             return 2
         private = Path(tempfile.mkdtemp(prefix="memlab-class-"))  # this user's alone (0700)
-        environment.update(hand_over(class_store, private), MEMLAB_TEACHER_TOKEN=token)  # every kernel inherits them
+        # Every kernel inherits them: the class store (a URL's password in a file) and the token's hash, not the token.
+        environment.update(hand_over(class_store, private), MEMLAB_TEACHER_DIGEST=token_digest(token))
         # Kernels started ahead of the visits: a student's page shows in seconds, not a kernel's start-up.
         command += ["--preheat_kernel=True", f"--pool_size={POOL_SIZE}"]
     previous = signal.signal(signal.SIGTERM, _interrupt)

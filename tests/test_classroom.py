@@ -8,7 +8,7 @@ import pytest
 
 from memlab import Level
 from memlab import widgets as mw
-from memlab.classprogress import ClassStore
+from memlab.classprogress import ClassStore, token_digest
 from memlab.widgets.classpage import CLASS_ENV, TOKEN_ENV, StudentPage, TeacherPage, class_page
 from memlab.widgets.classroom import EXERCISES, GET_ANSWER, VERSION_SEEN
 
@@ -271,7 +271,9 @@ def test_what_a_student_types_reaches_the_teacher_escaped(klass):
 
 
 def test_the_teacher_page_opens_only_with_the_class_token(where):
-    environ = {CLASS_ENV: where, TOKEN_ENV: "s3cret"}
+    """The kernels are given the token's SHA-256, never the token: the digest itself opens nothing.
+    Guards: class_page comparing the asked token itself with what the kernel was given."""
+    environ = {CLASS_ENV: where, TOKEN_ENV: token_digest("s3cret")}
     assert class_page({}) is None  # outside a class: a lesson of its own
     students = dict(environ)
     pages = [class_page(students)]
@@ -279,7 +281,7 @@ def test_the_teacher_page_opens_only_with_the_class_token(where):
     assert TOKEN_ENV not in students  # the student's kernel keeps no copy of the teacher's secret
     pages.append(class_page({**environ, "QUERY_STRING": "teacher=s3cret"}))
     assert isinstance(pages[-1], TeacherPage)
-    for query in ("teacher=wrong", "teacher=", "teacher=s3cre"):
+    for query in ("teacher=wrong", "teacher=", "teacher=s3cre", f"teacher={token_digest('s3cret')}"):
         refused = class_page({**environ, "QUERY_STRING": query})
         assert not isinstance(refused, TeacherPage | StudentPage) and "open the teacher" in refused.widget.value
     assert not isinstance(class_page({CLASS_ENV: where, "QUERY_STRING": "teacher="}), TeacherPage)

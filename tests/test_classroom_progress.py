@@ -13,9 +13,18 @@ import stat
 import psycopg
 import pytest
 
-from memlab.classprogress import CLASS_ENV, SECRET_ENV, ClassStore, hand_over, hidden, printable, taken_over
+from memlab.classprogress import (
+    CLASS_ENV,
+    SECRET_ENV,
+    ClassStore,
+    hand_over,
+    hidden,
+    printable,
+    taken_over,
+    token_digest,
+)
 from memlab.errors import Denied
-from memlab.widgets.classpage import StudentPage, TeacherPage, class_page
+from memlab.widgets.classpage import TOKEN_ENV, StudentPage, TeacherPage, class_page
 
 REFUSED = psycopg.errors.InsufficientPrivilege
 
@@ -195,7 +204,7 @@ def test_a_urls_password_is_handed_to_the_kernels_in_a_private_file_not_their_en
     assert environment[CLASS_ENV] == printable(url) == pg_url.replace("postgres@", "postgres:***@")
     assert stat.S_IMODE(os.stat(environment[SECRET_ENV]).st_mode) == 0o600
     assert taken_over(environment) == url
-    page = class_page({**environment, "MEMLAB_TEACHER_TOKEN": "t"})  # the same path a kernel takes
+    page = class_page({**environment, TOKEN_ENV: token_digest("t")})  # the same path a kernel takes
     try:
         page.name.value = "Ada"
         page.join_button.click()

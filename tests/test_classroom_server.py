@@ -163,8 +163,9 @@ def _environ(pid: int) -> bytes:
 def test_a_class_on_postgresql_keeps_its_urls_password_from_the_output_the_kernels_and_the_page(pg_url):
     """Issue 23: `memlab classroom --class postgresql://owner:PASSWORD@...` prints no password, and neither Voila's
     nor any kernel's environment or command line carries it (the kernels read the URL from a file of this user's
-    alone, removed on stop); the page a student loads does not show it. Guards: hand_over putting the whole URL
-    in MEMLAB_CLASS."""
+    alone, removed on stop); the page a student loads does not show it. Nor do they carry the teacher's token:
+    only its SHA-256, which opens nothing. Guards: hand_over putting the whole URL in MEMLAB_CLASS; serve()
+    handing the kernels the token itself."""
     url = pg_url.replace("postgres@", "postgres:hunter2@")
     port = free_port()
     classroom = start("--port", str(port), "--class", url)
@@ -176,6 +177,8 @@ def test_a_class_on_postgresql_keeps_its_urls_password_from_the_output_the_kerne
         started = descendants(classroom.pid)
         assert any(b"ipykernel" in _environ(pid) for pid in started)
         assert [pid for pid in started if b"hunter2" in _environ(pid)] == []
+        token = teacher.split("?teacher=")[1].split()[0].encode()
+        assert [pid for pid in started if token in _environ(pid)] == []
         assert b"hunter2" not in shown
         voila = next(pid for pid in started if b"voila" in Path(f"/proc/{pid}/cmdline").read_bytes())
         handed = dict(

@@ -31,16 +31,16 @@ from urllib.parse import parse_qs
 import ipywidgets as widgets
 
 from memlab import arguments
-from memlab.classprogress import CLASS_ENV, ClassStore, taken_over
+from memlab.classprogress import CLASS_ENV, ClassStore, taken_over, token_digest
 from memlab.store import MemoryStore
 from memlab.widgets.classroom import EXERCISES, Classroom, Seat
 from memlab.widgets.render import Panel, alert
 
 __all__ = ["CLASS_ENV", "TOKEN_ENV", "StudentPage", "TeacherPage", "agent_for", "class_page", "in_class"]
 
-TOKEN_ENV = "MEMLAB_TEACHER_TOKEN"
-"""Where ``memlab classroom --class`` gives Voila (and so every kernel) the teacher's token; the class store is
-in ``CLASS_ENV`` (``memlab.classprogress``)."""
+TOKEN_ENV = "MEMLAB_TEACHER_DIGEST"
+"""Where ``memlab classroom --class`` gives Voila (and so every kernel) the SHA-256 of the teacher's token
+(``memlab.classprogress.token_digest``), never the token; the class store is in ``CLASS_ENV``."""
 MAX_NAME_CHARS = 60
 TABLE_STYLE = (
     "<style>.memlab-class{border-collapse:collapse}.memlab-class th,.memlab-class td{text-align:left;"
@@ -230,8 +230,8 @@ def class_page(environ: dict[str, str] | None = None) -> Panel | None:
     """The page this kernel serves in a class, or None outside one (a lesson of its own).
 
     ``?teacher=TOKEN`` in the page's address (Voila passes it as ``QUERY_STRING``) asks for the teacher's view;
-    it opens only with the class's token (compared in constant time), else the page says it refuses. The token
-    is taken out of ``environ`` (every kernel inherits it from Voila).
+    it opens only with the class's token, whose SHA-256 the kernel was given (compared in constant time), else the
+    page says it refuses. The digest is taken out of ``environ`` (every kernel inherits it from Voila).
     """
     environ = os.environ if environ is None else environ
     if not environ.get(CLASS_ENV):
@@ -241,11 +241,11 @@ def class_page(environ: dict[str, str] | None = None) -> Panel | None:
 
         wait_for_request()
     klass = ClassStore(taken_over(environ))
-    token = environ.pop(TOKEN_ENV, "")  # read once: a student's kernel keeps no copy of the teacher's secret
+    digest = environ.pop(TOKEN_ENV, "")  # read once, and only ever the token's hash: no kernel holds the token
     asked = parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True).get("teacher")
     if asked is None:
         return StudentPage(klass, klass.store())
-    if not token or not hmac.compare_digest(asked[0].encode(), token.encode()):
+    if not digest or not hmac.compare_digest(token_digest(asked[0]), digest):
         return _Refusal()
     return TeacherPage(klass, klass.store())
 
