@@ -24,7 +24,7 @@ import re
 from abc import ABC, abstractmethod
 from pathlib import Path
 
-from memlab.errors import Denied
+from memlab.errors import Denied, InvalidArgument
 from memlab.storage.postgres import is_postgres_url
 from memlab.store import MemoryStore
 
@@ -62,7 +62,7 @@ _PASSWORDS = (re.compile(r"(://[^:/@?]*:)([^@/]*)(@)"), re.compile(r"([?&]passwo
 def printable(where: str | Path) -> str:
     """``where`` as it may be printed: a URL's password (in its user part or its query) as ``***``."""
     text = str(where)
-    if not is_postgres_url(text):
+    if "://" not in text:
         return text
     for pattern in _PASSWORDS:
         text = pattern.sub(r"\1***\3", text)
@@ -231,11 +231,14 @@ class ClassStore:
         where: the folder or the URL; shown: the same as it may be printed (``printable``).
 
     Raises:
+        InvalidArgument: ``where`` is a URL, but not a PostgreSQL one.
         SchemaError: (from ``store`` and ``progress``) the database cannot be reached or opened as a store.
     """
 
     def __init__(self, where: str | Path) -> None:
         self.postgres = is_postgres_url(str(where))
+        if not self.postgres and "://" in str(where):  # a typo'd URL would become a folder named after it
+            raise InvalidArgument(f"a class store is a folder or a postgresql:// URL, not {printable(where)}")
         self.where = str(where) if self.postgres else Path(where)
         self.shown = printable(where)
         self._opened: list[MemoryStore | Progress] = []

@@ -23,7 +23,7 @@ from memlab.classprogress import (
     taken_over,
     token_digest,
 )
-from memlab.errors import Denied
+from memlab.errors import Denied, InvalidArgument
 from memlab.widgets.classpage import TOKEN_ENV, StudentPage, TeacherPage, class_page
 
 REFUSED = psycopg.errors.InsufficientPrivilege
@@ -226,3 +226,14 @@ def test_a_password_in_the_query_is_hidden_too():
         hidden(f"cannot connect to {url}: refused", url)
         == "cannot connect to postgresql://u:***@/d?password=***: refused"
     )
+
+
+@pytest.mark.parametrize("where", ["mysql://teacher:hunter2@db/class", "postgresq://teacher@db/class"])
+def test_a_url_that_is_not_postgresql_is_refused_not_made_a_folder(tmp_path, monkeypatch, where):
+    """Guards: ClassStore taking any other URL for a folder path (`mysql:/...` made in the current folder)."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(
+        InvalidArgument, match=r"a folder or a postgresql:// URL, not mysql://teacher:\*\*\*@|postgresq://"
+    ):
+        ClassStore(where).store()
+    assert list(tmp_path.iterdir()) == []
