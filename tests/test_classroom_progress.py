@@ -237,3 +237,16 @@ def test_a_url_that_is_not_postgresql_is_refused_not_made_a_folder(tmp_path, mon
     ):
         ClassStore(where).store()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_session_roles_grants_on_the_records_are_made_anew_at_each_open(pg_class, pg_url):
+    """A store upgrade that revokes the session role's grants on every table of the schema (as schema 2 to 3 did)
+    leaves the class's records writable once the class is opened again. Guards: _grants_sql run only with the
+    tables' creation."""
+    pg_class.progress()  # the tables made
+    with psycopg.connect(pg_url, autocommit=True) as owner:
+        owner.execute("REVOKE ALL ON memlab.class_progress, memlab.class_resets FROM memlab_session")
+    with ClassStore(pg_url) as reopened:
+        reopened.store()
+        ada = joined(reopened, "Ada")
+        assert reopened.progress().students()[0]["student"] == ada.student

@@ -27,7 +27,7 @@ CLASS = ""
 
 
 def _progress_sql(schema: str, role: str) -> list[str]:
-    """The progress tables, their row-level security policies and the session role's grants."""
+    """The progress tables and their row-level security policies."""
     claimed = f"(SELECT {schema}.claimed_agent())"
     own = f"student = {claimed}"
     return [
@@ -41,7 +41,15 @@ def _progress_sql(schema: str, role: str) -> list[str]:
         # An unverified claim names no agent: without the IS NOT NULL it would still see the class's counter.
         f"CREATE POLICY class_resets_read ON class_resets FOR SELECT TO {role} "
         f"USING ({claimed} IS NOT NULL AND student IN ({claimed}, '{CLASS}'))",
+    ]
+
+
+def _grants_sql(role: str) -> list[str]:
+    """The session role's grants on the progress tables, made anew at each open: a store upgrade that revokes
+    the role's grants on every table of the schema takes these too."""
+    return [
         "REVOKE ALL ON class_progress, class_resets FROM PUBLIC",
+        f"REVOKE ALL ON class_progress, class_resets FROM {role}",
         f"GRANT SELECT, INSERT, UPDATE ON class_progress TO {role}",
         f"GRANT SELECT ON class_resets TO {role}",
     ]
@@ -90,15 +98,15 @@ class PostgresProgress:
 
     @staticmethod
     def _ensure_tables(owner, schema: str, url: str) -> str:
-        """Create the progress tables where they are missing; the store's session role."""
+        """Create the progress tables where they are missing and grant the session role its part; return the role."""
         with owner.transaction():
             owner.execute("SELECT pg_advisory_xact_lock(hashtext('memlab class progress ' || %s))", (schema,))
             if owner.execute("SELECT to_regclass(%s)", (f"{schema}.memlab_meta",)).fetchone()[0] is None:
                 raise SchemaError(f"{_redact(url)} holds no memlab store (no table {schema}.memlab_meta)")
             (role,) = owner.execute("SELECT value FROM memlab_meta WHERE name = 'session_role'").fetchone()
-            if owner.execute("SELECT to_regclass(%s)", (f"{schema}.class_progress",)).fetchone()[0] is None:
-                for statement in _progress_sql(schema, role):
-                    owner.execute(statement)
+            made = owner.execute("SELECT to_regclass(%s)", (f"{schema}.class_progress",)).fetchone()[0] is not None
+            for statement in ([] if made else _progress_sql(schema, role)) + _grants_sql(role):
+                owner.execute(statement)
         return role
 
     def _as_student(self, work):
