@@ -228,7 +228,7 @@ class ClassStore:
     """A class store: a folder, or the owner's URL of a PostgreSQL database; what it opens, it closes.
 
     Attributes:
-        where: the folder or the URL; shown: the same as it may be printed (``printable``).
+        where: the folder (a ``Path``) or the URL; postgres: whether it is a URL.
 
     Raises:
         InvalidArgument: ``where`` is a URL, but not a PostgreSQL one.
@@ -240,7 +240,6 @@ class ClassStore:
         if not self.postgres and "://" in str(where):  # a typo'd URL would become a folder named after it
             raise InvalidArgument(f"a class store is a folder or a postgresql:// URL, not {printable(where)}")
         self.where = str(where) if self.postgres else Path(where)
-        self.shown = printable(where)
         self._opened: list[MemoryStore | Progress] = []
 
     def store(self) -> MemoryStore:
