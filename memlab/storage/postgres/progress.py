@@ -104,6 +104,8 @@ class PostgresProgress:
             if owner.execute("SELECT to_regclass(%s)", (f"{schema}.memlab_meta",)).fetchone()[0] is None:
                 raise SchemaError(f"{_redact(url)} holds no memlab store (no table {schema}.memlab_meta)")
             (role,) = owner.execute("SELECT value FROM memlab_meta WHERE name = 'session_role'").fetchone()
+            if not _IDENTIFIER.fullmatch(role):  # it goes into the SQL below as a name
+                raise SchemaError(f"this store's session role {role!r} is not a plain lower-case identifier")
             made = owner.execute("SELECT to_regclass(%s)", (f"{schema}.class_progress",)).fetchone()[0] is not None
             for statement in ([] if made else _progress_sql(schema, role)) + _grants_sql(role):
                 owner.execute(statement)
