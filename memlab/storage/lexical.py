@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Iterable
-from functools import cache, partial
+from functools import partial
 from typing import Any, NamedTuple
 
 from memlab.errors import IntegrityError
@@ -20,6 +20,7 @@ from memlab.storage.rows import _MEMORY_COLUMNS, _memory
 from memlab.viewrules import ViewRules
 
 _SNIPPET_TOKENS = 16
+_BOOSTS_KEPT = 4096  # boost decisions kept between view changes: the words of a few thousand searches
 _TAG_WORDS = "index_tag_words"  # the indexed column of one-word tags (memlab.storage.fts_tables.indexed_columns)
 
 
@@ -30,6 +31,10 @@ class LexicalSearch:
     rules: ViewRules
     analyzer: Analyzer
     ranking: Ranking
+    _views_changed: int
+    _boosted: dict[tuple[str, str], bool]
+    """(index, quoted term) -> whether the term earns the tag boost there, as of ``_boosted_at``."""
+    _boosted_at: int
 
     def _check_in_view(self, agent_id: int | None, ranked: list[_Ranked]) -> None:
         """Fail closed when an index returned a version outside the view it must hold: the second gate, after the
@@ -133,17 +138,28 @@ class LexicalSearch:
         of a memory there that are in at least half of its rows, where FTS5 floors bm25's idf (a word in over
         half the rows weighs nothing): the name of whose memory it is, which bm25 cannot use and the tag says.
         A tag rarer than that is a topic bm25 already weighs, and boosting it too ranked worse
-        (docs/relevance-lab.md). Every statistic is the index's, the one bm25 reads: the session's view."""
+        (docs/relevance-lab.md). Every statistic is the index's, the one bm25 reads: the session's view.
+
+        Each decision is kept while no view has changed (``_views_changed``; the storage drops them all when
+        another connection or a write outside its transactions changes the file): a word's statistics cost a
+        scan of its rows in the index, a quarter of the ranking's own time at 10k memories.
+        """
+        if self._boosted_at != self._views_changed or len(self._boosted) > _BOOSTS_KEPT:
+            self._boosted.clear()
+            self._boosted_at = self._views_changed
         terms = match.split(" OR ")  # match_expression's quoted terms, each safe as an FTS5 phrase
-        rows = self.conn.execute(
-            f'SELECT j.value, (SELECT count(*) FROM "{table}" WHERE "{table}" MATCH j.value) FROM json_each(?) j '
-            f'WHERE EXISTS (SELECT 1 FROM "{table}" WHERE "{table}" MATCH \'{_TAG_WORDS} : \' || j.value)',
-            (json.dumps(terms),),
-        ).fetchall()
-        if not rows:
-            return []
-        total = _row_count(self.conn, table)
-        return [term for term, matched in rows if 2 * matched >= total]
+        unknown = [term for term in terms if (table, term) not in self._boosted]
+        if unknown:
+            self._boosted |= {(table, term): False for term in unknown}
+            rows = self.conn.execute(
+                f'SELECT j.value, (SELECT count(*) FROM "{table}" WHERE "{table}" MATCH j.value) FROM json_each(?) j '
+                f'WHERE EXISTS (SELECT 1 FROM "{table}" WHERE "{table}" MATCH \'{_TAG_WORDS} : \' || j.value)',
+                (json.dumps(unknown),),
+            ).fetchall()
+            if rows:
+                total = _row_count(self.conn, table)
+                self._boosted |= {(table, term): 2 * matched >= total for term, matched in rows}
+        return [term for term in terms if self._boosted[table, term]]
 
     def _rows(self, ids: list[int]) -> dict[int, tuple[Any, ...]]:
         """The rows (``memories`` columns, as ``_memory`` reads them) of the versions ``ids``, by id."""
@@ -173,11 +189,23 @@ class LexicalSearch:
                     )
                 )
         # The query's snippet terms too are worked out when a snippet is first read, once for every hit.
-        terms = cache(partial(self.analyzer.snippet_terms, query))
+        terms = _lazy_terms(self.analyzer, query)
         return [
             Hit(memory, r.score, snippets.get(r.memory_id) or partial(_snippet, self.analyzer, memory.content, terms))
             for r, memory in zip(ranked, memories, strict=True)
         ]
+
+
+def _lazy_terms(analyzer: Analyzer, query: str) -> Callable[[], SnippetTerms]:
+    """``analyzer.snippet_terms(query)``, worked out on the first call (``functools.cache`` costs more to make)."""
+    made: list[SnippetTerms] = []
+
+    def terms() -> SnippetTerms:
+        if not made:
+            made.append(analyzer.snippet_terms(query))
+        return made[0]
+
+    return terms
 
 
 def _snippet(analyzer: Analyzer, content: str, terms: Callable[[], SnippetTerms]) -> str:
