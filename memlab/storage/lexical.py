@@ -118,13 +118,17 @@ class LexicalSearch:
         # The rows are read, and checked against the view, in the ranking's statement (a statement for the rows
         # and one for the gate cost about as much as the ranking itself at 10k memories); the LIMIT inside keeps
         # FTS5's plan as it was, the LEFT JOINs keep a rowid without a version, or outside the view, to be refused.
-        ranked = self.conn.execute(
-            f"SELECT r.rowid, r.score, e.memory_id, {_MEMORY_COLUMNS} FROM (SELECT rowid, {score} AS score "
-            f'FROM "{table}" WHERE "{table}" MATCH ? {effective} ORDER BY score, rowid LIMIT ?) r '
-            "LEFT JOIN memories m ON m.id = r.rowid LEFT JOIN effective e ON e.agent_id = ? AND e.key = m.key "
-            "AND e.taint = ? AND e.memory_id = r.rowid ORDER BY r.score, r.rowid",
-            [*parameters, limit, agent_id, int(view)],
-        ).fetchall()
+        # The joined rows are put back in the ranking's order here: an ORDER BY outside cost a sorter, 15% of it.
+        ranked = sorted(
+            self.conn.execute(
+                f"SELECT r.rowid, r.score, e.memory_id, {_MEMORY_COLUMNS} FROM (SELECT rowid, {score} AS score "
+                f'FROM "{table}" WHERE "{table}" MATCH ? {effective} ORDER BY score, rowid LIMIT ?) r '
+                "LEFT JOIN memories m ON m.id = r.rowid LEFT JOIN effective e ON e.agent_id = ? AND e.key = m.key "
+                "AND e.taint = ? AND e.memory_id = r.rowid",
+                [*parameters, limit, agent_id, int(view)],
+            ),
+            key=_ranking_order,
+        )
         # A rowid without a version, or whose version the view does not hold, can only be a tampered index: it is
         # not held, and _check_in_view refuses it.
         held_at = int(view)
@@ -194,6 +198,11 @@ class LexicalSearch:
             Hit(memory, r.score, snippets.get(r.memory_id) or partial(_snippet, self.analyzer, memory.content, terms))
             for r, memory in zip(ranked, memories, strict=True)
         ]
+
+
+def _ranking_order(row: tuple[Any, ...]) -> tuple[float, int]:
+    """A ranked row's place: by score (bm25's, lower is better), ties in rowid (save) order."""
+    return row[1], row[0]
 
 
 def _lazy_terms(analyzer: Analyzer, query: str) -> Callable[[], SnippetTerms]:
