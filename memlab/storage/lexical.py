@@ -99,7 +99,7 @@ class LexicalSearch:
         ``only_effective``, every live version, filtered to that view), each with its row and whether the view
         holds it (the second gate, in the same statement)."""
         # Rank by the store's Ranking: bm25(...) with its column weights, minus the tag boost, ties in rowid (save)
-        # order. The boost is decided once per search from the index's own statistics (_boosted_terms), then the
+        # order. The boost is decided from the index's own statistics (_boosted_terms), then the
         # tagged memories are one subquery: a memory earns it when one of its one-word tags is a boosted word of
         # the query. The snippets of the hits shown are made by _hits (FTS5's snippet() here would be computed for
         # every match).
@@ -132,10 +132,7 @@ class LexicalSearch:
         # A rowid without a version, or whose version the view does not hold, can only be a tampered index: it is
         # not held, and _check_in_view refuses it.
         held_at = int(view)
-        return [
-            _Ranked(row[0], row[3], -row[1], table, held_at, row[3:], row[2] is not None and row[3] is not None)
-            for row in ranked
-        ]
+        return [_Ranked(row[0], row[3], -row[1], table, held_at, row[3:], row[2] is not None) for row in ranked]
 
     def _boosted_terms(self, table: str, match: str) -> list[str]:
         """The query's terms (quoted, as in ``match``) that earn the tag boost in index ``table``: one-word tags
