@@ -31,7 +31,10 @@ PUBLIC / INTERNAL / CONFIDENTIAL by ``i % 3``):
   one level at a time, PUBLIC first, interleaved batch by batch (the bulk figure);
 * raw FTS5 over exactly the visible rows: for each taint, ``RawStore`` of ``bench_store.py`` holding only the rows
   that taint may read (``raw_search`` of ``bench_bulk.py``: the same MATCH, ids and scores; "+rows" also reads
-  the winners' rows and FTS5 snippets);
+  the winners' rows and FTS5 snippets; "+ audited commit" ranks inside the transaction every memlab search makes,
+  ``BEGIN IMMEDIATE``, one audit row naming the hits, ``COMMIT``: beside the target, which stays raw FTS5's);
+* memlab file with every hit's snippet read (a hit makes its snippet when it is first read, and the tool layer
+  reads them all);
 * peers over every row (no taint), each skipped, saying so, when its package is missing: sqlite-utils'
   ``Table.search()``, tantivy, bm25s (the builders of ``bench_peers.py``) and LangGraph's ``SqliteStore``
   (``bench_peers.LangGraphPeer``: put, get, search — an unranked filter, no gate, no audit).
@@ -531,8 +534,10 @@ def bench_size(corpus: Corpus, size: int, args: argparse.Namespace, workdir: Pat
         group: dict[str, Callable[[Any], object]] = {f"floor {taint.name}": floor_sessions[taint].search}
         for name in stores:
             group[f"{name} {taint.name}"] = _memlab_search(sessions[name][taint])
+        group[f"file+snippets {taint.name}"] = _memlab_search_read(sessions["file"][taint])
         group[f"raw {taint.name}"] = _raw(visible[taint], raw_search)
         group[f"raw+rows {taint.name}"] = _raw(visible[taint], raw_search_rows)
+        group[f"raw+commit {taint.name}"] = _raw(visible[taint], raw_search_audited)
         groups.append(group)
     if peers.search:
         groups.append(peers.search)
@@ -584,12 +589,40 @@ def bench_size(corpus: Corpus, size: int, args: argparse.Namespace, workdir: Pat
                     search_target(size),
                 )
             )
-    lines = systems_table(size, per_memory, saves, gets, searches, sizes, peers)
+    lines = systems_table(size, per_memory, saves, gets, searches, sizes, peers) + search_ratios(size, searches)
     return targets, lines + profile
 
 
 def _memlab_search(session: Any) -> Callable[[str], object]:
     return lambda q: session.memory_search(q, max_results=10)
+
+
+def _memlab_search_read(session: Any) -> Callable[[str], object]:
+    return lambda q: [hit.snippet for hit in session.memory_search(q, max_results=10)]
+
+
+def raw_search_audited(raw: RawStore, query: str, limit: int = 10) -> list[tuple]:
+    """``raw_search`` inside the transaction every memlab search makes: ``BEGIN IMMEDIATE``, the ranking, one audit
+    row naming the hits (chained as the floor's: sha256 over the previous hash and the row), ``COMMIT``."""
+    conn = raw.conn
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        ranked = raw_search(raw, query, limit)
+        records = json.dumps([f"{rowid}" for rowid, _ in ranked])
+        head = conn.execute("SELECT seq, message FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
+        seq, previous = (0, "") if head is None else (head[0], head[1] or "")
+        row = (_now(), "raw", "main", "PUBLIC", "memory_search", None, query, "ok", records, "[]")
+        # The chain's hash goes in ``message`` (RawStore's audit has no hash column).
+        conn.execute(
+            "INSERT INTO audit (at, session_id, agent, taint, tool, key, query, outcome, records, notes, message) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (*row, _sha256(previous, seq + 1, *row)),
+        )
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return ranked
 
 
 def _memlab_save(sessions: dict[Level, Any]) -> Callable[[Note], object]:
@@ -673,8 +706,10 @@ def systems_table(
         ("floor", "floor"),
         ("memlab file", "file"),
         ("memlab folder", "folder"),
+        ("memlab file, snippets read", "file+snippets"),
         ("raw FTS5 (visible rows)", "raw"),
         ("raw FTS5 +rows, snippets", "raw+rows"),
+        ("raw FTS5 + audited commit", "raw+commit"),
     ]
     for label, name in rows:
         on = "raw FTS5" if name == "raw" else name
@@ -690,6 +725,20 @@ def systems_table(
             f"{cell(None, 13)} {cell(None)} {cell(searches[name], 12)} {sizes[name]:>8.1f}"
         )
     lines += [f"{size:>9,}  {skipped:<24} skipped" for skipped in peers.skipped]
+    return lines
+
+
+def search_ratios(size: int, searches: dict[str, Result]) -> list[str]:
+    """memlab's search p50 over each baseline, taint by taint: the target's (raw FTS5 over the visible rows), raw
+    FTS5 in the audited transaction every memlab search makes, and the floor (the same guarantees)."""
+    header = f"{'N':>9}  {'search p50 ratio':<52} {'PUBLIC':>7} {'INTERNAL':>9} {'CONFIDENTIAL':>12}"
+    lines = ["", header, "-" * len(header)]
+    baselines = [("raw", "raw FTS5 (the target)"), ("raw+commit", "raw FTS5 + audited commit"), ("floor", "floor")]
+    for name in ("file", "file+snippets", "folder"):
+        for baseline, label in baselines:
+            ratios = [searches[f"{name} {t.name}"].median / searches[f"{baseline} {t.name}"].median for t in LEVELS]
+            cells = f"{ratios[0]:>6.2f}x {ratios[1]:>8.2f}x {ratios[2]:>11.2f}x"
+            lines.append(f"{size:>9,}  {'memlab ' + name + ' ÷ ' + label:<52} {cells}")
     return lines
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -48,6 +49,25 @@ class Memory:
         return f"{self.key}@{self.classification.name}/v{self.version}"
 
 
+class _Snippet:
+    """A hit's ``snippet``: given as text, or as a function of nothing that makes it, called when it is first read
+    (a caller that reads no snippet, such as the relevance lab, pays nothing for it)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = f"_{name}"
+
+    def __get__(self, hit: Hit | None, owner: type | None = None) -> str:
+        if hit is None:
+            raise AttributeError(self.slot)  # no default: every hit is given its snippet
+        value = hit.__dict__[self.slot]
+        if not isinstance(value, str):
+            value = hit.__dict__[self.slot] = value()
+        return value
+
+    def __set__(self, hit: Hit, value: str | Callable[[], str]) -> None:
+        hit.__dict__[self.slot] = value
+
+
 @dataclass(frozen=True)
 class Hit:
     """One search result."""
@@ -55,8 +75,11 @@ class Hit:
     memory: Memory
     score: float
     """BM25 relevance, higher is better, from the visible levels' statistics only."""
-    snippet: str
-    """An excerpt of the content with matched words marked ``**like this**``."""
+    snippet: str = _Snippet()  # type: ignore[assignment]
+    """An excerpt of the content with matched words marked ``**like this**`` (made when first read)."""
+
+    def __reduce__(self) -> tuple[type[Hit], tuple[Memory, float, str]]:
+        return Hit, (self.memory, self.score, self.snippet)
 
 
 @dataclass(frozen=True)

@@ -95,3 +95,28 @@ def test_the_audit_and_the_versions_refuse_to_be_changed(floor):
     ):
         with pytest.raises(sqlite3.IntegrityError, match="frozen"):
             floor.conn.execute(statement)
+
+
+def test_raw_fts5_with_the_audited_commit_ranks_as_raw_fts5_and_commits_one_chained_row(tmp_path):
+    """The baseline beside the search target does memlab's per-search transaction and nothing more: the same ranking
+    as raw FTS5, one audit row per search naming the hits, chained to the row before, committed."""
+    from bench_bulk import raw_search
+    from bench_floor import raw_search_audited
+    from bench_store import RawStore
+
+    raw = RawStore(tmp_path / "raw.db")
+    raw.load([_note(f"k{i}", f"apple pie number {i}", Level.PUBLIC) for i in range(5)])
+    try:
+        for query in ("apple", "pie 3", "nothing"):
+            assert raw_search_audited(raw, query) == raw_search(raw, query)
+        rows = raw.conn.execute(
+            "SELECT seq, at, session_id, agent, taint, tool, key, query, outcome, records, notes, "
+            "message FROM audit ORDER BY seq"
+        ).fetchall()
+        assert [row[7] for row in rows] == ["apple", "pie 3", "nothing"] and not raw.conn.in_transaction
+        previous = ""
+        for seq, *fields, chained in rows:
+            assert chained == _sha256(previous, seq, *fields)
+            previous = chained
+    finally:
+        raw.close()

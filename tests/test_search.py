@@ -256,10 +256,11 @@ def test_a_level_first_used_late_is_indexed_with_everything_below_it(store):
 
 
 @pytest.mark.parametrize("policy", [None, "shadow-after-match", "global-stats"])
-def test_a_search_reads_each_hits_row_once(tmp_path, policy):
-    """A search's statements: per index searched, the tag boost's statistics and one ranking (its keys read in
-    it); the second gate, the hits' rows once, the audit row; the versions' keys are not read in a statement of
-    their own. Guards: _rank reading the ranked versions' keys with a second SELECT on memories."""
+def test_a_search_ranks_reads_rows_and_gates_in_one_statement_per_index(tmp_path, policy):
+    """A search's statements: per index searched, the tag boost's statistics and one ranking, which also reads the
+    ranked versions' rows and checks them against the effective view (the second gate); then the audit row. No
+    statement of their own reads the keys, the rows or the gate. Guards: _rank reading only ids and scores (the
+    gate and the rows each a statement of their own, as before this change)."""
     store = MemoryStore(tmp_path / "one.db", layout="file", **({} if policy is None else {"policy": policy}))
     for level in Level:
         store.session(taint=level).memory_save(f"fruit-{level.name}", f"apple and {level.name.lower()} pie")
@@ -270,12 +271,14 @@ def test_a_search_reads_each_hits_row_once(tmp_path, policy):
     store.storage.conn.set_trace_callback(None)
     kinds = [_statement_kind(sql) for sql in statements if sql.startswith("SELECT")]
     searched = 3 if policy == "shadow-after-match" else 1
-    assert kinds == ["boost statistics", "ranking"] * searched + ["second gate", "rows"]
-    assert len(hits) == 3
+    assert kinds == ["boost statistics", "ranking"] * searched
+    assert sorted(hit.memory.content for hit in hits) == [
+        f"apple and {n} pie" for n in ("confidential", "internal", "public")
+    ]
 
 
 def _statement_kind(sql: str) -> str:
-    if sql.startswith('SELECT rowid, bm25("fts_') or " FROM (SELECT rowid, bm25(" in sql:
+    if " FROM (SELECT rowid, bm25(" in sql and "JOIN memories" in sql and "JOIN effective" in sql:
         return "ranking"
     if sql.startswith("SELECT j.value, (SELECT count(*) FROM "):
         return "boost statistics"
@@ -323,3 +326,51 @@ def test_the_tag_boost_fires_for_a_name_and_not_for_a_topic():
         plain_topical = {h.memory.key: h.score for h in session.memory_search("Who swam at the beach?")}
     assert named == {key: score + (2.0 if key.startswith("ann") else 0.0) for key, score in plain_named.items()}
     assert topical == plain_topical
+
+
+def _boosted(session, query: str) -> dict[str, float]:
+    return {hit.memory.key: hit.score for hit in session.memory_search(query)}
+
+
+def _ann_and_bob(session, anns: int, bobs: int) -> None:
+    for number in range(anns):
+        session.memory_save(f"ann-{number}", f"Ann went to the park on day {number}", tags=["ann"])
+    for number in range(bobs):
+        session.memory_save(f"bob-{number}", f"Bob went to the beach on day {number}", tags=["bob"])
+
+
+@pytest.mark.parametrize("writer", ["this store", "another connection"])
+def test_a_boost_decided_once_is_decided_again_when_the_view_changes(tmp_path, writer):
+    """The tag boost's decision per index and word is kept while the index is as it was: a repeated search runs no
+    statistics statement; a save (here or by another process) that takes a tag word to half the view decides it
+    again, and so does a write outside memlab's transactions. Guards: _boosted_terms' cache without its token
+    (``_boosted_at`` never compared: "this store" fails); SqliteStorage._forget not clearing ``_boosted`` (both
+    fail): each seen failing."""
+    from memlab import Ranking
+
+    path = tmp_path / "one.db"
+    store = MemoryStore(path, layout="file", ranking=Ranking(tag_boost=2.0))
+    session = store.session()
+    _ann_and_bob(session, anns=1, bobs=3)
+    before = _boosted(session, "Ann")  # one memory in four is tagged ann: no boost
+    statements: list[str] = []
+    store.storage.conn.set_trace_callback(statements.append)
+    assert _boosted(session, "Ann") == before
+    store.storage.conn.set_trace_callback(None)
+    assert [_statement_kind(sql) for sql in statements if sql.startswith("SELECT")] == ["ranking"]
+    if writer == "this store":
+        _ann_and_bob(session, anns=3, bobs=0)
+    else:
+        with MemoryStore(path, layout="file") as other:
+            _ann_and_bob(other.session(), anns=3, bobs=0)
+    after = _boosted(session, "Ann")  # four in seven: a name, boosted
+    store.ranking = Ranking(tag_boost=0.0)
+    plain = _boosted(session, "Ann")
+    store.ranking = Ranking(tag_boost=2.0)
+    assert after == {key: score + (2.0 if key.startswith("ann") else 0.0) for key, score in plain.items()}
+    store.storage.conn.execute(
+        "DELETE FROM fts_1_public WHERE rowid IN (SELECT id FROM memories WHERE key IN ('ann-1', 'ann-2', 'ann-3'))"
+    )
+    shrunk = _boosted(session, "Ann")  # ann-0 and the bobs left in the index: one row in four says Ann again
+    assert list(shrunk) == ["ann-0"] and shrunk["ann-0"] < 2.0
+    store.close()

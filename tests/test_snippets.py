@@ -145,3 +145,34 @@ def test_a_capital_dotted_i_does_not_shift_the_marks():
     assert analyzer.snippet(content, analyzer.snippet_terms("runs")) == "İstanbul trip: we went **running** there"
     assert analyzer.snippet(content, analyzer.snippet_terms("istanbul")) == "**İstanbul** trip: we went running there"
     assert re.fullmatch(r"[^*]*", reference_snippet(analyzer, content, analyzer.snippet_terms("runs")))
+
+
+def test_a_search_makes_a_snippet_only_when_it_is_read_and_then_the_same_one(monkeypatch):
+    """The relevance lab asks for 100 hits a query and reads none of their snippets: a hit makes its snippet when
+    it is first read, from the version's content and the search's terms alone, byte for byte what it was.
+    Guards: LexicalSearch._hits calling analyzer.snippet for every hit before it returns (eager snippets)."""
+    from memlab import MemoryStore
+    from memlab.records import Hit
+
+    made: list[str] = []
+    snippet = Analyzer.snippet
+
+    def counted(self, text, terms, *, tokens=16):
+        made.append(text)
+        return snippet(self, text, terms, tokens=tokens)
+
+    with MemoryStore() as store:
+        session = store.session()
+        session.memory_save("run", "She loves running marathons in the rain")
+        session.memory_save("walk", "He walks and runs to work, " + "then more words " * 10 + "and runs home")
+        monkeypatch.setattr(Analyzer, "snippet", counted)
+        hits = session.memory_search("runs")
+        assert made == []
+        analyzer = analyzers.get("porter")
+        terms = analyzer.snippet_terms("runs")
+        expected = [snippet(analyzer, hit.memory.content, terms) for hit in hits]
+        assert [hit.snippet for hit in hits] == expected and len(made) == 2
+        assert [hit.snippet for hit in hits] == expected and len(made) == 2  # made once
+        assert hits == [Hit(hit.memory, hit.score, text) for hit, text in zip(hits, expected, strict=True)]
+        store.session().memory_save("run", "She stopped running")  # a later save does not reach a hit made before
+        assert hits[0].snippet == expected[0]

@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any, NamedTuple
 
 from memlab.errors import IntegrityError
 from memlab.levels import Level
 from memlab.records import Hit
-from memlab.search.analyzers import Analyzer
+from memlab.search.analyzers import Analyzer, SnippetTerms
 from memlab.search.ranking import Ranking
 from memlab.storage.fts_tables import fts_table
 from memlab.storage.indexes import _level_bit
@@ -19,6 +20,7 @@ from memlab.storage.rows import _MEMORY_COLUMNS, _memory
 from memlab.viewrules import ViewRules
 
 _SNIPPET_TOKENS = 16
+_BOOSTS_KEPT = 4096  # boost decisions kept between view changes: the words of a few thousand searches
 _TAG_WORDS = "index_tag_words"  # the indexed column of one-word tags (memlab.storage.fts_tables.indexed_columns)
 
 
@@ -29,36 +31,42 @@ class LexicalSearch:
     rules: ViewRules
     analyzer: Analyzer
     ranking: Ranking
+    _views_changed: int
+    _boosted: dict[tuple[str, str], bool]
+    """(index, quoted term) -> whether the term earns the tag boost there, as of ``_boosted_at``."""
+    _boosted_at: int
 
     def _check_in_view(self, agent_id: int | None, ranked: list[_Ranked]) -> None:
         """Fail closed when an index returned a version outside the view it must hold: the second gate, after the
         index itself (nothing guards an FTS5 index against a database-level write, so one can be made to read up).
+        A lexical ranking has checked its versions in its own statement (``_Ranked.held``); the others (dense
+        search's) are checked here, in one statement.
 
         Raises:
             IntegrityError: naming the index, never the version (its key may be above the session's taint).
         """
-        if not ranked:
-            return
-        # One statement for the whole ranking: 19 us for 10 hits, 92 us for a fused depth of 50 (a statement per
-        # hit cost 33 and 160 us at 10k memories).
-        held = self.conn.execute(
-            "SELECT count(*) FROM json_each(?) r CROSS JOIN effective e ON e.agent_id = ? "
-            "AND e.key = r.value ->> 0 AND e.taint = r.value ->> 1 AND e.memory_id = r.value ->> 2",
-            (json.dumps([[item.key, item.view, item.memory_id] for item in ranked]), agent_id),
-        ).fetchone()[0]
-        if held == len(ranked):
+        unchecked = [item for item in ranked if item.held is None]
+        if all(item.held is not False for item in ranked) and self._held(agent_id, unchecked) == len(unchecked):
             return
         for item in ranked:  # name the index that returned the stray version
-            row = self.conn.execute(
-                "SELECT memory_id FROM effective WHERE agent_id = ? AND key = ? AND taint = ?",
-                (agent_id, item.key, item.view),
-            ).fetchone()
-            if row is None or row[0] != item.memory_id:
+            if item.held is False or (item.held is None and not self._held(agent_id, [item])):
                 where = f"the search index {item.table}" if item.table else "the vectors table"
                 raise IntegrityError(
                     f"{where} returned a version outside the view it holds: this store has been damaged or "
                     "tampered with (run `memlab verify`)"
                 )
+
+    def _held(self, agent_id: int | None, ranked: list[_Ranked]) -> int:
+        """How many of ``ranked`` the effective view at their ``view`` holds (by key, taint and version id)."""
+        if not ranked:
+            return 0
+        # One statement for the whole ranking: 19 us for 10 hits, 92 us for a fused depth of 50 (a statement per
+        # hit cost 33 and 160 us at 10k memories).
+        return self.conn.execute(
+            "SELECT count(*) FROM json_each(?) r CROSS JOIN effective e ON e.agent_id = ? "
+            "AND e.key = r.value ->> 0 AND e.taint = r.value ->> 1 AND e.memory_id = r.value ->> 2",
+            (json.dumps([[item.key, item.view, item.memory_id] for item in ranked]), agent_id),
+        ).fetchone()[0]
 
     def _lexical(
         self, agent_id: int | None, indexed: int, taint: Level, match: str | None, limit: int
@@ -68,25 +76,33 @@ class LexicalSearch:
         if not used or match is None:
             return []
         if self.rules.global_statistics:
-            return self._rank(fts_table(agent_id, None), match, limit, taint, only_effective_at=agent_id)
+            return self._rank(agent_id, fts_table(agent_id, None), match, limit, taint, only_effective=True)
         if self.rules.shadow_before_match:
             # The index of the highest used level <= taint holds exactly the session's effective view.
-            return self._rank(fts_table(agent_id, max(used)), match, limit, max(used))
+            return self._rank(agent_id, fts_table(agent_id, max(used)), match, limit, max(used))
         # Match first, shadow among the matches: each used level's view is searched and, per key,
         # the hit from the highest level wins, even when a higher version did not match.
-        ranked = (self._rank(fts_table(agent_id, level), match, limit, level) for level in reversed(used))
+        ranked = (self._rank(agent_id, fts_table(agent_id, level), match, limit, level) for level in reversed(used))
         return sorted(_first_per_key(ranked, lambda item: item.key), key=lambda item: -item.score)[:limit]
 
     def _rank(
-        self, table: str, match: str, limit: int, view: Level, *, only_effective_at: int | None = None
+        self,
+        agent_id: int | None,
+        table: str,
+        match: str,
+        limit: int,
+        view: Level,
+        *,
+        only_effective: bool = False,
     ) -> list[_Ranked]:
-        """The top ``limit`` matches of index ``table``, which holds the effective view at ``view`` (or, with
-        ``only_effective_at`` an agent id, every live version, filtered to that agent's view at ``view``)."""
+        """The top ``limit`` matches of index ``table``, which holds ``agent_id``'s effective view at ``view`` (or,
+        ``only_effective``, every live version, filtered to that view), each with its row and whether the view
+        holds it (the second gate, in the same statement)."""
         # Rank by the store's Ranking: bm25(...) with its column weights, minus the tag boost, ties in rowid (save)
-        # order. The boost is decided once per search from the index's own statistics (_boosted_terms), then the
+        # order. The boost is decided from the index's own statistics (_boosted_terms), then the
         # tagged memories are one subquery: a memory earns it when one of its one-word tags is a boosted word of
-        # the query. Only the ids, keys and scores are read here: the rows and snippets of the hits shown are
-        # made by _hits (FTS5's snippet() here would be computed for every match).
+        # the query. The snippets of the hits shown are made by _hits (FTS5's snippet() here would be computed for
+        # every match).
         ranking = self.ranking
         weights = ranking.weights()
         score = f'bm25("{table}", {", ".join(str(weight) for weight in (*weights, 0.0))})'
@@ -96,51 +112,72 @@ class LexicalSearch:
             score += f' - ? * (rowid IN (SELECT rowid FROM "{table}" WHERE "{table}" MATCH ?))'
             parameters += [ranking.tag_boost, f"{_TAG_WORDS} : ({' OR '.join(boosted)})"]
         effective = ""
-        if only_effective_at is not None:
+        if only_effective:
             effective = "AND rowid IN (SELECT memory_id FROM effective WHERE agent_id = ? AND taint = ?)"
-        parameters += [match, *(() if only_effective_at is None else (only_effective_at, int(view)))]
-        # The key is read in the same statement (a second SELECT on memories cost one more statement per index
-        # searched); the LIMIT inside keeps FTS5's plan as it was, the LEFT JOIN keeps a rowid without a version.
-        ranked = self.conn.execute(
-            f'SELECT r.rowid, r.score, m.key FROM (SELECT rowid, {score} AS score FROM "{table}" '
-            f'WHERE "{table}" MATCH ? {effective} ORDER BY score, rowid LIMIT ?) r '
-            "LEFT JOIN memories m ON m.id = r.rowid ORDER BY r.score, r.rowid",
-            [*parameters, limit],
-        ).fetchall()
-        # A rowid without a version can only be a tampered index: its key is None, and _check_in_view refuses it.
+        parameters += [match, *((agent_id, int(view)) if only_effective else ())]
+        # The rows are read, and checked against the view, in the ranking's statement (a statement for the rows
+        # and one for the gate cost about as much as the ranking itself at 10k memories); the LIMIT inside keeps
+        # FTS5's plan as it was, the LEFT JOINs keep a rowid without a version, or outside the view, to be refused.
+        # The joined rows are put back in the ranking's order here: an ORDER BY outside cost a sorter, 15% of it.
+        ranked = sorted(
+            self.conn.execute(
+                f"SELECT r.rowid, r.score, e.memory_id, {_MEMORY_COLUMNS} FROM (SELECT rowid, {score} AS score "
+                f'FROM "{table}" WHERE "{table}" MATCH ? {effective} ORDER BY score, rowid LIMIT ?) r '
+                "LEFT JOIN memories m ON m.id = r.rowid LEFT JOIN effective e ON e.agent_id = ? AND e.key = m.key "
+                "AND e.taint = ? AND e.memory_id = r.rowid",
+                [*parameters, limit, agent_id, int(view)],
+            ),
+            key=_ranking_order,
+        )
+        # A rowid without a version, or whose version the view does not hold, can only be a tampered index: it is
+        # not held, and _check_in_view refuses it.
         held_at = int(view)
-        return [_Ranked(memory_id, key, -score, table, held_at) for memory_id, score, key in ranked]
+        return [_Ranked(row[0], row[3], -row[1], table, held_at, row[3:], row[2] is not None) for row in ranked]
 
     def _boosted_terms(self, table: str, match: str) -> list[str]:
         """The query's terms (quoted, as in ``match``) that earn the tag boost in index ``table``: one-word tags
         of a memory there that are in at least half of its rows, where FTS5 floors bm25's idf (a word in over
         half the rows weighs nothing): the name of whose memory it is, which bm25 cannot use and the tag says.
         A tag rarer than that is a topic bm25 already weighs, and boosting it too ranked worse
-        (docs/relevance-lab.md). Every statistic is the index's, the one bm25 reads: the session's view."""
+        (docs/relevance-lab.md). Every statistic is the index's, the one bm25 reads: the session's view.
+
+        Each decision is kept while no view has changed (``_views_changed``; the storage drops them all when
+        another connection or a write outside its transactions changes the file): a word's statistics cost a
+        scan of its rows in the index, a quarter of the ranking's own time at 10k memories.
+        """
+        if self._boosted_at != self._views_changed or len(self._boosted) > _BOOSTS_KEPT:
+            self._boosted.clear()
+            self._boosted_at = self._views_changed
         terms = match.split(" OR ")  # match_expression's quoted terms, each safe as an FTS5 phrase
+        unknown = [term for term in terms if (table, term) not in self._boosted]
+        if unknown:
+            self._boosted |= {(table, term): False for term in unknown}
+            rows = self.conn.execute(
+                f'SELECT j.value, (SELECT count(*) FROM "{table}" WHERE "{table}" MATCH j.value) FROM json_each(?) j '
+                f'WHERE EXISTS (SELECT 1 FROM "{table}" WHERE "{table}" MATCH \'{_TAG_WORDS} : \' || j.value)',
+                (json.dumps(unknown),),
+            ).fetchall()
+            if rows:
+                total = _row_count(self.conn, table)
+                self._boosted |= {(table, term): 2 * matched >= total for term, matched in rows}
+        return [term for term in terms if self._boosted[table, term]]
+
+    def _rows(self, ids: list[int]) -> dict[int, tuple[Any, ...]]:
+        """The rows (``memories`` columns, as ``_memory`` reads them) of the versions ``ids``, by id."""
         rows = self.conn.execute(
-            f'SELECT j.value, (SELECT count(*) FROM "{table}" WHERE "{table}" MATCH j.value) FROM json_each(?) j '
-            f'WHERE EXISTS (SELECT 1 FROM "{table}" WHERE "{table}" MATCH \'{_TAG_WORDS} : \' || j.value)',
-            (json.dumps(terms),),
-        ).fetchall()
-        if not rows:
-            return []
-        total = _row_count(self.conn, table)
-        return [term for term, matched in rows if 2 * matched >= total]
+            f"SELECT m.id, {_MEMORY_COLUMNS} FROM memories m WHERE m.id IN ({', '.join('?' * len(ids))})", ids
+        )
+        return {row[0]: row[1:] for row in rows}
 
     def _hits(self, ranked: list[_Ranked], match: str | None, query: str) -> list[Hit]:
-        """The hits shown: each ranked version's row and a snippet of its content, matched words marked — made
-        in Python, or for trigram (whose matching Python cannot mirror) by FTS5's snippet() over the index the
-        version was found in."""
+        """The hits shown: each ranked version's row (read with its ranking, or here for dense search's) and a
+        snippet of its content, matched words marked — made in Python when it is first read, or for trigram (whose
+        matching Python cannot mirror) now, by FTS5's snippet() over the index the version was found in."""
         if not ranked:
             return []
-        marks = ", ".join("?" * len(ranked))
-        found = {
-            row[0]: _memory(row[1:])
-            for row in self.conn.execute(
-                f"SELECT m.id, {_MEMORY_COLUMNS} FROM memories m WHERE m.id IN ({marks})", [r.memory_id for r in ranked]
-            )
-        }
+        unread = [r.memory_id for r in ranked if r.row is None]
+        found = self._rows(unread) if unread else {}
+        memories = [_memory(r.row if r.row is not None else found[r.memory_id]) for r in ranked]
         snippets: dict[int, str] = {}
         if not self.analyzer.python_snippets and match is not None:
             for table in {r.table for r in ranked if r.table is not None}:
@@ -152,11 +189,34 @@ class LexicalSearch:
                         [match, *ids],
                     )
                 )
-        terms, snippet = self.analyzer.snippet_terms(query), self.analyzer.snippet
+        # The query's snippet terms too are worked out when a snippet is first read, once for every hit.
+        terms = _lazy_terms(self.analyzer, query)
         return [
-            Hit(memory, r.score, snippets.get(r.memory_id) or snippet(memory.content, terms, tokens=_SNIPPET_TOKENS))
-            for r, memory in ((r, found[r.memory_id]) for r in ranked)
+            Hit(memory, r.score, snippets.get(r.memory_id) or partial(_snippet, self.analyzer, memory.content, terms))
+            for r, memory in zip(ranked, memories, strict=True)
         ]
+
+
+def _ranking_order(row: tuple[Any, ...]) -> tuple[float, int]:
+    """A ranked row's place: by score (bm25's, lower is better), ties in rowid (save) order."""
+    return row[1], row[0]
+
+
+def _lazy_terms(analyzer: Analyzer, query: str) -> Callable[[], SnippetTerms]:
+    """``analyzer.snippet_terms(query)``, worked out on the first call (``functools.cache`` costs more to make)."""
+    made: list[SnippetTerms] = []
+
+    def terms() -> SnippetTerms:
+        if not made:
+            made.append(analyzer.snippet_terms(query))
+        return made[0]
+
+    return terms
+
+
+def _snippet(analyzer: Analyzer, content: str, terms: Callable[[], SnippetTerms]) -> str:
+    """A hit's snippet, when it is first read."""
+    return analyzer.snippet(content, terms(), tokens=_SNIPPET_TOKENS)
 
 
 def _row_count(conn: sqlite3.Connection, table: str) -> int:
@@ -172,14 +232,18 @@ def _row_count(conn: sqlite3.Connection, table: str) -> int:
 
 
 class _Ranked(NamedTuple):
-    """A version in a ranking, before its row is read: its id, key and score, the FTS5 index that found it, and
-    the taint whose effective view must hold it."""
+    """A version in a ranking: its id, key and score, the FTS5 index that found it, the taint whose effective view
+    must hold it; a lexical ranking's also its row (``memories`` columns, as ``_memory`` reads them) and whether
+    that view holds it."""
 
     memory_id: int
     key: str
     score: float
     table: str | None
     view: int
+    row: tuple[Any, ...] | None = None
+    held: bool | None = None
+    """True or False when the ranking's statement checked it against the view, None when it is still to check."""
 
 
 def _first_per_key(groups: Iterable[list[Any]], key: Callable[[Any], str]) -> list[Any]:

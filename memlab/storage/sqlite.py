@@ -124,6 +124,8 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
         # write outside memlab's transactions) are as they were at the end of its last transaction.
         self._head: tuple[int, str] | None = None
         self._indexed: dict[int, int] = {}
+        self._boosted: dict[tuple[str, str], bool] = {}  # the tag boost's decisions (LexicalSearch._boosted_terms)
+        self._boosted_at = 0
         self._data_version = -1
         self._changes = -1
         # Sessions recorded but not yet written: each row goes in the next write transaction (the first call's).
@@ -192,6 +194,7 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
         """Drop every cached row (a transaction rolled back, or the file changed under this connection)."""
         self._head = None
         self._indexed.clear()
+        self._boosted.clear()
         self._agent_ids.clear()
 
     def _check_schema(self) -> dict[str, str]:
