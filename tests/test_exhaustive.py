@@ -1,11 +1,13 @@
 """Bounded-exhaustive checking: the depth-3 proof for strict, every variant's shortest counterexample, the
 reductions against brute force, and the bad inputs (a depth over the budget says how long and runs nothing)."""
 
+import doctest
 import itertools
 import json
 import random
 import re
 import types
+from pathlib import Path
 
 import pytest
 
@@ -342,9 +344,8 @@ def _verdicts_of_the_judge(policy, name, configuration, length):
 @pytest.mark.parametrize("name,policy", sorted(SHORTEST))
 def test_prefix_sharing_gives_every_trace_the_judges_verdict(name, policy):
     """Every kept trace of at most 3 steps over the tests' alphabet, in the same order and with the same verdict
-    as the check's judge gives it replayed alone from empty stores. Guards: the last step run on every branch
-    whose actors include the trace's (``used <= actors`` for the last step too), which judges a trace in a world
-    with a session it never used."""
+    as the check's judge gives it replayed alone from empty stores. Guards: noninterference's walk forgetting a
+    difference seen before the last step (``leak = None if seen_alone == seen_with_high else number``)."""
     policy = resolve(policy)
     leaks = 0
     for configuration in configurations(name, SMALL):
@@ -381,3 +382,14 @@ def test_every_trace_ends_with_the_stores_its_steps_make_from_empty_ones(name):
                 assert world.store.verify().ok
             finally:
                 fresh.store.close()
+
+
+def test_the_policy_lab_pages_lattice_examples_are_what_memlab_labels_does():
+    """The ``>>>`` examples of docs/policy-lab.md run as doctests: the page's lattice semantics is the code's."""
+    page = (Path(__file__).resolve().parent.parent / "docs" / "policy-lab.md").read_text(encoding="utf-8")
+    examples = "\n".join(block for block in re.findall(r"```python\n(.*?)```", page, re.DOTALL) if ">>>" in block)
+    test = doctest.DocTestParser().get_doctest(examples, {}, "docs/policy-lab.md", "docs/policy-lab.md", 0)
+    assert len(test.examples) >= 8
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0

@@ -130,9 +130,14 @@ class Exhaustive:
         }
 
     def __str__(self) -> str:
+        return self.describe()
+
+    def describe(self, *, seconds: bool = True) -> str:
+        """The verdict as ``str`` gives it; without the seconds (``seconds=False``) it is the same on every run."""
+        timing = f", {self.seconds:.1f} s" if seconds else ""
         counts = (
             f"{self.traces_after:,} distinct traces after reductions ({self.traces_before:,} before) in "
-            f"{self.configurations} configurations, {self.seconds:.1f} s"
+            f"{self.configurations} configurations{timing}"
         )
         plural = "s" if self.depth != 1 else ""
         if self.counterexample is None:
