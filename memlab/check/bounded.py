@@ -4,7 +4,8 @@ The scenarios come from enumeration instead of sampling; each is judged by the s
 random search, against the real store. Enumerating by length finds a leak's shortest counterexample; when none
 leaks, the result is a bounded proof: no trace of at most ``depth`` steps over the alphabet (in any of the
 actors' configurations) shows the leak. The reductions (``memlab.check.reductions``) skip traces equivalent to
-kept ones; both counts are reported.
+kept ones; both counts are reported. Traces that begin alike run their common prefix once, on stores restored
+from the prefix's images (``memlab.check.prefixes``); a leak is judged again from empty stores by the check.
 
 Examples:
     >>> print(exhaustive("strict", check="noninterference", depth=1))  # doctest: +ELLIPSIS
