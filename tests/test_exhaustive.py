@@ -1,15 +1,21 @@
 """Bounded-exhaustive checking: the depth-3 proof for strict, every variant's shortest counterexample, the
 reductions against brute force, and the bad inputs (a depth over the budget says how long and runs nothing)."""
 
+import doctest
 import itertools
 import json
 import random
+import re
+import types
+from pathlib import Path
 
 import pytest
 
 from memlab import Level, check
+from memlab.check import bounded, prefixes
 from memlab.check.bounded import configurations
 from memlab.check.checks import CHECKERS
+from memlab.check.prefixes import verdicts, walk
 from memlab.check.reductions import count_traces, enumerate_traces, normalise
 from memlab.check.scenarios import act, memories_of, open_world
 from memlab.cli import main
@@ -182,19 +188,55 @@ def test_the_result_serialises_as_json():
     assert proof["verdict"] == "bounded proof" and proof["counterexample"] is None
 
 
-def test_a_depth_over_the_budget_says_how_long_and_runs_nothing(monkeypatch):
-    judged = []
-    checker = CHECKERS["noninterference"]
-    real = checker.judge
+def _counting_steps(monkeypatch, cost=0.0):
+    """Count the steps the prefix-sharing walk runs, each advancing a fake clock (``bounded``'s) by ``cost``."""
+    clock = {"now": 0.0, "steps": 0}
+    real = prefixes.act
 
-    def counting(*arguments):
-        judged.append(arguments)
+    def counted(*arguments):
+        clock["now"] += cost
+        clock["steps"] += 1
         return real(*arguments)
 
-    monkeypatch.setattr(checker, "judge", counting)
+    monkeypatch.setattr(prefixes, "act", counted)
+    monkeypatch.setattr(bounded, "time", types.SimpleNamespace(perf_counter=lambda: clock["now"]))
+    return clock
+
+
+def test_a_depth_over_the_budget_says_how_long_and_runs_nothing(monkeypatch):
+    steps = _counting_steps(monkeypatch, cost=0.001)
+    judged = []
+    monkeypatch.setattr(CHECKERS["noninterference"], "judge", lambda *arguments: judged.append(arguments))
     with pytest.raises(check.BudgetExceeded, match=r"depth 6 would take about .* over the budget of 1 s"):
         check.exhaustive("strict", depth=6, budget=1)
-    assert 1 <= len(judged) <= 13  # only the timed sample (and the untimed first world)
+    # Only the timed sample ran: 6 prefixes of 5 steps in two worlds, and the traces each begins (one more step).
+    sample = steps["steps"]
+    assert 0 < sample < 6 * 2 * (5 + len(configurations("noninterference", check.Alphabet())[0].symbols))
+    assert judged == []
+
+
+def test_the_estimate_is_the_measured_cost_of_a_trace(monkeypatch):
+    """The estimate is the sample's measured time over the traces it judged, times the traces counted: with
+    every step costing a fixed (fake) time, twice the cost is twice the estimate, and nothing else enters it.
+    Guards: a constant cost per trace."""
+    counted = sum(count_traces_of("write_down", SMALL, 3))
+    estimates = []
+    for cost in (0.001, 0.002):
+        steps = _counting_steps(monkeypatch, cost)
+        guess = check.estimate("strict", check="write_down", depth=3, alphabet=SMALL)
+        estimates.append(guess)
+        assert guess.traces == counted
+        assert guess.seconds_per_trace > 0 and steps["steps"] > 0
+    assert estimates[1].seconds_per_trace == pytest.approx(2 * estimates[0].seconds_per_trace)
+    assert estimates[1].seconds == pytest.approx(2 * estimates[0].seconds)
+
+
+def count_traces_of(name, alphabet, depth):
+    return [
+        count
+        for configuration in configurations(name, alphabet)
+        for count in count_traces(configuration.symbols, 3, configuration.rules, depth)
+    ]
 
 
 def test_bad_arguments_are_clear_errors():
@@ -291,3 +333,63 @@ def test_cli_exhaustive_json_and_the_exit_status_over_every_policy(capsys):
     results = json.loads(capsys.readouterr().out)
     verdicts = {result["policy"]: result["verdict"] for result in results}
     assert verdicts["strict"] == "bounded proof" and verdicts["existence-oracle"] == "LEAK"
+
+
+def _verdicts_of_the_judge(policy, name, configuration, length):
+    judge = CHECKERS[name].judge
+    for steps in enumerate_traces(configuration.symbols, 3, configuration.rules, length):
+        yield steps, judge(policy, configuration.level, configuration.actors, steps) is not None
+
+
+@pytest.mark.parametrize("name,policy", sorted(SHORTEST))
+def test_prefix_sharing_gives_every_trace_the_judges_verdict(name, policy):
+    """Every kept trace of at most 3 steps over the tests' alphabet, in the same order and with the same verdict
+    as the check's judge gives it replayed alone from empty stores. Guards: noninterference's walk forgetting a
+    difference seen before the last step (``leak = None if seen_alone == seen_with_high else number``)."""
+    policy = resolve(policy)
+    leaks = 0
+    for configuration in configurations(name, SMALL):
+        for length in (1, 2, 3):
+            shared = list(verdicts(policy, name, configuration, 3, length))
+            assert shared == list(_verdicts_of_the_judge(policy, name, configuration, length))
+            leaks += sum(leaked for _, leaked in shared)
+    assert leaks > 0
+
+
+def _rows(connection):
+    """Every row, with what is random in each replay masked (each version's salt, and the hashes built on it)."""
+    return [re.sub(r"X'[0-9A-F]+'|'[0-9a-f]{64}'", "?", line) for line in connection.iterdump()]
+
+
+@pytest.mark.parametrize("name", check.CHECKS)
+def test_every_trace_ends_with_the_stores_its_steps_make_from_empty_ones(name):
+    """The working stores restored from a prefix's images hold, at each trace's end, the database its steps make
+    when replayed alone (every row: versions, indexes, sessions, taint events, the audit; salts and hashes are
+    random in each replay), with an audit chain that verifies.
+    Guards: a restore without the write outside memlab's transactions (``UPDATE temp.restored``), after which the
+    storage appends to the audit chain from a stale cached head."""
+    policy = resolve("strict")
+    for configuration in configurations(name, SMALL)[:2]:
+        # Every trace is walked (each restores what its predecessor changed); every 9th is replayed to compare.
+        for steps, branch in itertools.islice(walk(policy, name, configuration, 3, 3), 0, None, 9):
+            fresh = open_world(policy, configuration.actors, steps, with_high=True)
+            try:
+                for number, step in enumerate(steps):
+                    act(fresh.sessions[step.actor], step, number)
+                fresh.store.storage.flush_sessions()
+                world = branch.slots[-1].world  # the world with every step (noninterference's second)
+                assert _rows(world.store.storage.conn) == _rows(fresh.store.storage.conn), steps
+                assert world.store.verify().ok
+            finally:
+                fresh.store.close()
+
+
+def test_the_policy_lab_pages_lattice_examples_are_what_memlab_labels_does():
+    """The ``>>>`` examples of docs/policy-lab.md run as doctests: the page's lattice semantics is the code's."""
+    page = (Path(__file__).resolve().parent.parent / "docs" / "policy-lab.md").read_text(encoding="utf-8")
+    examples = "\n".join(block for block in re.findall(r"```python\n(.*?)```", page, re.DOTALL) if ">>>" in block)
+    test = doctest.DocTestParser().get_doctest(examples, {}, "docs/policy-lab.md", "docs/policy-lab.md", 0)
+    assert len(test.examples) >= 8
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0

@@ -4,7 +4,8 @@ The scenarios come from enumeration instead of sampling; each is judged by the s
 random search, against the real store. Enumerating by length finds a leak's shortest counterexample; when none
 leaks, the result is a bounded proof: no trace of at most ``depth`` steps over the alphabet (in any of the
 actors' configurations) shows the leak. The reductions (``memlab.check.reductions``) skip traces equivalent to
-kept ones; both counts are reported.
+kept ones; both counts are reported. Traces that begin alike run their common prefix once, on stores restored
+from the prefix's images (``memlab.check.prefixes``); a leak is judged again from empty stores by the check.
 
 Examples:
     >>> print(exhaustive("strict", check="noninterference", depth=1))  # doctest: +ELLIPSIS
@@ -21,9 +22,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memlab.check.checks import CHECKERS
-from memlab.check.reductions import Rules, Symbol, count_traces, enumerate_traces
+from memlab.check.prefixes import verdicts
+from memlab.check.reductions import Rules, Symbol, count_traces, random_prefix
 from memlab.check.results import Actor, Counterexample, Step
-from memlab.errors import InvalidArgument
+from memlab.check.scenarios import template
+from memlab.errors import InternalError, InvalidArgument
 from memlab.levels import Level
 from memlab.policies import resolve
 from memlab.policy import Policy
@@ -128,9 +131,14 @@ class Exhaustive:
         }
 
     def __str__(self) -> str:
+        return self.describe()
+
+    def describe(self, *, seconds: bool = True) -> str:
+        """The verdict as ``str`` gives it; without the seconds (``seconds=False``) it is the same on every run."""
+        timing = f", {self.seconds:.1f} s" if seconds else ""
         counts = (
             f"{self.traces_after:,} distinct traces after reductions ({self.traces_before:,} before) in "
-            f"{self.configurations} configurations, {self.seconds:.1f} s"
+            f"{self.configurations} configurations{timing}"
         )
         plural = "s" if self.depth != 1 else ""
         if self.counterexample is None:
@@ -293,24 +301,26 @@ def estimate(
     check: str = "noninterference",
     depth: int,
     alphabet: Alphabet | None = None,
-    sample: int = 12,
+    sample: int = 6,
 ) -> Estimate:
-    """The traces after reductions (counted, not enumerated) and the cost of one, timed on ``sample`` traces of
-    ``depth`` steps drawn at random (seeded) over the configurations: the first traces in order are mostly reads
-    of an empty store, far cheaper than the average. All are timed at the longest length, so it errs long."""
+    """The traces after reductions (counted, not enumerated) and the cost of one, measured: ``sample`` prefixes of
+    ``depth - 1`` steps drawn at random (seeded) over the configurations, each judged with every trace it begins,
+    as the enumeration does (``memlab.check.prefixes``), the whole time divided by the traces judged. Each
+    prefix's own steps and empty worlds are charged to its traces alone (the enumeration shares them more
+    widely), so it errs long."""
     policy = _validate(policy, check, depth)
     alphabet = alphabet or Alphabet()
     _, after, _ = _counts(check, alphabet, depth)
-    judge = CHECKERS[check].judge
-    judge(policy, None, (Actor("s1", Level.PUBLIC),), ())  # the first world builds the policy's template: untimed
-    rng = random.Random(depth)
     found = configurations(check, alphabet)
+    template(policy)  # the policy's empty store, built once per process: untimed
+    rng = random.Random(depth)
+    judged = 0
     started = time.perf_counter()
     for _ in range(sample):
         configuration = rng.choice(found)
-        steps = [rng.choice(configuration.symbols).step for _ in range(depth)]
-        judge(policy, configuration.level, configuration.actors, steps)
-    return Estimate(after, (time.perf_counter() - started) / sample)
+        prefix = random_prefix(configuration.symbols, _GROUPS, depth - 1, rng)
+        judged += sum(1 for _ in verdicts(policy, check, configuration, _GROUPS, depth, prefix))
+    return Estimate(after, (time.perf_counter() - started) / max(judged, 1))
 
 
 def exhaustive(
@@ -335,16 +345,21 @@ def exhaustive(
     judge = CHECKERS[check].judge
     started = time.perf_counter()
     judged = 0
+    # Length by length (iterative deepening), so the first leak is the shortest, as breadth first would find it.
     for length in range(1, depth + 1):
         for configuration in configurations(check, alphabet):
-            for steps in enumerate_traces(configuration.symbols, _GROUPS, configuration.rules, length):
+            for steps, leaked in verdicts(policy, check, configuration, _GROUPS, length):
                 judged += 1
+                if not leaked:
+                    continue
+                # The counterexample is the check's own judgement of the whole trace, replayed from empty stores.
                 found = judge(policy, configuration.level, configuration.actors, steps)
-                if found is not None:
-                    found.trials, found.seconds = judged, time.perf_counter() - started
-                    return Exhaustive(
-                        check, policy.name, alphabet, depth, number, judged, after, before, found.seconds, found
-                    )
+                if found is None:
+                    raise InternalError(f"prefix sharing saw a leak the {check} check does not: {list(steps)}")
+                found.trials, found.seconds = judged, time.perf_counter() - started
+                return Exhaustive(
+                    check, policy.name, alphabet, depth, number, judged, after, before, found.seconds, found
+                )
     return Exhaustive(check, policy.name, alphabet, depth, number, judged, after, before, time.perf_counter() - started)
 
 

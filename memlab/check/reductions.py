@@ -26,14 +26,18 @@ the kept traces, shortest first, still finds the shortest counterexample:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from random import Random
+from typing import TypeVar
 
 from memlab.check.results import Step
 
 _CONTENTS = 1  # the group of content words (memlab.check.bounded numbers the groups)
 
-__all__ = ["Symbol", "Rules", "enumerate_traces", "count_traces", "normalise"]
+__all__ = ["Symbol", "Rules", "enumerate_traces", "walk_traces", "random_prefix", "count_traces", "normalise"]
+
+C = TypeVar("C")
 
 
 @dataclass(frozen=True)
@@ -81,20 +85,88 @@ def _ends(prefix: _Prefix, index: int, rules: Rules) -> bool:
 
 def enumerate_traces(alphabet: Sequence[Symbol], groups: int, rules: Rules, depth: int) -> Iterator[tuple[Step, ...]]:
     """Every kept trace of exactly ``depth`` steps, in the alphabet's lexicographic order."""
-    start = _Prefix((0,) * groups, -1, False)
+    for trace, _ in walk_traces(alphabet, groups, rules, depth, None, lambda *_: None):
+        yield trace
 
-    def extend(prefix: _Prefix, trace: tuple[Step, ...]) -> Iterator[tuple[Step, ...]]:
+
+def walk_traces(
+    alphabet: Sequence[Symbol],
+    groups: int,
+    rules: Rules,
+    depth: int,
+    root: C,
+    advance: Callable[[C, int, Step, bool], C],
+    release: Callable[[C], object] = lambda _: None,
+    prefix: Sequence[int] = (),
+) -> Iterator[tuple[tuple[Step, ...], C]]:
+    """Every kept trace of exactly ``depth`` steps beginning with ``prefix`` (alphabet indices, canonical), in
+    lexicographic order, with the context ``advance(parent, number, step, last)`` built along it from ``root``.
+
+    Depth first: each prefix's context is built once and shared by every trace that begins with it, and handed
+    to ``release`` when the walk leaves it (also when the caller stops early); ``last`` says the step ends a
+    trace, whose context is released as soon as the caller asks for the next one.
+
+    Raises:
+        ValueError: ``prefix`` is not canonical (no kept trace begins with it) or not shorter than ``depth``.
+    """
+    state = _Prefix((0,) * groups, -1, False)
+    if len(prefix) >= depth:
+        raise ValueError(f"a prefix of {len(prefix)} steps does not begin a trace of {depth}")
+    for number in prefix:
+        following = _advance(state, number, alphabet[number])
+        if following is None:
+            raise ValueError(f"no kept trace begins with {list(prefix)}")
+        state = following
+    fixed = tuple(alphabet[number].step for number in prefix)
+    reaching: dict[tuple[_Prefix, int], bool] = {}
+
+    def reaches(state: _Prefix, steps: int) -> bool:
+        """Whether some kept trace goes on from ``state`` in exactly ``steps`` more steps."""
+        if (state, steps) not in reaching:
+            reaching[state, steps] = any(
+                longer is not None and (_ends(longer, index, rules) if steps == 1 else reaches(longer, steps - 1))
+                for index, longer in ((n, _advance(state, n, symbol)) for n, symbol in enumerate(alphabet))
+            )
+        return reaching[state, steps]
+
+    def extend(state: _Prefix, trace: tuple[Step, ...], context: C) -> Iterator[tuple[tuple[Step, ...], C]]:
         for index, symbol in enumerate(alphabet):
-            longer = _advance(prefix, index, symbol)
+            longer = _advance(state, index, symbol)
             if longer is None:
                 continue
-            if len(trace) + 1 == depth:
-                if _ends(longer, index, rules):
-                    yield (*trace, symbol.step)
-            else:
-                yield from extend(longer, (*trace, symbol.step))
+            last = len(trace) + 1 == depth
+            if not (_ends(longer, index, rules) if last else reaches(longer, depth - len(trace) - 1)):
+                continue  # a prefix no kept trace of this length begins with: its context is never built
+            child = advance(context, len(trace), symbol.step, last)
+            try:
+                if last:
+                    yield (*trace, symbol.step), child
+                else:
+                    yield from extend(longer, (*trace, symbol.step), child)
+            finally:
+                release(child)
 
-    yield from extend(start, ())
+    context = root
+    contexts = []
+    try:
+        for number, step in enumerate(fixed):
+            context = advance(context, number, step, False)
+            contexts.append(context)
+        yield from extend(state, fixed, context)
+    finally:
+        for context in reversed(contexts):
+            release(context)
+
+
+def random_prefix(alphabet: Sequence[Symbol], groups: int, length: int, rng: Random) -> tuple[int, ...]:
+    """A canonical prefix of ``length`` steps drawn at random, each step among the canonical extensions."""
+    state = _Prefix((0,) * groups, -1, False)
+    chosen: list[int] = []
+    for _ in range(length):
+        index = rng.choice([n for n, symbol in enumerate(alphabet) if _advance(state, n, symbol) is not None])
+        state = _advance(state, index, alphabet[index])  # type: ignore[assignment]
+        chosen.append(index)
+    return tuple(chosen)
 
 
 def count_traces(alphabet: Sequence[Symbol], groups: int, rules: Rules, depth: int) -> list[int]:

@@ -1,0 +1,215 @@
+"""Prefix sharing: traces that begin alike replay their common prefix once, on the real store.
+
+The exhaustive checker walks the trace tree depth first (``reductions.walk_traces``). Each node keeps the worlds
+as its prefix left them: each world's database as an image (``sqlite3.Connection.serialize``) and its sessions.
+A node's step runs on a working store restored to its parent's image (``deserialize``, which copies the pages
+back, far cheaper than forking a store), so every step of every trace runs the store's own code on a database in
+exactly the state the trace's earlier steps put it in (the same rows, ids and audit chain); only the prefix's
+work is done once for all the traces that share it. After a restore, one write outside memlab's transactions
+(to a temporary table, outside the database's image) moves the connection's change count, so the storage drops
+what it cached of the database (the audit chain's head, the indexed levels) as it does whenever the file changed
+under it.
+
+The verdict of a trace is its check's judgement (``memlab.check.checks``) made step by step along the walk: the
+same worlds (``scenarios.open_world``), the same steps (``scenarios.act``), the same comparisons. A world's
+sessions are those of the actors its trace uses, which a prefix does not know yet, so a node keeps one branch per
+set of actors the trace may still turn out to use; a trace ends on the branch of the actors it used.
+``tests/test_exhaustive.py`` checks, trace by trace, that the verdicts are the judges'.
+"""
+
+from __future__ import annotations
+
+import copy
+import sqlite3
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import TYPE_CHECKING, Any
+
+from memlab.check.checks import _effective
+from memlab.check.reductions import walk_traces
+from memlab.check.results import Step
+from memlab.check.scenarios import READS, World, act, memories_of, open_world
+from memlab.errors import InternalError
+from memlab.policy import Policy
+from memlab.records import Memory
+from memlab.session import Session
+
+if TYPE_CHECKING:
+    from memlab.check.bounded import _Configuration
+
+__all__ = ["verdicts", "walk"]
+
+
+def _image(connection: sqlite3.Connection) -> sqlite3.Connection:
+    image = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    connection.backup(image)
+    return image
+
+
+@dataclass
+class _Slot:
+    """A world's working store: restored to a node's image before the node's next step runs on it."""
+
+    world: World
+    image: sqlite3.Connection | None = None  # the image the database holds now; None once a step changed it unrecorded
+
+    def __post_init__(self) -> None:
+        self.world.store.storage.flush_sessions()  # sessions recorded but unwritten are not in an image
+        connection = self.world.store.storage.conn
+        connection.execute("CREATE TEMP TABLE restored (times INTEGER)")
+        connection.execute("INSERT INTO temp.restored VALUES (0)")
+        self.image = _image(connection)
+
+    def hold(self, image: sqlite3.Connection | None) -> None:
+        if image is None:
+            raise InternalError("a trace's last step was taken as a prefix: its world has no image")
+        if self.image is image:
+            return
+        connection = self.world.store.storage.conn
+        image.backup(connection)
+        # A write outside memlab's transactions: the storage's next transaction revalidates its cache.
+        connection.execute("UPDATE temp.restored SET times = times + 1")
+        self.image = image
+
+    def run(self, state: _State, step: Step, number: int, *, keep: bool) -> tuple[Any, _State]:
+        """``step`` on the world as ``state`` left it: what it returned, and the world after it (its image
+        taken only when ``keep``: a trace's last step leaves nothing to share)."""
+        self.hold(state.image)
+        session = copy.copy(state.sessions[step.actor])  # the taint it may raise is this branch's alone
+        result = act(session, step, number)
+        self.image = _image(self.world.store.storage.conn) if keep else None
+        return result, _State(self.image, {**state.sessions, step.actor: session})
+
+    def close(self) -> None:
+        self.world.store.close()
+
+
+@dataclass(frozen=True)
+class _State:
+    """A world as a prefix left it: its database's image (None after a trace's last step) and its sessions."""
+
+    image: sqlite3.Connection | None
+    sessions: dict[str, Session]
+
+
+@dataclass(frozen=True)
+class _Branch:
+    """One set of actors' worlds after the prefix, what the check has seen so far, and the first leak's step."""
+
+    slots: tuple[_Slot, ...]
+    states: tuple[_State, ...]
+    seen: Any = field(default=None)  # content -> first level (write-down), (key, level) -> version (shadowing)
+    leak: int | None = None
+
+
+@dataclass(frozen=True)
+class _Node:
+    used: frozenset[str]  # the actors the prefix's steps use
+    branches: dict[frozenset[str], _Branch]  # by the set of actors the trace's worlds have sessions for
+
+
+def _noninterference(policy: Policy, branch: _Branch, number: int, step: Step, keep: bool) -> _Branch:
+    """The two worlds of ``_Noninterference.judge``: high steps run only in the second; the observer's results
+    must be equal in both."""
+    (alone, with_high), (slot_alone, slot_with_high) = branch.states, branch.slots
+    seen_with_high, with_high = slot_with_high.run(with_high, step, number, keep=keep)
+    if step.high:
+        return _Branch(branch.slots, (alone, with_high), None, branch.leak)
+    seen_alone, alone = slot_alone.run(alone, step, number, keep=keep)
+    leak = branch.leak if branch.leak is not None or seen_alone == seen_with_high else number
+    return _Branch(branch.slots, (alone, with_high), None, leak)
+
+
+def _write_down(policy: Policy, branch: _Branch, number: int, step: Step, keep: bool) -> _Branch:
+    """``_WriteDown.judge``: no content may be saved below the level of the first record that held it."""
+    result, state = branch.slots[0].run(branch.states[0], step, number, keep=keep)
+    origin, leak = branch.seen, branch.leak
+    if step.tool in ("memory_save", "copy") and isinstance(result, Memory):
+        first = origin.get(result.content, result.classification)
+        origin = {**origin, result.content: first}
+        if leak is None and first > result.classification:
+            leak = number
+    return _Branch(branch.slots, (state,), origin, leak)
+
+
+def _shadowing(policy: Policy, branch: _Branch, number: int, step: Step, keep: bool) -> _Branch:
+    """``_Shadowing.judge``: every read returns, for each key, the session's effective version."""
+    result, state = branch.slots[0].run(branch.states[0], step, number, keep=keep)
+    taint = state.sessions[step.actor].taint
+    current, leak = branch.seen, branch.leak
+    if step.tool in ("memory_save", "memory_delete") and isinstance(result, Memory):
+        current = {**current, (result.key, result.classification): (result, step.tool == "memory_save")}
+    elif step.tool in READS and leak is None:
+        if any(memory != _effective(policy, current, taint, memory.key) for memory in memories_of(result)):
+            leak = number
+    return _Branch(branch.slots, (state,), current, leak)
+
+
+_STEPS = {"noninterference": _noninterference, "write_down": _write_down, "shadowing": _shadowing}
+
+
+def _branch(worlds: Sequence[World], seen: Any) -> _Branch:
+    slots = tuple(_Slot(world) for world in worlds)
+    states = tuple(_State(slot.image, dict(slot.world.sessions)) for slot in slots)
+    return _Branch(slots, states, seen)
+
+
+def _roots(policy: Policy, check: str, configuration: _Configuration) -> dict[frozenset[str], _Branch]:
+    """The empty worlds, one branch per set of actors a kept trace may use: under noninterference every actor
+    (a trace ends with the observer's step and has a high one); otherwise any non-empty set."""
+    actors = configuration.actors
+    names = [actor.name for actor in actors]
+    if check == "noninterference":
+        low = {symbol.step.actor for symbol in configuration.symbols if not symbol.step.high}
+        alone = open_world(policy, actors, [Step(name, "memory_get", ()) for name in sorted(low)], with_high=False)
+        every = open_world(policy, actors, [Step(name, "memory_get", ()) for name in names], with_high=True)
+        return {frozenset(names): _branch((alone, every), None)}
+    roots = {}
+    for size in range(1, len(names) + 1):
+        for chosen in combinations(names, size):
+            world = open_world(policy, actors, [Step(name, "memory_get", ()) for name in chosen], with_high=True)
+            roots[frozenset(chosen)] = _branch((world,), {})
+    return roots
+
+
+def verdicts(
+    policy: Policy, check: str, configuration: _Configuration, groups: int, depth: int, prefix: Sequence[int] = ()
+) -> Iterator[tuple[tuple[Step, ...], bool]]:
+    """Every kept trace of ``depth`` steps of ``configuration`` (beginning with ``prefix``), in the enumeration's
+    order, and whether ``check`` finds a leak in it; the stores are closed when the walk ends or is left."""
+    for steps, branch in walk(policy, check, configuration, groups, depth, prefix):
+        yield steps, branch.leak is not None
+
+
+def walk(
+    policy: Policy, check: str, configuration: _Configuration, groups: int, depth: int, prefix: Sequence[int] = ()
+) -> Iterator[tuple[tuple[Step, ...], _Branch]]:
+    """``verdicts``' walk: each trace with its branch, whose working stores hold the worlds the trace left (until
+    the caller asks for the next trace)."""
+    step_of = _STEPS[check]
+
+    def advance(node: _Node, number: int, step: Step, last: bool) -> _Node:
+        used = node.used | {step.actor}
+        # A trace's last step runs only on the branch of the actors it used; a prefix's, on every branch that
+        # still has the actors it used.
+        branches = {
+            actors: step_of(policy, branch, number, step, not last)
+            for actors, branch in node.branches.items()
+            if (actors == used if last else used <= actors)
+        }
+        return _Node(used, branches)
+
+    roots = _roots(policy, check, configuration)
+    try:
+        start = _Node(frozenset(), roots)
+        trees = walk_traces(configuration.symbols, groups, configuration.rules, depth, start, advance, prefix=prefix)
+        for steps, node in trees:
+            branch = node.branches.get(node.used)
+            if branch is None:
+                raise InternalError(f"no world has the sessions of the actors of {[s.describe() for s in steps]}")
+            yield steps, branch
+    finally:
+        for branch in roots.values():
+            for slot in branch.slots:
+                slot.close()
