@@ -252,7 +252,9 @@ def test_a_python_error_in_the_middle_of_a_call_leaves_nothing_of_it(pg_url):
     """The call's transaction commits at the pipeline's Sync: an exception raised in Python after its writes were
     sent (here the audit event of a save, after the step down and the new version) must abort it first, or the
     Sync would commit half a save (a version without its audit row, the old one no longer current).
-    Guards: no ROLLBACK sent before the Sync when the call raises."""
+    Guards: no ROLLBACK sent before the Sync when the call raises; the pool's ``prepare_threshold=0`` (psycopg, seeing
+    a ROLLBACK, deallocates every prepared statement only after preparing the next call's first one, which then
+    "does not exist")."""
     with MemoryStore(pg_url, clock=fixed_clock) as store:
         session = store.session(Level.INTERNAL)
         session.memory_save("plan", "the coffee plan")
@@ -267,6 +269,9 @@ def test_a_python_error_in_the_middle_of_a_call_leaves_nothing_of_it(pg_url):
         assert {conn.info.transaction_status for conn in connections} == {psycopg.pq.TransactionStatus.IDLE}
         assert session.memory_get("plan").content == "the coffee plan"
         assert store.history("plan")["version"].tolist() == [1] and len(store.audit()) == 2
+        for n in range(8):  # and the connection serves the next calls, its prepared statements intact
+            session.memory_save_many([{"key": "plan", "content": f"plan {n}"}, {"key": f"k{n}", "content": "x"}])
+            assert session.memory_get("plan").content == f"plan {n}"
         assert store.verify().ok
 
 

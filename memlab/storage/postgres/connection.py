@@ -110,7 +110,6 @@ class Connection:
                     **({} if session_url else {"user": session_role}),
                     "autocommit": True,  # each call's transaction is its pipeline's (``_session``)
                     "options": f"-c search_path={schema}",
-                    "prepare_threshold": 0,  # every statement prepared on its first use: each has fixed text
                 },
                 min_size=1,
                 max_size=pool_size,
