@@ -172,10 +172,10 @@ def _save_at(store: MemoryStore, level: Level, *, taint: Level) -> None:
 
 
 def test_each_call_is_one_transaction_of_three_round_trips(pg_url):
-    """A call runs in pipeline mode: BEGIN and the transaction's id (the claim's mac covers it); the claim, the
-    chain head's lock and the call's statements; its audit row, the head's move and COMMIT. Guards: the head's
-    row read when it is locked, before the call's statements are sent (four round trips); ``conn.transaction()``
-    in place of BEGIN and COMMIT sent as statements (it waits at both ends: six)."""
+    """A call runs in pipeline mode: the transaction's id (the claim's mac covers it); the claim, the chain head's
+    lock and the call's statements; its audit row with the head's move, and the Sync that commits. Guards: the
+    head's row read when it is locked, before the call's statements are sent (four round trips);
+    ``conn.transaction()`` around the pipeline (it waits for BEGIN and for COMMIT)."""
     with MemoryStore(pg_url, clock=fixed_clock) as store:
         session = store.session(Level.INTERNAL)
         session.memory_save("plan", "the coffee plan")  # the chain's first call also opens it
