@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from typing import Any, TypeVar
 
 from memlab.errors import Denied, InvalidArgument, SchemaError
@@ -214,7 +215,10 @@ class Connection:
                         return work(cursor, _lock_head(cursor, agent, taint) if audited else None)
                     except BaseException:
                         if conn.pgconn.pipeline_status != self._aborted:
-                            cursor.execute("ROLLBACK")
+                            # Queued before psycopg reads what has arrived; an earlier statement's error read
+                            # then must not replace the exception being raised.
+                            with suppress(self._errors.Error):
+                                cursor.execute("ROLLBACK")
                         raise
             except retryable:
                 if attempt == _RETRIES - 1:
