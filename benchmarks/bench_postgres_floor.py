@@ -10,6 +10,12 @@ the same version row (salt, HMAC commitment, the digest its audit row carries) u
 That is three round trips a call, which is the least this design allows: the claim needs the transaction's
 id, and the audit row (hashed client-side, as memlab hashes it) needs what the call read and the head.
 
+The floor comes twice. ``floor`` wraps each call in BEGIN ... COMMIT sent as statements and sends each write
+on its own (a get: 8 statements, a save: 10). ``lean`` is the same work in the fewest statements, as memlab
+sends them: the pipeline's Sync is the transaction (PostgreSQL commits what was sent before it, or nothing if
+a statement failed), and a call's writes (the version, the audit row, the head's move) go as one statement
+(data-modifying ``WITH`` queries): a get 5, a save 6.
+
 The search's ranking SQL is memlab's own (``PostgresStorage._search_sql``: the effective view, shadowing and
 ``ts_rank`` under row-level security, which ``bench_postgres.py`` measures against the owner's); the floor
 renders no snippets, memlab does. Measured, interleaving memlab and the floor call by call, ``--repeats``
@@ -17,7 +23,7 @@ times (the medians of the repeats are shown):
 
 * ``memory_get`` at CONFIDENTIAL; single ``memory_save`` calls at INTERNAL (new keys, each its own
   transaction); ``memory_search`` top 10 at PUBLIC and CONFIDENTIAL;
-* round trips per call (libpq's protocol trace, ``tests.pgserver.round_trips``).
+* round trips and statements per call (libpq's protocol trace).
 
 Checked afterwards: the floor's gets and searches return what memlab's do, and ``store.verify()`` holds
 with the floor's versions and audit rows in the chains (a floor that wrote a different row would break it).
@@ -39,9 +45,13 @@ import random
 import secrets
 import statistics
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,7 +66,6 @@ from memlab import Level, MemoryStore  # noqa: E402
 from memlab.search.query import query_terms  # noqa: E402
 from memlab.storage import chain  # noqa: E402
 from memlab.storage.postgres import PostgresStorage  # noqa: E402
-from tests.pgserver import round_trips  # noqa: E402
 
 AGENT = "main"
 NAMES = [level.name for level in Level]
@@ -85,9 +94,10 @@ def now() -> str:
 
 
 class Floor:
-    """memlab's get, save and search written minimally: one pipelined transaction of three round trips each."""
+    """memlab's get, save and search written minimally: one pipelined transaction of three round trips each;
+    ``lean``: in the fewest statements (no BEGIN or COMMIT; the writes as one statement)."""
 
-    def __init__(self, storage: PostgresStorage) -> None:
+    def __init__(self, storage: PostgresStorage, *, lean: bool = False) -> None:
         self.conn = psycopg.connect(
             storage.url,
             autocommit=True,
@@ -95,26 +105,35 @@ class Floor:
             options=f"-c search_path={storage.schema}",
             prepare_threshold=0,
         )
-        self.key, self.search_sql = storage._key, storage._search_sql
+        self.key, self.search_sql, self.lean = storage._key, storage._search_sql, lean
 
     # Every statement on a cursor of its own (``Connection.execute``): in a pipeline a result lands on the
     # cursor that sent its statement whenever it arrives, so a cursor that sent two could be read for the first.
 
     def _begin(self, taint: int) -> None:
         run = self.conn.execute
-        run("BEGIN")
+        if not self.lean:
+            run("BEGIN")
         txid = run("SELECT pg_current_xact_id()::text").fetchone()[0]
         message = f"{AGENT}|{taint}|{txid}"
         mac = hmac.new(self.key, message.encode(), hashlib.sha256).hexdigest()
         run("SELECT set_config('memlab.claim', %s, true)", (f"{message}|{mac}",))
 
-    def _audit(self, head, session, taint, tool, key, query, records, digest=None) -> None:
+    def _audit(self, head, session, taint, tool, key, query, records, digest=None, version=()) -> None:
+        """Write ``version`` (the INSERT's parameters, for a save) and the audit row, move the head, commit."""
         seq, previous = head.fetchone()
         fields = (seq + 1, now(), session, AGENT, NAMES[taint], tool, key, query, "ok")
         fields += (json.dumps(records) if records else "[]", "[]", None, digest)
         hashed = chain.audit_hash(previous, fields)
+        move = (seq + 1, hashed, AGENT, taint)
+        if self.lean:
+            writes = [f"v AS ({INSERT})"] * bool(version) + [f"a AS ({AUDIT})"]
+            self.conn.execute(f"WITH {', '.join(writes)} {MOVE}", (*version, *fields, hashed, *move))
+            return  # the pipeline's Sync commits
+        if version:
+            self.conn.execute(INSERT, version)
         self.conn.execute(AUDIT, (*fields, hashed))
-        self.conn.execute(MOVE, (seq + 1, hashed, AGENT, taint))
+        self.conn.execute(MOVE, move)
         self.conn.execute("COMMIT")
 
     def get(self, session: str, taint: int, key: str):
@@ -137,11 +156,9 @@ class Floor:
             previous = stepped.fetchone()
             version = previous[0] + 1 if previous else 1
             digest = chain.version_digest(AGENT, key, level, version, saved_at, session, commitment)
-            self.conn.execute(
-                INSERT, (AGENT, key, content, tags_json, level, version, saved_at, session, salt, commitment)
-            )
+            row = (AGENT, key, content, tags_json, level, version, saved_at, session, salt, commitment)
             ref = f"{key}@{NAMES[level]}/v{version}"
-            self._audit(head, session, level, "memory_save", key, None, [ref], digest)
+            self._audit(head, session, level, "memory_save", key, None, [ref], digest, row)
         return version
 
     def search(self, session: str, taint: int, query: str, limit: int = 10) -> list[str]:
@@ -155,16 +172,42 @@ class Floor:
         return [row[0] for row in rows]
 
 
-Line = tuple[str, float, float, str]  # measure, memlab, floor, unit ("us" or "rt")
+@contextmanager
+def protocol(connections: Sequence) -> Iterator[list[int]]:
+    """Count round trips and statements on psycopg ``connections`` inside the block (``[round trips,
+    statements]`` once it ends), from libpq's trace: a round trip where the client, having sent, reads the
+    server's answer; a statement per Execute message."""
+    traced = [(conn, tempfile.TemporaryFile("w+")) for conn in connections]
+    for conn, trace in traced:
+        conn.pgconn.trace(trace.fileno())
+        conn.pgconn.set_trace_flags(psycopg.pq.Trace.SUPPRESS_TIMESTAMPS)
+    counted = [0, 0]
+    try:
+        yield counted
+    finally:
+        for conn, trace in traced:
+            conn.pgconn.untrace()
+            trace.seek(0)
+            last = ""
+            for line in trace:
+                sender, _length, message = line.split("\t")[:3]
+                counted[0] += sender == "B" and last == "F"
+                counted[1] += sender == "F" and message.strip() == "Execute"
+                last = sender
+            trace.close()
 
 
-def repeated(calls: dict[str, Callable], items: Sequence, repeats: int) -> tuple[float, float, float]:
-    """memlab's and the floor's p50 (us), each the median of ``repeats`` interleaved runs, and the median ratio."""
+SIDES = ("memlab", "floor", "lean")
+
+
+def repeated(calls: dict[str, Callable], items: Sequence, repeats: int) -> tuple[dict[str, float], dict[str, float]]:
+    """Each side's p50 (us), the median of ``repeats`` interleaved runs, and memlab's median ratio to each floor."""
     runs = [interleaved(calls, items) for _ in range(repeats)]
-    memlab = [run["memlab"].p50_us for run in runs]
-    floor = [run["floor"].p50_us for run in runs]
-    ratio = statistics.median(m / f for m, f in zip(memlab, floor, strict=True))
-    return statistics.median(memlab), statistics.median(floor), ratio
+    p50 = {side: statistics.median(run[side].p50_us for run in runs) for side in SIDES}
+    ratio = {
+        side: statistics.median(run["memlab"].p50_us / run[side].p50_us for run in runs) for side in ("floor", "lean")
+    }
+    return p50, ratio
 
 
 def bench_size(corpus: Corpus, size: int, args: argparse.Namespace, fresh: Callable[[], str]) -> list[tuple]:
@@ -172,31 +215,33 @@ def bench_size(corpus: Corpus, size: int, args: argparse.Namespace, fresh: Calla
     load(store, list(corpus.notes(0, size)))
     analyze(store.storage)
     print(f"  loaded {size:,} memories", flush=True)
-    floor = Floor(store.storage)
+    floors = {"floor": Floor(store.storage), "lean": Floor(store.storage, lean=True)}
     lines: list[tuple] = []
     pooled = list(store.storage._pool._pool)
 
-    def trips(memlab_call: Callable[[], object], floor_call: Callable[[], object]) -> tuple[int, int]:
-        with round_trips(pooled) as m:
-            memlab_call()
-        with round_trips([floor.conn]) as f:
-            floor_call()
-        return m[0], f[0]
+    def counted(calls: dict[str, Callable[[], object]]) -> dict[str, list[int]]:
+        """Round trips and statements of one call of each side."""
+        found = {}
+        for side, call in calls.items():
+            with protocol(pooled if side == "memlab" else [floors[side].conn]) as found[side]:
+                call()
+        return found
 
     rng = random.Random(size)
     reader = store.session(Level.CONFIDENTIAL)
     taint = int(Level.CONFIDENTIAL)
     keys = [f"note-{rng.randrange(size)}" for _ in range(args.gets)]
-    for key in keys[:20]:  # warm: prepared statements on both sides, and the same answers
-        assert reader.memory_get(key).content == floor.get(reader.id, taint, key)[1], key
-    get = repeated(
-        {"memlab": reader.memory_get, "floor": lambda key: floor.get(reader.id, taint, key)}, keys, args.repeats
-    )
+    for key in keys[:20]:  # warm: prepared statements on every side, and the same answers
+        for floor in floors.values():
+            assert reader.memory_get(key).content == floor.get(reader.id, taint, key)[1], key
+    gets = {"memlab": reader.memory_get} | {
+        side: (lambda key, f=floor: f.get(reader.id, taint, key)) for side, floor in floors.items()
+    }
     lines.append(
         (
             "get, CONFIDENTIAL p50",
-            *get,
-            trips(lambda: reader.memory_get(keys[0]), lambda: floor.get(reader.id, taint, keys[0])),
+            *repeated(gets, keys, args.repeats),
+            counted({s: partial(gets[s], keys[0]) for s in SIDES}),
         )
     )
 
@@ -204,75 +249,59 @@ def bench_size(corpus: Corpus, size: int, args: argparse.Namespace, fresh: Calla
     level = int(Level.INTERNAL)
     notes = list(corpus.notes(size, args.saves * (args.repeats + 1), stream=2))
     batches = [notes[n * args.saves : (n + 1) * args.saves] for n in range(args.repeats + 1)]
+    saves = {"memlab": lambda note: writer.memory_save(f"m-{note.key}", note.content, tags=list(note.tags))} | {
+        side: (lambda note, f=floor, s=side: f.save(writer.id, level, f"{s}-{note.key}", note.content, note.tags))
+        for side, floor in floors.items()
+    }
     for note in batches[0][:20]:
-        writer.memory_save(f"m-{note.key}", note.content, tags=list(note.tags))
-        floor.save(writer.id, level, f"f-{note.key}", note.content, note.tags)
-    runs = []
-    for batch in batches[1:]:
-        runs.append(
-            interleaved(
-                {
-                    "memlab": lambda note: writer.memory_save(f"m-{note.key}", note.content, tags=list(note.tags)),
-                    "floor": lambda note: floor.save(writer.id, level, f"f-{note.key}", note.content, note.tags),
-                },
-                batch,
-            )
-        )
-    memlab_p50 = statistics.median(run["memlab"].p50_us for run in runs)
-    floor_p50 = statistics.median(run["floor"].p50_us for run in runs)
-    ratio = statistics.median(run["memlab"].p50_us / run["floor"].p50_us for run in runs)
-    extra = batches[0][-1]
-    lines.append(
-        (
-            "single save, INTERNAL p50",
-            memlab_p50,
-            floor_p50,
-            ratio,
-            trips(
-                lambda: writer.memory_save(f"m-{extra.key}", "again", tags=["x"]),
-                lambda: floor.save(writer.id, level, f"f-{extra.key}", "again", ["x"]),
-            ),
-        )
-    )
+        for save in saves.values():
+            save(note)
+    runs = [interleaved(saves, batch) for batch in batches[1:]]
+    p50 = {side: statistics.median(run[side].p50_us for run in runs) for side in SIDES}
+    ratio = {
+        side: statistics.median(run["memlab"].p50_us / run[side].p50_us for run in runs) for side in ("floor", "lean")
+    }
+    again = replace(batches[0][-1], content="again", tags=("x",))
+    lines.append(("single save, INTERNAL p50", p50, ratio, counted({s: partial(saves[s], again) for s in SIDES})))
 
     queries = corpus.queries(args.queries, stream=3)
     for searched in (Level.PUBLIC, Level.CONFIDENTIAL):
         session, taint = store.session(searched), int(searched)
         for query in queries[:20]:
             mine = [hit.memory.key for hit in session.memory_search(query, max_results=10)]
-            assert mine == floor.search(session.id, taint, query), query
-        search = repeated(
-            {
-                "memlab": lambda query, s=session: s.memory_search(query, max_results=10),
-                "floor": lambda query, s=session, t=taint: floor.search(s.id, t, query),
-            },
-            queries,
-            args.repeats,
-        )
+            assert all(mine == floor.search(session.id, taint, query) for floor in floors.values()), query
+        searches = {"memlab": lambda query, s=session: s.memory_search(query, max_results=10)} | {
+            side: (lambda query, f=floor, s=session, t=taint: f.search(s.id, t, query))
+            for side, floor in floors.items()
+        }
         lines.append(
             (
                 f"search top 10, {searched.name} p50",
-                *search,
-                trips(
-                    lambda s=session: s.memory_search(queries[0]),
-                    lambda s=session, t=taint: floor.search(s.id, t, queries[0]),
-                ),
+                *repeated(searches, queries, args.repeats),
+                counted({s: partial(searches[s], queries[0]) for s in SIDES}),
             )
         )
     result = store.verify()
     assert result.ok, result.problems[:5]
-    floor.conn.close()
+    for floor in floors.values():
+        floor.conn.close()
     store.close()
     return lines
 
 
 def print_lines(title: str, lines: list[tuple]) -> None:
     print(f"\n{title}")
-    print(f"{'measure':<30} {'memlab':>10} {'floor':>10} {'memlab/floor':>13} {'round trips':>12}")
-    for measure, memlab, floor, ratio, (memlab_trips, floor_trips) in lines:
+    print(
+        f"{'measure':<30} {'memlab':>10} {'floor':>10} {'lean':>10} {'/floor':>7} {'/lean':>7} "
+        f"{'round trips':>12} {'statements':>11}"
+    )
+    for measure, p50, ratio, found in lines:
+        trips = " | ".join(str(found[side][0]) for side in SIDES)
+        statements = " | ".join(str(found[side][1]) for side in SIDES)
         print(
-            f"{measure:<30} {memlab / 1e3:>7.3f} ms {floor / 1e3:>7.3f} ms {ratio:>12.2f}x "
-            f"{f'{memlab_trips} | {floor_trips}':>12}"
+            f"{measure:<30} "
+            + " ".join(f"{p50[side] / 1e3:>7.3f} ms" for side in SIDES)
+            + f" {ratio['floor']:>6.2f}x {ratio['lean']:>6.2f}x {trips:>12} {statements:>11}"
         )
 
 

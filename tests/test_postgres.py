@@ -10,13 +10,17 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import psycopg
 import pytest
 
 from memlab import InvalidArgument, Level, MemoryStore, SchemaError, tools
 from memlab.errors import Denied
+from memlab.records import NewVersion
 from memlab.storage import PostgresStorage, verify_path
 from memlab.storage import postgres as backend
 from memlab.storage.postgres import claim
@@ -168,10 +172,10 @@ def _save_at(store: MemoryStore, level: Level, *, taint: Level) -> None:
 
 
 def test_each_call_is_one_transaction_of_three_round_trips(pg_url):
-    """A call runs in pipeline mode: BEGIN and the transaction's id (the claim's mac covers it); the claim, the
-    chain head's lock and the call's statements; its audit row, the head's move and COMMIT. Guards: the head's
-    row read when it is locked, before the call's statements are sent (four round trips); ``conn.transaction()``
-    in place of BEGIN and COMMIT sent as statements (it waits at both ends: six)."""
+    """A call runs in pipeline mode: the transaction's id (the claim's mac covers it); the claim, the chain head's
+    lock and the call's statements; its audit row with the head's move, and the Sync that commits. Guards: the
+    head's row read when it is locked, before the call's statements are sent (four round trips);
+    ``conn.transaction()`` around the pipeline (it waits for BEGIN and for COMMIT)."""
     with MemoryStore(pg_url, clock=fixed_clock) as store:
         session = store.session(Level.INTERNAL)
         session.memory_save("plan", "the coffee plan")  # the chain's first call also opens it
@@ -190,6 +194,104 @@ def test_each_call_is_one_transaction_of_three_round_trips(pg_url):
             assert counted == [3], name
         assert [hit.memory.content for hit in session.memory_search("coffee")] == ["the new coffee plan"]
         assert store.verify().ok
+
+
+@contextmanager
+def _statements(connections) -> Iterator[list[str]]:
+    """The statements executed on psycopg ``connections`` inside the block (in the list once the block ends), from
+    libpq's trace of the protocol: one per Execute message, each shown by its Parse or Bind message."""
+    traced = [(conn, tempfile.TemporaryFile("w+")) for conn in connections]
+    for conn, trace in traced:
+        conn.pgconn.trace(trace.fileno())
+        conn.pgconn.set_trace_flags(psycopg.pq.Trace.SUPPRESS_TIMESTAMPS)
+    executed: list[str] = []
+    try:
+        yield executed
+    finally:
+        for conn, trace in traced:
+            conn.pgconn.untrace()
+            trace.seek(0)
+            shown = ""
+            for line in trace:
+                sender, _length, message, *rest = line.rstrip("\n").split("\t")
+                if sender == "F" and message in {"Parse", "Bind"} and not shown:
+                    shown = rest[0][:60]
+                elif sender == "F" and message == "Execute":
+                    executed.append(shown)
+                    shown = ""
+            trace.close()
+
+
+def test_each_call_sends_the_fewest_statements(pg_url):
+    """The pipeline's Sync ends the call's transaction (PostgreSQL runs what is sent before a Sync as one), so no
+    BEGIN or COMMIT is sent; the audit row, the head's move (and a single save's version) go as one statement. A get,
+    a search or a list: the transaction's id, the claim, the head's lock, the read, the audit; a single save or a
+    delete: the id, the claim, the key's lock, the step down (or the deletion), the head's lock, the writes.
+    Guards: BEGIN and COMMIT sent as statements (two more); the audit row and the head's move sent apart (one more)."""
+    with MemoryStore(pg_url, clock=fixed_clock) as store:
+        session = store.session(Level.INTERNAL)
+        session.memory_save("plan", "the coffee plan")
+        session.memory_save("old", "an old note")
+        connections = list(store.storage._pool._pool)
+        calls = {
+            "get": (lambda: session.memory_get("plan"), 5),
+            "save": (lambda: session.memory_save("plan", "the new coffee plan"), 6),
+            "search": (lambda: session.memory_search("coffee"), 5),
+            "list": (lambda: session.memory_list(), 5),
+            "delete": (lambda: session.memory_delete("old"), 6),
+        }
+        for name, (call, expected) in calls.items():
+            with _statements(connections) as sent:
+                call()
+            assert len(sent) == expected, (name, sent)
+        assert [hit.memory.content for hit in session.memory_search("coffee")] == ["the new coffee plan"]
+        assert store.verify().ok
+
+
+def test_a_python_error_in_the_middle_of_a_call_leaves_nothing_of_it(pg_url):
+    """The call's transaction commits at the pipeline's Sync: an exception raised in Python after its writes were
+    sent (here the audit event of a save, after the step down and the new version) must abort it first, or the
+    Sync would commit half a save (a version without its audit row, the old one no longer current).
+    Guards: no ROLLBACK sent before the Sync when the call raises; the pool's ``prepare_threshold=0`` (psycopg, seeing
+    a ROLLBACK, deallocates every prepared statement only after preparing the next call's first one, which then
+    "does not exist")."""
+    with MemoryStore(pg_url, clock=fixed_clock) as store:
+        session = store.session(Level.INTERNAL)
+        session.memory_save("plan", "the coffee plan")
+
+        def failing(memory):
+            raise RuntimeError("the host's audit hook failed")
+
+        new = NewVersion("plan", "the tea plan", (), "2026-01-01T00:00:00+00:00")
+        with pytest.raises(RuntimeError, match="audit hook failed"):
+            store.storage.save_many("main", Level.INTERNAL, [new], saved_by=session.id, audit=failing)
+        connections = list(store.storage._pool._pool)
+        assert {conn.info.transaction_status for conn in connections} == {psycopg.pq.TransactionStatus.IDLE}
+        assert session.memory_get("plan").content == "the coffee plan"
+        assert store.history("plan")["version"].tolist() == [1] and len(store.audit()) == 2
+        for n in range(8):  # and the connection serves the next calls, its prepared statements intact
+            session.memory_save_many([{"key": "plan", "content": f"plan {n}"}, {"key": f"k{n}", "content": "x"}])
+            assert session.memory_get("plan").content == f"plan {n}"
+        assert store.verify().ok
+
+
+def test_a_single_save_is_not_planned_again_on_every_call(pg_url):
+    """Every statement of a single save is planned once per connection and then runs from its prepared plan: a key
+    lock or step down over ``key = ANY(%s)`` was planned afresh each time (its generic plan's estimate, for an
+    array of unknown length, never beat the custom plans), 0.25 ms of the server's time per save.
+    Guards: a single key stepped down through ``key = ANY(%s)``."""
+    with MemoryStore(pg_url, clock=fixed_clock) as store:
+        session = store.session(Level.INTERNAL)
+        session.memory_save_many([{"key": f"note-{n}", "content": f"note {n}"} for n in range(2000)])
+        store.storage._owner.execute("ANALYZE memories")  # the planner's statistics, as autovacuum keeps them
+        for n in range(20):
+            session.memory_save(f"note-{n}", f"note {n}, again")
+        planned = [
+            row
+            for conn in store.storage._pool._pool
+            for row in conn.execute("SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements")
+        ]
+        assert planned and all(custom <= 5 for _, generic, custom in planned if generic + custom >= 10), planned
 
 
 def test_a_large_batch_reads_its_own_statements_results(pg_url):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from typing import Any, TypeVar
 
 from memlab.errors import Denied, InvalidArgument, SchemaError
@@ -71,6 +72,7 @@ class Connection:
     ) -> None:
         psycopg, psycopg_pool = _require_psycopg()
         self._errors = psycopg.errors
+        self._aborted = psycopg.pq.PipelineStatus.ABORTED  # a statement failed: the server rolls back at the Sync
         self.rules = rules if rules is not None else ViewRules.lattice()
         if not self.rules.lattice_visibility or self.rules.global_statistics:
             raise InvalidArgument(
@@ -107,7 +109,7 @@ class Connection:
                 session_url or url,
                 kwargs={
                     **({} if session_url else {"user": session_role}),
-                    "autocommit": True,
+                    "autocommit": True,  # each call's transaction is its pipeline's (``_session``)
                     "options": f"-c search_path={schema}",
                 },
                 min_size=1,
@@ -196,25 +198,28 @@ class Connection:
         holding the chain head of ``agent`` at ``taint`` (when ``audited``); retried on serialisation failures
         and deadlocks.
 
-        The transaction runs in pipeline mode, its BEGIN and COMMIT sent as statements: each is sent as it is
-        made and the client waits only for a result it needs. A read costs three round trips: BEGIN and the
-        transaction's id (for the claim); the claim, the head's lock and the read; the audit rows, the head's
-        move and COMMIT. A statement that fails aborts the ones queued after it, COMMIT included."""
+        The transaction is the pipeline's own: PostgreSQL runs what is sent before a Sync as one transaction and
+        commits it at the Sync (the pipeline's end) unless a statement failed, so no BEGIN or COMMIT is sent. Each
+        statement is sent as it is made and the client waits only for a result it needs. A read costs three round
+        trips: the transaction's id (for the claim); the claim, the head's lock and the read; the audit row with
+        the head's move, and the Sync. A statement that fails aborts the transaction and what was queued after it;
+        an exception raised here while the transaction is still alive sends ROLLBACK first, or the Sync would
+        commit the half of the call already sent."""
         retryable = (self._errors.SerializationFailure, self._errors.DeadlockDetected)
         for attempt in range(_RETRIES):
             try:
-                with self._pool.connection() as conn:
+                with self._pool.connection() as conn, conn.pipeline():
+                    cursor = _Statements(conn)
                     try:
-                        with conn.pipeline():
-                            cursor = _Statements(conn)
-                            cursor.execute("BEGIN")
-                            self._claim(cursor, agent, taint)
-                            result = work(cursor, _lock_head(cursor, agent, taint) if audited else None)
-                            cursor.execute("COMMIT")
+                        self._claim(cursor, agent, taint)
+                        return work(cursor, _lock_head(cursor, agent, taint) if audited else None)
                     except BaseException:
-                        conn.rollback()
+                        if conn.pgconn.pipeline_status != self._aborted:
+                            # Queued before psycopg reads what has arrived; an earlier statement's error read
+                            # then must not replace the exception being raised.
+                            with suppress(self._errors.Error):
+                                cursor.execute("ROLLBACK")
                         raise
-                    return result
             except retryable:
                 if attempt == _RETRIES - 1:
                     raise

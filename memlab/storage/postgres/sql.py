@@ -50,6 +50,24 @@ def _lock_keys(cursor, agent: str, places: list[tuple[str, int]]) -> None:
     cursor.execute("SELECT pg_advisory_xact_lock(k) FROM unnest(%s::bigint[]) AS k", (locks,))
 
 
+def _write_together(
+    cursor, writes: Sequence[tuple[str, Sequence[Sequence[Any]]]], last: tuple[str, Sequence[Any]]
+) -> None:
+    """Send ``writes`` (each an INSERT without RETURNING and its rows of parameters) and then ``last`` (a statement
+    and its parameters): every row but the last of each write on its own, then the last rows and ``last`` as one
+    statement (data-modifying ``WITH`` queries, each run once and to completion), so that a call writing one row
+    of each sends one statement, not one per write. Rows keep their order within each write."""
+    together, parameters = [], []
+    for n, (sql, rows) in enumerate(writes):
+        if len(rows) > 1:
+            cursor.executemany(sql, rows[:-1])
+        if rows:
+            together.append(f"written_{n} AS ({sql})")
+            parameters.extend(rows[-1])
+    sql, own = last
+    cursor.execute(f"WITH {', '.join(together)} {sql}" if together else sql, (*parameters, *own))
+
+
 Head = Callable[[], tuple[Level, int, str]]
 """A chain's locked head, read when called: its level, its last ``seq`` and its hash."""
 

@@ -33,6 +33,7 @@ from memlab.storage.postgres.sql import (
     _memory,
     _require_psycopg,
     _storable,
+    _write_together,
 )
 from memlab.storage.postgres.verify import _verify
 from memlab.storage.seal import chain_rows, deletion, seal
@@ -112,10 +113,11 @@ class PostgresStorage(Connection):
             # duplicates); the chain head is locked after the keys, in the same round trip, for the audit rows.
             _lock_keys(cursor, agent, [(key, level) for key in keys])
             # The previous current versions step down; their numbers continue.
+            # One key as ``key = %s``: over ``ANY(%s)`` PostgreSQL plans the statement afresh on every call.
             stepped = cursor.execute(
-                "UPDATE memories SET current = false WHERE agent = %s AND classification = %s AND key = ANY(%s) "
-                "AND current RETURNING key, version",
-                (agent, level, keys),
+                "UPDATE memories SET current = false WHERE agent = %s AND classification = %s AND "
+                f"{'key = %s' if len(keys) == 1 else 'key = ANY(%s)'} AND current RETURNING key, version",
+                (agent, level, keys[0] if len(keys) == 1 else keys),
             )
             head = _lock_head(cursor, agent, classification)
             newest = dict(stepped.fetchall())
@@ -141,13 +143,14 @@ class PostgresStorage(Connection):
                     + (sealed.commitment, last[new.key] == n)
                 )
                 saved.append(memory)
-            cursor.executemany(
+            insert = (
                 "INSERT INTO memories (agent, key, content, tags, source, occurred_at, occurred_words, classification, "
                 "version, saved_at, saved_by, salt, commitment, current) "
-                f"VALUES ({', '.join(['%s'] * 14)})",
-                rows,
+                f"VALUES ({', '.join(['%s'] * 14)})"
             )
-            self._append_audits(cursor, agent, head, [audit(memory) for memory in saved], digests)
+            self._append_audits(
+                cursor, agent, head, [audit(memory) for memory in saved], digests, versions=(insert, rows)
+            )
             return saved
 
         return self._session(agent, classification, work, audited=False)
@@ -343,15 +346,22 @@ class PostgresStorage(Connection):
         head: Head | tuple[Level, int, str],
         events: Sequence[AuditEvent],
         digests: Sequence[str | None] = (),
+        *,
+        versions: tuple[str, Sequence[Sequence[Any]]] | None = None,
     ) -> None:
-        """Append audit rows to the chain ``head`` (``memlab.storage.seal``) and move it."""
+        """Append audit rows to the chain ``head`` (``memlab.storage.seal``) and move it, after writing ``versions``
+        (their INSERT and rows), if given: a call's writes go together, in one statement when each is one row."""
         level, seq, previous = head if isinstance(head, tuple) else head()
         rows = chain_rows(events, digests, seq=seq, previous=previous, text=_storable)
         seq, previous = (rows[-1][0], rows[-1][-1]) if rows else (seq, previous)
-        cursor.executemany(f"INSERT INTO audit ({_AUDIT_COLUMNS}) VALUES ({', '.join(['%s'] * 14)})", rows)
-        cursor.execute(
-            "UPDATE chain_heads SET seq = %s, hash = %s WHERE agent = %s AND taint = %s",
-            (seq, previous, agent, int(level)),
+        audit = f"INSERT INTO audit ({_AUDIT_COLUMNS}) VALUES ({', '.join(['%s'] * 14)})"
+        _write_together(
+            cursor,
+            [*([versions] if versions else []), (audit, rows)],
+            (
+                "UPDATE chain_heads SET seq = %s, hash = %s WHERE agent = %s AND taint = %s",
+                (seq, previous, agent, int(level)),
+            ),
         )
 
     # -- audit and auditor views (as the owner) --------------------------------------------------------
