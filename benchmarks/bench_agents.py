@@ -38,7 +38,10 @@ Usage::
                                       [--file-per-agent 10] [--saves 1000] [--queries 300] [--gets 1000]
                                       [--random-agents 1000] [--only-random]
 
-``--only-random`` builds the folder stores of ``--agents`` and measures only the random-agent calls.
+``--only-random`` builds the folder stores of ``--agents`` and measures only the random-agent calls. With
+``--store-dir DIR`` (with ``--only-random``) a folder store is built into DIR once and kept, and a later run finds
+it there and measures it without building (a 10,000-agent build takes a quarter of an hour): so two versions of
+memlab can be measured on the same files. Each run adds its sessions' rows and calls' audit rows to it.
 """
 
 from __future__ import annotations
@@ -482,7 +485,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--random-agents", type=int, default=1000, help="measure random-agent calls from this many agents on"
     )
     parser.add_argument("--only-random", action="store_true", help="build the folder stores, measure random calls")
+    parser.add_argument("--store-dir", type=Path, help="with --only-random: keep the built stores here, reuse them")
     args = parser.parse_args(argv)
+    if args.store_dir is not None and not args.only_random:
+        parser.error("--store-dir needs --only-random")
     counts = [int(s.replace("_", "")) for s in args.agents.split(",") if s.strip()]
     file_counts = [int(s.replace("_", "")) for s in args.file_agents.split(",") if s.strip()]
 
@@ -504,8 +510,15 @@ def main(argv: Sequence[str] | None = None) -> None:
                 results.append(bench(corpus, agents, args.file_per_agent, layout, args, workdir))
         for agents in counts:
             print(f"\nfolder layout, {agents:,} agents × {args.per_agent}", flush=True)
-            path = workdir / f"folder-{agents}x{args.per_agent}"
-            if args.only_random:
+            path = (args.store_dir or workdir) / f"folder-{agents}x{args.per_agent}"
+            if args.only_random and (path / "catalogue.db").exists() and args.store_dir is not None:
+                print(f"  folder: {agents:,} agents × {args.per_agent} as built before in {path}", flush=True)
+            elif args.only_random and args.store_dir is not None:
+                partial = path.with_name(path.name + ".partial")  # an interrupted build is never reused
+                subprocess.run(["rm", "-rf", str(partial)], check=True)
+                build(corpus, partial, agents, args.per_agent, "folder")
+                partial.rename(path)
+            elif args.only_random:
                 build(corpus, path, agents, args.per_agent, "folder")
             else:
                 results.append(bench(corpus, agents, args.per_agent, "folder", args, workdir))

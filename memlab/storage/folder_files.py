@@ -1,5 +1,5 @@
 """A store folder's agent files as opened: the schema check made once per schema per process, and how many files
-the process can keep open.
+the process can keep open (``open_files_allowed``, counted over its store folders by ``OPEN_FILES``).
 
 Opening an agent file checks its schema (``SqliteStorage``'s check: the tables and triggers present, the format,
 schema version, analyzer and views in ``memlab_meta``). That check is a function of two things only, the names
@@ -26,6 +26,8 @@ __all__ = [
     "keep_wal_on_close",
     "sync_wal",
     "open_files_allowed",
+    "OpenFiles",
+    "OPEN_FILES",
     "DESCRIPTORS_PER_FILE",
     "MAX_OPEN_FILES",
     "MIN_OPEN_FILES",
@@ -33,8 +35,11 @@ __all__ = [
 
 DESCRIPTORS_PER_FILE = 3  # an open WAL file holds three: the file, its WAL, its shared memory
 MIN_OPEN_FILES = 64
-MAX_OPEN_FILES = 1024  # each open file also holds its schema and the pages it read (~0.2 MB at 100 memories)
-_DESCRIPTOR_SHARE = 4  # the open files take at most a quarter of the descriptors the process may hold
+# Each open file holds its parsed schema and the pages it read: 33 KB after a get, 58 KB after a search too, at 100
+# memories (benchmarks/README.md); SQLite's page cache bounds a connection's pages at 2 MB.
+MAX_OPEN_FILES = 8192
+_HEADROOM = 1024  # descriptors always left to the rest of the process (its sockets, files, pipes)
+_HEADROOM_SHARE = 8  # and at least this share of its limit
 _DESCRIPTOR_CEILING = 65_536  # raised no further, even when the hard limit is unlimited
 
 _NO_CKPT_ON_CLOSE = getattr(sqlite3, "SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE", None)  # Python 3.12+
@@ -44,8 +49,9 @@ _CHECKED_LOCK = threading.Lock()
 
 
 def open_files_allowed() -> int:
-    """How many agent files a store folder keeps open by default: the soft limit on descriptors is raised toward
-    the hard one first, then a quarter of it is taken, between ``MIN_OPEN_FILES`` and ``MAX_OPEN_FILES``."""
+    """How many agent files this process's store folders keep open, together, by default: the soft limit on
+    descriptors is raised toward the hard one first; then every descriptor but a headroom (``_HEADROOM``, at least
+    an eighth of the limit) may hold a file's three, between ``MIN_OPEN_FILES`` and ``MAX_OPEN_FILES`` files."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     wanted = _DESCRIPTOR_CEILING if hard == resource.RLIM_INFINITY else min(hard, _DESCRIPTOR_CEILING)
     if soft != resource.RLIM_INFINITY and soft < wanted:
@@ -56,7 +62,25 @@ def open_files_allowed() -> int:
             pass  # a sandbox may refuse: the limit as it is
     if soft == resource.RLIM_INFINITY:
         soft = _DESCRIPTOR_CEILING
-    return max(MIN_OPEN_FILES, min(MAX_OPEN_FILES, soft // (_DESCRIPTOR_SHARE * DESCRIPTORS_PER_FILE)))
+    spare = soft - max(_HEADROOM, soft // _HEADROOM_SHARE)
+    return max(MIN_OPEN_FILES, min(MAX_OPEN_FILES, spare // DESCRIPTORS_PER_FILE))
+
+
+class OpenFiles:
+    """The agent files held open by every store folder of this process, counted against the budget they share
+    (``open_files_allowed``): two stores sized alone would each take the descriptors meant for both."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.count = 0
+
+    def add(self, files: int) -> None:
+        """Count ``files`` more (opened, or, negative, handed to be closed)."""
+        with self._lock:
+            self.count += files
+
+
+OPEN_FILES = OpenFiles()
 
 
 def keep_wal_on_close(conn: sqlite3.Connection) -> bool:
