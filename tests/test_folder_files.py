@@ -135,6 +135,30 @@ def test_the_heads_of_evicted_files_are_recorded(tmp_path):
     store.close()
 
 
+def test_the_closer_records_heads_without_a_sync_of_its_own_per_eviction(tmp_path, monkeypatch):
+    """The closer's catalogue connection commits at ``synchronous=NORMAL``, as the store's does: at SQLite's FULL
+    each eviction's head record waited for a sync of the catalogue's WAL, holding its write lock (a new session's
+    insert waited behind it).
+
+    Guards: ``catalogue_connection`` without its ``PRAGMA synchronous=NORMAL``; the closer opening the catalogue
+    with ``sqlite3.connect`` itself."""
+    levels: list[int] = []
+    real = memlab.storage.catalogue.catalogue_connection
+
+    def spy(catalogue: Path, busy_timeout: float) -> sqlite3.Connection:
+        conn = real(catalogue, busy_timeout)
+        levels.append(conn.execute("PRAGMA synchronous").fetchone()[0])
+        return conn
+
+    monkeypatch.setattr(memlab.storage.folder_closer, "catalogue_connection", spy)
+    with _store(tmp_path / "store", 1) as store:
+        for agent in ("ann", "bob"):
+            store.session(Level.PUBLIC, agent=agent).memory_save("note", f"{agent}'s note")
+        store.storage._closer.drain()  # type: ignore[attr-defined]
+        assert levels == [1]  # NORMAL: one connection, for ann's eviction
+        assert store.storage._catalogue.execute("PRAGMA synchronous").fetchone()[0] == 1  # type: ignore[attr-defined]
+
+
 def test_a_file_closed_with_its_wal_kept_is_synced_and_checkpointed_when_the_store_closes(tmp_path, monkeypatch):
     """Where the closer can keep an evicted file's WAL (Python 3.12's ``setconfig``; faked here), it syncs the WAL in
     place of the checkpoint, and the store checkpoints every such file when it closes.
