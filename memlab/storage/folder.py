@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import stat
 import threading
 import uuid
 from collections import OrderedDict
@@ -194,18 +195,26 @@ class FolderStorage:
     def _damage(self, agent: str, path: Path) -> str | None:
         """None when the agent's file is in place; "" when the agent is new (neither catalogued nor on disk);
         otherwise what is wrong."""
-        relative = str(path.relative_to(self.path))
+        relative = _relative(agent)
+        # One lstat per step (this runs on every open of a file): a link is seen as itself, never followed, and the
+        # file's kind and size come with its own.
+        status: os.stat_result | None = None
         for link in (path.parent.parent, path.parent, path):
-            if link.is_symlink():
+            try:
+                status = os.lstat(link)
+            except FileNotFoundError:
+                status = None
+                break  # nor is anything under it there
+            if stat.S_ISLNK(status.st_mode):
                 return f"{link} is a symbolic link"
         row = self._catalogue.execute("SELECT file FROM agents WHERE name = ?", (agent,)).fetchone()
         if row is None:
-            return "" if not path.exists() else f"{relative} holds agent {agent!r}, whom the catalogue does not list"
+            return "" if status is None else f"{relative} holds agent {agent!r}, whom the catalogue does not list"
         if row[0] != relative:
             return f"the catalogue names the file {row[0]} for agent {agent!r}, not {relative}"
-        if not path.is_file():
+        if status is None or not stat.S_ISREG(status.st_mode):
             return f"agent {agent!r} is in the catalogue, but its file {relative} is missing"
-        if path.stat().st_size == 0:
+        if status.st_size == 0:
             return f"agent {agent!r} is in the catalogue, but its file {relative} is empty"
         return None
 
@@ -224,7 +233,7 @@ class FolderStorage:
     def _create_file(self, agent: str, path: Path) -> None:
         """Register the agent (and log its creation, chained), then make its file from the empty template
         (atomically: link, never replace). The caller holds the folder's lock."""
-        relative = str(path.relative_to(self.path))
+        relative = _relative(agent)
         with self._catalogue_transaction() as conn:
             if conn.execute("INSERT OR IGNORE INTO agents (name, file) VALUES (?, ?)", (agent, relative)).rowcount:
                 log_agent(conn, agent, relative)
@@ -415,6 +424,11 @@ class FolderStorage:
                 self._closer.kept_wal.clear()
             finally:
                 self._catalogue.close()
+
+
+def _relative(agent: str) -> str:
+    """The agent's file as the catalogue names it, relative to the store's folder."""
+    return f"agents/{agent_file(agent)}"
 
 
 def _encoded(agent: str) -> bytes:

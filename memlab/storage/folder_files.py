@@ -18,7 +18,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
-from memlab.storage.sqlite import SqliteStorage
+from memlab.storage.sqlite import SqliteStorage, check_access
 
 __all__ = [
     "AgentFile",
@@ -121,28 +121,32 @@ def sync_wal(path: Path) -> None:
 class AgentFile(SqliteStorage):
     """One agent's file of a store folder: a ``SqliteStorage`` whose schema check is remembered per schema."""
 
+    def _check_path(self) -> None:
+        # The store folder has just found a regular, non-empty file here, reached through no link
+        # (``FolderStorage._damage``): what is left to refuse is a file memlab may not write.
+        check_access(self.path)
+
     def _check_schema(self) -> dict[str, str]:
-        key = self._schema_key()
-        if key is None:  # not a memlab file as far as a read can tell: the full check says what it is
+        read = self._schema_key()
+        if read is None:  # not a memlab file as far as a read can tell: the full check says what it is
             return super()._check_schema()
+        key, meta = read
         if key in _CHECKED:
-            return self._meta()
+            return meta
         meta = super()._check_schema()
-        if self._schema_key() == key:  # unchanged while checked (nothing upgraded it meanwhile)
+        after = self._schema_key()
+        if after is not None and after[0] == key:  # unchanged while checked (nothing upgraded it meanwhile)
             with _CHECKED_LOCK:
                 _CHECKED[key] = None
         return meta
 
-    def _meta(self) -> dict[str, str]:
-        return dict(self.conn.execute("SELECT name, value FROM memlab_meta").fetchall())
-
-    def _schema_key(self) -> tuple[object, ...] | None:
+    def _schema_key(self) -> tuple[tuple[object, ...], dict[str, str]] | None:
         """What the schema check reads: the schema's objects and the checked meta values (and what they are
-        checked against)."""
+        checked against); with the meta as read."""
         try:
             objects = self.conn.execute("SELECT type, name FROM sqlite_master ORDER BY type, name").fetchall()
-            meta = self._meta()
+            meta = dict(self.conn.execute("SELECT name, value FROM memlab_meta").fetchall())
         except sqlite3.Error:
             return None
         checked = tuple(meta.get(name) for name in ("format", "schema_version", "analyzer", "views"))
-        return (self.analyzer.name, self.rules.signature, checked, tuple(objects))
+        return (self.analyzer.name, self.rules.signature, checked, tuple(objects)), meta
