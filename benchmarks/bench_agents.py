@@ -38,6 +38,12 @@ Usage::
                                       [--file-per-agent 10] [--saves 1000] [--queries 300] [--gets 1000]
                                       [--random-agents 1000] [--only-random]
 
+``--bulk N`` measures only one agent's bulk load (N memories, ``memory_save_many`` in batches of 1,000, half
+PUBLIC then half CONFIDENTIAL) into a file store and into a folder store, batch by batch interleaved (the order
+rotating), each batch timed in wall time and in the calling thread's CPU time (``time.thread_time``: what the
+process did, without the time it waited for a core or for the disk): whether the folder's bulk does more work than
+the file's, or waits more.
+
 ``--only-random`` builds the folder stores of ``--agents`` and measures only the random-agent calls. With
 ``--store-dir DIR`` (with ``--only-random``) a folder store is built into DIR once and kept, and a later run finds
 it there and measures it without building (a 10,000-agent build takes a quarter of an hour): so two versions of
@@ -78,6 +84,7 @@ SAVE_RATE_TARGET = 2_000.0
 SAVE_RATIO_TARGET = 1.2  # one-agent store saves/s ÷ big store saves/s
 READ_RATIO_TARGET = 1.2  # big store p50 ÷ one-agent store p50
 RANDOM_RATIO_TARGET = 2.0  # a get on a random agent ÷ a get on an open one (issue 21), at 1,000 and 10,000 agents
+BULK_BATCH = 1_000  # records per memory_save_many transaction in --bulk (bench_floor.py's batches)
 OLD_CACHE_SIZE = 64  # the folder store's number of open files before it was sized from the descriptor limit
 
 _COLD_OPEN = """
@@ -212,6 +219,48 @@ def random_agent_calls(
     finally:
         store.close()
     return RandomResult(agents, per_agent, cache, open_files, timings)
+
+
+def bulk_file_and_folder(corpus: Corpus, size: int) -> None:
+    """One agent's bulk load into a file store and a folder store, interleaved batch by batch: wall and CPU time."""
+    notes = list(corpus.notes(0, size))
+    half = size // 2
+    batches = [(LEVELS[0], notes[i : min(i + BULK_BATCH, half)]) for i in range(0, half, BULK_BATCH)]
+    batches += [(LEVELS[1], notes[i : i + BULK_BATCH]) for i in range(half, size, BULK_BATCH)]
+    cpu: dict[str, list[float]] = {"file": [], "folder": []}
+    with tempfile.TemporaryDirectory(prefix="memlab-bulk-", dir=os.environ.get("BENCH_TMP")) as tmp:
+        stores = {"file": MemoryStore(Path(tmp) / "one.db"), "folder": MemoryStore(Path(tmp) / "folder")}
+        sessions = {name: {level: store.session(taint=level) for level in LEVELS} for name, store in stores.items()}
+
+        def load(name: str) -> Callable[[tuple[Level, list[Note]]], object]:
+            def call(batch: tuple[Level, list[Note]]) -> object:
+                records = [{"key": n.key, "content": n.content, "tags": list(n.tags)} for n in batch[1]]
+                started = time.thread_time()
+                saved = sessions[name][batch[0]].memory_save_many(records, batch_size=BULK_BATCH)
+                cpu[name].append(time.thread_time() - started)
+                return saved
+
+            return call
+
+        try:
+            wall = interleaved({name: load(name) for name in stores}, batches)
+        finally:
+            for store in stores.values():
+                store.close()
+    print(f"\none agent's bulk load, {size:,} memories in {len(batches)} batches of {BULK_BATCH:,}, interleaved")
+    columns = ("wall p50 ms", "wall mean ms", "CPU p50 ms", "CPU mean ms", "CPU/wall")
+    print(f"{'store':<8} " + " ".join(f"{column:>12}" for column in columns))
+    for name in stores:
+        mean_cpu = statistics.mean(cpu[name])
+        print(
+            f"{name:<8} {wall[name].p50_us / 1e3:>12.1f} {1e3 / wall[name].rate:>12.1f} "
+            f"{statistics.median(cpu[name]) * 1e3:>12.1f} {mean_cpu * 1e3:>12.1f} {mean_cpu * wall[name].rate:>12.0%}"
+        )
+    ratio_wall = wall["folder"].p50_us / wall["file"].p50_us
+    ratio_cpu = statistics.median(cpu["folder"]) / statistics.median(cpu["file"])
+    print(f"folder ÷ file, per batch: wall p50 {ratio_wall:.2f}x, CPU p50 {ratio_cpu:.2f}x")
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"load average {load} at the end")
 
 
 def cold_open(path: Path, agent: str, key: str, layout: str) -> tuple[float, float]:
@@ -485,6 +534,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--random-agents", type=int, default=1000, help="measure random-agent calls from this many agents on"
     )
     parser.add_argument("--only-random", action="store_true", help="build the folder stores, measure random calls")
+    parser.add_argument("--bulk", type=int, metavar="N", help="measure only a bulk load of N memories, file vs folder")
     parser.add_argument("--store-dir", type=Path, help="with --only-random: keep the built stores here, reuse them")
     args = parser.parse_args(argv)
     if args.store_dir is not None and not args.only_random:
@@ -498,6 +548,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"per-agent={args.file_per_agent}; saves={args.saves} queries={args.queries} gets={args.gets} seed={args.seed}"
     )
     corpus = Corpus(args.seed)
+    if args.bulk:
+        bulk_file_and_folder(corpus, args.bulk)
+        return
     results: list[Result] = []
     randoms: list[RandomResult] = []
     skipped = [] if args.only_random else [a for a in file_counts if a > args.file_max_agents]
