@@ -20,11 +20,11 @@ middle one), loaded the same way. It then measures, interleaving the two stores 
   every file of the store after it is closed;
 * at ``--random-agents`` and more agents (default 1,000), a call on a random agent against the same call on an
   agent that is open, interleaved call by call in one run: ``memory_get`` through a session made earlier, and
-  a new session then ``memory_get`` (a user arriving). Every agent has a session first (made in order), so the
-  open files are what a long run of calls leaves, not the ones the draws will ask for; the draws are uniform over
-  every agent. Once with the store's own number of open files and once with 64 open (the old default), where
-  nearly every random call closes one file and opens another. p50 and mean (the mean carries the calls that open
-  a file when the p50 does not).
+  a new session then ``memory_get`` (a user arriving). Every agent has a session and one call first (in order),
+  so the open files are what a long run of calls leaves (open, and written to since), not the ones the draws will
+  ask for; the draws are uniform over every agent. Once with the store's own number of open files and once with
+  64 open (the old default), where nearly every random call closes one file and opens another. p50 and mean
+  (the mean carries the calls that open a file when the p50 does not).
 
 With ``--file-agents`` (default 10,1000) it does the same for the old single-file layout
 (``layout="file"``: every agent in one file, one FTS5 index per agent and level) at ``--file-per-agent``
@@ -182,7 +182,7 @@ def random_agent_calls(
     path: Path, agents: int, per_agent: int, target: str, target_key: str, cache_size: int | None, gets: int
 ) -> RandomResult:
     """``memory_get`` and new session + ``memory_get`` on a uniformly drawn agent vs on ``target`` (kept open by
-    the calls on it), interleaved; every agent is given a session first, in order."""
+    the calls on it), interleaved; every agent is given a session and one call first, in order."""
     store = MemoryStore(path)
     if cache_size is not None:
         store.storage.cache_size = cache_size  # type: ignore[attr-defined]
@@ -191,6 +191,9 @@ def random_agent_calls(
         sessions = []
         for a in range(agents):
             sessions.append(store.session(taint=Level.CONFIDENTIAL, agent=agent_name(a)))
+            # A call too: a file's first write after its open starts a new WAL (a sync), once per open; a long run
+            # leaves its open files written (the 64-file rows pay that start on nearly every random call).
+            sessions[-1].memory_get(f"note-{a * per_agent}")
             if agents >= 1000 and (a + 1) % (agents // 5) == 0:
                 print(f"    {a + 1:,} sessions in {time.perf_counter() - started:.1f} s", file=sys.stderr)
         reader = store.session(taint=Level.CONFIDENTIAL, agent=target)
@@ -617,7 +620,7 @@ def print_random(results: list[RandomResult], *, header: bool = True) -> None:
     print()
     print(
         "open = the middle agent, called every other call (its file stays open); random = an agent drawn uniformly\n"
-        "(every agent was given a session first, in order); session+get = a new session, then memory_get.\n"
+        "(every agent was given a session and a get first, in order); session+get = a new session, then memory_get.\n"
         f"open files: the store's own number (default) and {OLD_CACHE_SIZE}, the old default."
     )
     print()
