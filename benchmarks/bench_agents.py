@@ -20,11 +20,11 @@ middle one), loaded the same way. It then measures, interleaving the two stores 
   every file of the store after it is closed;
 * at ``--random-agents`` and more agents (default 1,000), a call on a random agent against the same call on an
   agent that is open, interleaved call by call in one run: ``memory_get`` through a session made earlier, and
-  a new session then ``memory_get`` (a user arriving). Every agent has a session first (made in order), so the
-  open files are what a long run of calls leaves, not the ones the draws will ask for; the draws are uniform over
-  every agent. Once with the store's own number of open files and once with 64 open (the old default), where
-  nearly every random call closes one file and opens another. p50 and mean (the mean carries the calls that open
-  a file when the p50 does not).
+  a new session then ``memory_get`` (a user arriving). Every agent has a session and one call first (in order),
+  so the open files are what a long run of calls leaves (open, and written to since), not the ones the draws will
+  ask for; the draws are uniform over every agent. Once with the store's own number of open files and once with
+  64 open (the old default), where nearly every random call closes one file and opens another. p50 and mean
+  (the mean carries the calls that open a file when the p50 does not).
 
 With ``--file-agents`` (default 10,1000) it does the same for the old single-file layout
 (``layout="file"``: every agent in one file, one FTS5 index per agent and level) at ``--file-per-agent``
@@ -38,7 +38,16 @@ Usage::
                                       [--file-per-agent 10] [--saves 1000] [--queries 300] [--gets 1000]
                                       [--random-agents 1000] [--only-random]
 
-``--only-random`` builds the folder stores of ``--agents`` and measures only the random-agent calls.
+``--bulk N`` measures only one agent's bulk load (N memories, ``memory_save_many`` in batches of 1,000, half
+PUBLIC then half CONFIDENTIAL) into a file store and into a folder store, batch by batch interleaved (the order
+rotating), each batch timed in wall time and in the calling thread's CPU time (``time.thread_time``: what the
+process did, without the time it waited for a core or for the disk): whether the folder's bulk does more work than
+the file's, or waits more.
+
+``--only-random`` builds the folder stores of ``--agents`` and measures only the random-agent calls. With
+``--store-dir DIR`` (with ``--only-random``) a folder store is built into DIR once and kept, and a later run finds
+it there and measures it without building (a 10,000-agent build takes a quarter of an hour): so two versions of
+memlab can be measured on the same files. Each run adds its sessions' rows and calls' audit rows to it.
 """
 
 from __future__ import annotations
@@ -75,6 +84,7 @@ SAVE_RATE_TARGET = 2_000.0
 SAVE_RATIO_TARGET = 1.2  # one-agent store saves/s ÷ big store saves/s
 READ_RATIO_TARGET = 1.2  # big store p50 ÷ one-agent store p50
 RANDOM_RATIO_TARGET = 2.0  # a get on a random agent ÷ a get on an open one (issue 21), at 1,000 and 10,000 agents
+BULK_BATCH = 1_000  # records per memory_save_many transaction in --bulk (bench_floor.py's batches)
 OLD_CACHE_SIZE = 64  # the folder store's number of open files before it was sized from the descriptor limit
 
 _COLD_OPEN = """
@@ -172,7 +182,7 @@ def random_agent_calls(
     path: Path, agents: int, per_agent: int, target: str, target_key: str, cache_size: int | None, gets: int
 ) -> RandomResult:
     """``memory_get`` and new session + ``memory_get`` on a uniformly drawn agent vs on ``target`` (kept open by
-    the calls on it), interleaved; every agent is given a session first, in order."""
+    the calls on it), interleaved; every agent is given a session and one call first, in order."""
     store = MemoryStore(path)
     if cache_size is not None:
         store.storage.cache_size = cache_size  # type: ignore[attr-defined]
@@ -181,6 +191,9 @@ def random_agent_calls(
         sessions = []
         for a in range(agents):
             sessions.append(store.session(taint=Level.CONFIDENTIAL, agent=agent_name(a)))
+            # A call too: a file's first write after its open starts a new WAL (a sync), once per open; a long run
+            # leaves its open files written (the 64-file rows pay that start on nearly every random call).
+            sessions[-1].memory_get(f"note-{a * per_agent}")
             if agents >= 1000 and (a + 1) % (agents // 5) == 0:
                 print(f"    {a + 1:,} sessions in {time.perf_counter() - started:.1f} s", file=sys.stderr)
         reader = store.session(taint=Level.CONFIDENTIAL, agent=target)
@@ -209,6 +222,48 @@ def random_agent_calls(
     finally:
         store.close()
     return RandomResult(agents, per_agent, cache, open_files, timings)
+
+
+def bulk_file_and_folder(corpus: Corpus, size: int) -> None:
+    """One agent's bulk load into a file store and a folder store, interleaved batch by batch: wall and CPU time."""
+    notes = list(corpus.notes(0, size))
+    half = size // 2
+    batches = [(LEVELS[0], notes[i : min(i + BULK_BATCH, half)]) for i in range(0, half, BULK_BATCH)]
+    batches += [(LEVELS[1], notes[i : i + BULK_BATCH]) for i in range(half, size, BULK_BATCH)]
+    cpu: dict[str, list[float]] = {"file": [], "folder": []}
+    with tempfile.TemporaryDirectory(prefix="memlab-bulk-", dir=os.environ.get("BENCH_TMP")) as tmp:
+        stores = {"file": MemoryStore(Path(tmp) / "one.db"), "folder": MemoryStore(Path(tmp) / "folder")}
+        sessions = {name: {level: store.session(taint=level) for level in LEVELS} for name, store in stores.items()}
+
+        def load(name: str) -> Callable[[tuple[Level, list[Note]]], object]:
+            def call(batch: tuple[Level, list[Note]]) -> object:
+                records = [{"key": n.key, "content": n.content, "tags": list(n.tags)} for n in batch[1]]
+                started = time.thread_time()
+                saved = sessions[name][batch[0]].memory_save_many(records, batch_size=BULK_BATCH)
+                cpu[name].append(time.thread_time() - started)
+                return saved
+
+            return call
+
+        try:
+            wall = interleaved({name: load(name) for name in stores}, batches)
+        finally:
+            for store in stores.values():
+                store.close()
+    print(f"\none agent's bulk load, {size:,} memories in {len(batches)} batches of {BULK_BATCH:,}, interleaved")
+    columns = ("wall p50 ms", "wall mean ms", "CPU p50 ms", "CPU mean ms", "CPU/wall")
+    print(f"{'store':<8} " + " ".join(f"{column:>12}" for column in columns))
+    for name in stores:
+        mean_cpu = statistics.mean(cpu[name])
+        print(
+            f"{name:<8} {wall[name].p50_us / 1e3:>12.1f} {1e3 / wall[name].rate:>12.1f} "
+            f"{statistics.median(cpu[name]) * 1e3:>12.1f} {mean_cpu * 1e3:>12.1f} {mean_cpu * wall[name].rate:>12.0%}"
+        )
+    ratio_wall = wall["folder"].p50_us / wall["file"].p50_us
+    ratio_cpu = statistics.median(cpu["folder"]) / statistics.median(cpu["file"])
+    print(f"folder ÷ file, per batch: wall p50 {ratio_wall:.2f}x, CPU p50 {ratio_cpu:.2f}x")
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"load average {load} at the end")
 
 
 def cold_open(path: Path, agent: str, key: str, layout: str) -> tuple[float, float]:
@@ -482,7 +537,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--random-agents", type=int, default=1000, help="measure random-agent calls from this many agents on"
     )
     parser.add_argument("--only-random", action="store_true", help="build the folder stores, measure random calls")
+    parser.add_argument("--bulk", type=int, metavar="N", help="measure only a bulk load of N memories, file vs folder")
+    parser.add_argument("--store-dir", type=Path, help="with --only-random: keep the built stores here, reuse them")
     args = parser.parse_args(argv)
+    if args.store_dir is not None and not args.only_random:
+        parser.error("--store-dir needs --only-random")
     counts = [int(s.replace("_", "")) for s in args.agents.split(",") if s.strip()]
     file_counts = [int(s.replace("_", "")) for s in args.file_agents.split(",") if s.strip()]
 
@@ -492,6 +551,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"per-agent={args.file_per_agent}; saves={args.saves} queries={args.queries} gets={args.gets} seed={args.seed}"
     )
     corpus = Corpus(args.seed)
+    if args.bulk:
+        bulk_file_and_folder(corpus, args.bulk)
+        return
     results: list[Result] = []
     randoms: list[RandomResult] = []
     skipped = [] if args.only_random else [a for a in file_counts if a > args.file_max_agents]
@@ -504,8 +566,15 @@ def main(argv: Sequence[str] | None = None) -> None:
                 results.append(bench(corpus, agents, args.file_per_agent, layout, args, workdir))
         for agents in counts:
             print(f"\nfolder layout, {agents:,} agents × {args.per_agent}", flush=True)
-            path = workdir / f"folder-{agents}x{args.per_agent}"
-            if args.only_random:
+            path = (args.store_dir or workdir) / f"folder-{agents}x{args.per_agent}"
+            if args.only_random and (path / "catalogue.db").exists() and args.store_dir is not None:
+                print(f"  folder: {agents:,} agents × {args.per_agent} as built before in {path}", flush=True)
+            elif args.only_random and args.store_dir is not None:
+                partial = path.with_name(path.name + ".partial")  # an interrupted build is never reused
+                subprocess.run(["rm", "-rf", str(partial)], check=True)
+                build(corpus, partial, agents, args.per_agent, "folder")
+                partial.rename(path)
+            elif args.only_random:
                 build(corpus, path, agents, args.per_agent, "folder")
             else:
                 results.append(bench(corpus, agents, args.per_agent, "folder", args, workdir))
@@ -551,7 +620,7 @@ def print_random(results: list[RandomResult], *, header: bool = True) -> None:
     print()
     print(
         "open = the middle agent, called every other call (its file stays open); random = an agent drawn uniformly\n"
-        "(every agent was given a session first, in order); session+get = a new session, then memory_get.\n"
+        "(every agent was given a session and a get first, in order); session+get = a new session, then memory_get.\n"
         f"open files: the store's own number (default) and {OLD_CACHE_SIZE}, the old default."
     )
     print()

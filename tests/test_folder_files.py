@@ -15,9 +15,18 @@ import pytest
 import memlab.storage.catalogue
 import memlab.storage.folder
 import memlab.storage.folder_closer
+import memlab.storage.folder_files
 from memlab import InvalidArgument, Level, MemoryStore, SchemaError
 from memlab.storage.folder import FolderStorage
-from memlab.storage.folder_files import MAX_OPEN_FILES, MIN_OPEN_FILES, AgentFile, keep_wal_on_close, open_files_allowed
+from memlab.storage.folder_files import (
+    DESCRIPTORS_PER_FILE,
+    MAX_OPEN_FILES,
+    MIN_OPEN_FILES,
+    OPEN_FILES,
+    AgentFile,
+    keep_wal_on_close,
+    open_files_allowed,
+)
 from memlab.storage.sqlite import SqliteStorage
 from tests.test_verify import _sql
 
@@ -124,6 +133,30 @@ def test_the_heads_of_evicted_files_are_recorded(tmp_path):
     recorded = dict(sqlite3.connect(path / "catalogue.db").execute("SELECT name, audit_rows FROM agents").fetchall())
     assert recorded["ann"] == lengths["ann"]
     store.close()
+
+
+def test_the_closer_records_heads_without_a_sync_of_its_own_per_eviction(tmp_path, monkeypatch):
+    """The closer's catalogue connection commits at ``synchronous=NORMAL``, as the store's does: at SQLite's FULL
+    each eviction's head record waited for a sync of the catalogue's WAL, holding its write lock (a new session's
+    insert waited behind it).
+
+    Guards: ``catalogue_connection`` without its ``PRAGMA synchronous=NORMAL``; the closer opening the catalogue
+    with ``sqlite3.connect`` itself."""
+    levels: list[int] = []
+    real = memlab.storage.catalogue.catalogue_connection
+
+    def spy(catalogue: Path, busy_timeout: float) -> sqlite3.Connection:
+        conn = real(catalogue, busy_timeout)
+        levels.append(conn.execute("PRAGMA synchronous").fetchone()[0])
+        return conn
+
+    monkeypatch.setattr(memlab.storage.folder_closer, "catalogue_connection", spy)
+    with _store(tmp_path / "store", 1) as store:
+        for agent in ("ann", "bob"):
+            store.session(Level.PUBLIC, agent=agent).memory_save("note", f"{agent}'s note")
+        store.storage._closer.drain()  # type: ignore[attr-defined]
+        assert levels == [1]  # NORMAL: one connection, for ann's eviction
+        assert store.storage._catalogue.execute("PRAGMA synchronous").fetchone()[0] == 1  # type: ignore[attr-defined]
 
 
 def test_a_file_closed_with_its_wal_kept_is_synced_and_checkpointed_when_the_store_closes(tmp_path, monkeypatch):
@@ -237,14 +270,67 @@ def low_limit():
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
+def _files_for(soft: int) -> int:
+    """The open files a soft limit of ``soft`` descriptors gives: all but a headroom of 1,024 (or an eighth)."""
+    return max(MIN_OPEN_FILES, min(MAX_OPEN_FILES, (soft - max(1024, soft // 8)) // DESCRIPTORS_PER_FILE))
+
+
 def test_a_store_folder_raises_the_descriptor_limit_and_keeps_files_open_by_it(tmp_path, low_limit):
     """Guards: ``open_files_allowed`` without its ``setrlimit`` (the cache sized from 256 descriptors: 64 files)."""
     storage = FolderStorage(tmp_path / "store")
     soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     assert soft == min(low_limit, 65_536) if low_limit != resource.RLIM_INFINITY else soft == 65_536
-    assert storage.cache_size == max(MIN_OPEN_FILES, min(MAX_OPEN_FILES, soft // 12)) == open_files_allowed()
+    assert storage.cache_size == _files_for(soft) == open_files_allowed()
     assert soft > 1024 and storage.cache_size > MIN_OPEN_FILES  # this machine's hard limit allows more
     storage.close()
+
+
+@pytest.mark.parametrize("limits", [(1024, 4096), (1024, 20_000), (4096, 4096), (1024, 1_048_576), (256, 256)])
+def test_the_open_files_leave_the_process_a_headroom_of_descriptors(monkeypatch, limits):
+    """Most descriptors may hold agent files (at 10,000 agents most files stay open), but never the last 1,024 nor
+    the last eighth: the host's own sockets and files still open.
+
+    Guards: the headroom dropped (``spare = soft``); the old quarter share (``soft // 12`` files)."""
+    raised: list[tuple[int, int]] = []
+    monkeypatch.setattr(memlab.storage.folder_files.resource, "getrlimit", lambda which: limits)
+    monkeypatch.setattr(memlab.storage.folder_files.resource, "setrlimit", lambda which, pair: raised.append(pair))
+    soft, hard = limits
+    limit = min(hard, 65_536)
+    files = open_files_allowed()
+    assert raised == ([] if soft >= limit else [(limit, hard)])
+    assert files == _files_for(limit)
+    if files > MIN_OPEN_FILES:
+        assert files * DESCRIPTORS_PER_FILE + max(1024, limit // 8) <= limit
+    if MIN_OPEN_FILES < files < MAX_OPEN_FILES:
+        assert files * DESCRIPTORS_PER_FILE > limit // 2  # most of them
+    if limits == (1024, 20_000):
+        assert files == 5833  # this machine's limits: 58% of 10,000 agents' files open
+
+
+def test_store_folders_sized_by_the_process_share_its_budget_of_open_files(tmp_path, monkeypatch):
+    """Two store folders of one process each sized alone would each take the descriptors meant for both.
+
+    Guards: the eviction by this store's own count alone (``or self._over_shared_budget()`` dropped)."""
+    monkeypatch.setattr(memlab.storage.folder, "open_files_allowed", lambda: 4)
+    before = OPEN_FILES.count
+    with MemoryStore(tmp_path / "a", layout="folder") as first, MemoryStore(tmp_path / "b", layout="folder") as second:
+        for agent in ("ann", "bob", "cid", "dan"):
+            first.session(Level.PUBLIC, agent=agent).memory_save("note", f"{agent}'s note")
+        assert len(first.storage._files) == 4 and OPEN_FILES.count == before + 4  # type: ignore[attr-defined]
+        for agent in ("eve", "fay", "gus"):
+            second.session(Level.PUBLIC, agent=agent).memory_save("note", f"{agent}'s note")
+            # the second keeps one file open, whatever it opens, while the first holds the rest
+            assert len(second.storage._files) == 1  # type: ignore[attr-defined]
+            assert OPEN_FILES.count <= before + 5
+        assert second.session(Level.PUBLIC, agent="eve").memory_get("note") is not None
+        sized = FolderStorage(tmp_path / "c", cache_size=3)  # a number given is the store's own
+        try:
+            for agent in ("hal", "ida", "jon"):
+                sized.agent_storage(agent)
+            assert len(sized._files) == 3
+        finally:
+            sized.close()
+    assert OPEN_FILES.count == before  # every file counted is given back when its store closes
 
 
 def test_a_cache_size_given_leaves_the_descriptor_limit_alone(tmp_path, low_limit):

@@ -117,6 +117,38 @@ def test_a_symlink_made_before_an_agent_exists_is_not_written_through(folder, tm
     assert not any(elsewhere.iterdir())
 
 
+def test_an_agent_file_replaced_by_a_symlink_is_refused_on_open_and_not_written_through(folder, tmp_path):
+    """The file itself a link to a copy outside the folder: its open refuses it (one ``lstat`` per step, never
+    followed), and the copy is left as it was.
+
+    Guards: ``FolderStorage._damage`` checking the two folders but not the file (``(path.parent.parent,
+    path.parent)``)."""
+    ann = _file(folder, "ann")
+    outside = tmp_path / "outside.db"
+    shutil.move(ann, outside)
+    ann.symlink_to(outside)
+    before = outside.read_bytes()
+    with MemoryStore(folder) as store:
+        with pytest.raises(SchemaError, match="is a symbolic link"):
+            store.session(agent="ann").memory_get("note")
+        assert store.session(agent="bob").memory_get("note").content == "bob's public note"
+    assert outside.read_bytes() == before
+
+
+def test_an_agent_file_memlab_may_not_write_is_refused_on_open(folder, monkeypatch):
+    """An agent's file the process may not write (its mode, say: here the answer of ``os.access``, since the tests
+    may run as root, whom no mode stops) is refused before SQLite opens it read-only.
+
+    Guards: ``AgentFile._check_path`` checking nothing (the folder's checks standing for it)."""
+    ann = _file(folder, "ann")
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode: False if Path(path) == ann else real(path, mode))
+    with MemoryStore(folder) as store:
+        with pytest.raises(SchemaError, match="is read-only"):
+            store.session(agent="ann").memory_get("note")
+        assert store.session(agent="bob").memory_get("note").content == "bob's public note"
+
+
 # -- V4: a deleted or emptied file ----------------------------------------------------------------------
 
 

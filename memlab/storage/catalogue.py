@@ -18,7 +18,15 @@ from memlab.storage import chain
 from memlab.storage.layout import CATALOGUE, FORMAT, LOCK
 from memlab.storage.schema import check_meta_values
 
-__all__ = ["SCHEMA_VERSION", "open_catalogue", "ensure_catalogue", "log_agent", "record_head", "folder_lock"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "open_catalogue",
+    "catalogue_connection",
+    "ensure_catalogue",
+    "log_agent",
+    "record_head",
+    "folder_lock",
+]
 
 SCHEMA_VERSION = 1
 
@@ -73,6 +81,15 @@ def open_catalogue(path: Path, *, analyzer: str, views: str, busy_timeout: float
     except SchemaError:
         conn.close()
         raise
+    return conn
+
+
+def catalogue_connection(catalogue: Path, busy_timeout: float) -> sqlite3.Connection:
+    """Another connection to an existing catalogue (the closer's): autocommit, and, as the store's own, committing
+    at ``synchronous=NORMAL``: in WAL a commit then waits for no sync of its own (at FULL every head recorded on an
+    eviction waited for one, holding the catalogue's write lock meanwhile), and is on disk by the next checkpoint."""
+    conn = sqlite3.connect(catalogue, timeout=busy_timeout, isolation_level=None)
+    conn.execute("PRAGMA synchronous=NORMAL")
     return conn
 
 

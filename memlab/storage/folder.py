@@ -17,9 +17,10 @@ the name itself: no path traversal, no case folding, any Unicode name. Symbolic 
 refused: a file written through one would leave the store.
 
 Opening a file is the costly step, so the store keeps as many open as the process's descriptors allow
-(``memlab.storage.folder_files``: the limit raised toward its hard maximum, a quarter of it used, at most
-``MAX_OPEN_FILES``), checks each distinct schema once per process, and closes the least recently used file on a
-background thread (``memlab.storage.folder_closer``): a close checkpoints the file, which no call waits for.
+(``memlab.storage.folder_files``: the limit raised toward its hard maximum, all of it but a headroom used, at most
+``MAX_OPEN_FILES``, shared by the process's store folders), checks each distinct schema once per process, and
+closes the least recently used file on a background thread (``memlab.storage.folder_closer``): a close
+checkpoints the file, which no call waits for.
 
 The catalogue is checked against the files: an agent it lists must have its non-empty file, holding that agent
 only, and a file must belong to an agent it lists; anything else is refused on open (``SchemaError``) rather
@@ -33,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import stat
 import threading
 import uuid
 from collections import OrderedDict
@@ -49,7 +51,7 @@ from memlab.search.dense import Embedder
 from memlab.search.ranking import Ranking
 from memlab.storage.catalogue import folder_lock, log_agent, open_catalogue, record_head
 from memlab.storage.folder_closer import Closer
-from memlab.storage.folder_files import AgentFile, checkpoint, open_files_allowed
+from memlab.storage.folder_files import OPEN_FILES, AgentFile, checkpoint, open_files_allowed
 from memlab.storage.folder_verify import verify_folder
 from memlab.storage.layout import CATALOGUE, agent_file
 from memlab.storage.sqlite import SqliteStorage
@@ -69,7 +71,9 @@ class FolderStorage:
         busy_timeout: seconds a writer waits for another process's transaction.
         cache_size: agent files kept open at once; the least recently used is closed beyond it. By default as
             many as the process's limit on open descriptors allows (``folder_files.open_files_allowed``, which
-            raises the soft limit toward the hard one); a number given here leaves the limit alone.
+            raises the soft limit toward the hard one), counted with the files of every other store folder of the
+            process that is sized so (``folder_files.OPEN_FILES``); a number given here leaves the limit alone
+            and is this store's alone.
     Raises:
         SchemaError: ``path`` is a file, a folder holding other things, or a store this memlab cannot open.
     """
@@ -91,7 +95,9 @@ class FolderStorage:
         self.rules = rules if rules is not None else ViewRules.lattice()
         self.analyzer = resolve_analyzer(analyzer)
         self.busy_timeout = busy_timeout
-        self.cache_size = open_files_allowed() if cache_size is None else max(1, cache_size)
+        # The process's budget, shared with its other store folders sized by it; None when cache_size was given.
+        self._shared_budget = open_files_allowed() if cache_size is None else None
+        self.cache_size = self._shared_budget if cache_size is None else max(1, cache_size)
         self._files: OrderedDict[str, SqliteStorage] = OrderedDict()
         self._template: bytes | None = None
         # One lock for the cache and the calls through it: a file is never closed under a running call.
@@ -176,25 +182,39 @@ class FolderStorage:
                 storage.close()
                 raise SchemaError(f"{path} holds agent {others[0]!r}, not {agent!r}: the store folder is damaged")
             self._files[agent] = storage
-            while len(self._files) > self.cache_size:
+            OPEN_FILES.add(1)
+            while len(self._files) > 1 and (len(self._files) > self.cache_size or self._over_shared_budget()):
                 self._closer.close_later(*self._files.popitem(last=False))
+                OPEN_FILES.add(-1)
             return storage
+
+    def _over_shared_budget(self) -> bool:
+        """Whether the store folders of this process sized by its budget hold more files open than it allows."""
+        return self._shared_budget is not None and OPEN_FILES.count > self._shared_budget
 
     def _damage(self, agent: str, path: Path) -> str | None:
         """None when the agent's file is in place; "" when the agent is new (neither catalogued nor on disk);
         otherwise what is wrong."""
-        relative = str(path.relative_to(self.path))
+        relative = _relative(agent)
+        # One lstat per step (this runs on every open of a file): a link is seen as itself, never followed, and the
+        # file's kind and size come with its own.
+        status: os.stat_result | None = None
         for link in (path.parent.parent, path.parent, path):
-            if link.is_symlink():
+            try:
+                status = os.lstat(link)
+            except FileNotFoundError:
+                status = None
+                break  # nor is anything under it there
+            if stat.S_ISLNK(status.st_mode):
                 return f"{link} is a symbolic link"
         row = self._catalogue.execute("SELECT file FROM agents WHERE name = ?", (agent,)).fetchone()
         if row is None:
-            return "" if not path.exists() else f"{relative} holds agent {agent!r}, whom the catalogue does not list"
+            return "" if status is None else f"{relative} holds agent {agent!r}, whom the catalogue does not list"
         if row[0] != relative:
             return f"the catalogue names the file {row[0]} for agent {agent!r}, not {relative}"
-        if not path.is_file():
+        if status is None or not stat.S_ISREG(status.st_mode):
             return f"agent {agent!r} is in the catalogue, but its file {relative} is missing"
-        if path.stat().st_size == 0:
+        if status.st_size == 0:
             return f"agent {agent!r} is in the catalogue, but its file {relative} is empty"
         return None
 
@@ -213,7 +233,7 @@ class FolderStorage:
     def _create_file(self, agent: str, path: Path) -> None:
         """Register the agent (and log its creation, chained), then make its file from the empty template
         (atomically: link, never replace). The caller holds the folder's lock."""
-        relative = str(path.relative_to(self.path))
+        relative = _relative(agent)
         with self._catalogue_transaction() as conn:
             if conn.execute("INSERT OR IGNORE INTO agents (name, file) VALUES (?, ?)", (agent, relative)).rowcount:
                 log_agent(conn, agent, relative)
@@ -397,12 +417,18 @@ class FolderStorage:
             try:
                 self._closer.stop()
                 while self._files:
+                    OPEN_FILES.add(-1)
                     self._close_file(*self._files.popitem())
                 for path in sorted(self._closer.kept_wal):
                     checkpoint(path)  # closed without one while the store ran (Closer)
                 self._closer.kept_wal.clear()
             finally:
                 self._catalogue.close()
+
+
+def _relative(agent: str) -> str:
+    """The agent's file as the catalogue names it, relative to the store's folder."""
+    return f"agents/{agent_file(agent)}"
 
 
 def _encoded(agent: str) -> bytes:

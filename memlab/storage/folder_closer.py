@@ -23,7 +23,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from memlab.storage.catalogue import record_head
+from memlab.storage.catalogue import catalogue_connection, record_head
 from memlab.storage.folder_files import keep_wal_on_close, sync_wal
 
 __all__ = ["Closer"]
@@ -120,7 +120,7 @@ class Closer:
         try:
             try:
                 if catalogue is None:
-                    catalogue = sqlite3.connect(self._catalogue, timeout=self._busy_timeout, isolation_level=None)
+                    catalogue = catalogue_connection(self._catalogue, self._busy_timeout)
                 record_head(catalogue, agent, storage.conn)
             finally:
                 kept = keep_wal_on_close(storage.conn)

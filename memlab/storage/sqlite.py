@@ -103,7 +103,7 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
         columns = indexed_columns(self.analyzer)
         self._fts_columns = ", ".join(columns)
         if self.path is not None:
-            _check_path(self.path)
+            self._check_path()
         try:
             conn = connection or sqlite3.connect(
                 ":memory:" if path is None else str(path),
@@ -196,6 +196,10 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
         self._indexed.clear()
         self._boosted.clear()
         self._agent_ids.clear()
+
+    def _check_path(self) -> None:
+        """Refuse, before SQLite touches it, a path that cannot be a store file memlab may write."""
+        _check_path(self.path)
 
     def _check_schema(self) -> dict[str, str]:
         """Read and check the schema; create it, under the write lock, only in a new, empty database."""
@@ -549,13 +553,19 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
             self.conn.close()
 
 
+def check_access(path: Path) -> None:
+    """Refuse an existing store file memlab may not read and write."""
+    if not os.access(path, os.R_OK | os.W_OK):
+        raise SchemaError(f"{path} is read-only: memlab writes an audit row for every call, so it needs write access")
+
+
 def _check_path(path: Path) -> None:
     """Refuse, before SQLite touches it, a path that cannot be a store file memlab may write."""
     if path.is_dir():
         raise SchemaError(f"{path} is a folder, not a store file")
     if not path.parent.is_dir():
         raise SchemaError(f"cannot create the store {path}: its folder {path.parent} does not exist")
-    if path.exists() and not os.access(path, os.R_OK | os.W_OK):
-        raise SchemaError(f"{path} is read-only: memlab writes an audit row for every call, so it needs write access")
-    if not path.exists() and not os.access(path.parent, os.W_OK):
+    if path.exists():
+        check_access(path)
+    elif not os.access(path.parent, os.W_OK):
         raise SchemaError(f"cannot create the store {path}: its folder is read-only")
