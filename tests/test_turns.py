@@ -74,3 +74,10 @@ class _Stopped(Exception):
 
 def _stop():
     raise _Stopped
+
+
+def test_the_derived_collections_label_locomos_categories():
+    # Guards: the labels given to a collection named "locomo" only (locomo-turns' table headed 1, 2, 3, 4).
+    results = memlab.eval.Results.load("data/results/locomo")
+    results.collection = "locomo-turns"
+    assert list(results.by_category().columns) == ["1 multi-hop", "2 temporal", "3 open-domain", "4 single-hop"]
