@@ -68,7 +68,11 @@ def main(argv: list[str] | None = None) -> int:
     evaluate = _command(
         commands, "eval", "compare search configurations (context, boost, analyzers) on LoCoMo or a TREC-style folder"
     )
-    evaluate.add_argument("--collection", help="a TREC-style folder (docs.jsonl, queries.jsonl, qrels)")
+    evaluate.add_argument(
+        "--collection",
+        help="a TREC-style folder (docs.jsonl, queries.jsonl, qrels) or a shipped collection: locomo (the default), "
+        "locomo-topical, locomo-turns",
+    )
     evaluate.add_argument("--locomo", default=None, help="path of locomo10.json (default: data/locomo10.json)")
     evaluate.add_argument(
         "--rows",
@@ -221,13 +225,13 @@ def _eval(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from memlab.errors import InvalidArgument, MemlabError
-    from memlab.eval import ALL_ROWS, load_locomo, load_trec, report, run
+    from memlab.eval import ALL_ROWS, load_collection, report, run
 
     on_terminal = sys.stderr.isatty()  # a bar's \r has no place in a log
     out = sys.stderr if args.json else sys.stdout  # with --json, standard output is the document alone
     try:
         ranking_file = _ranking_file(args)  # refused before anything is loaded
-        collection = load_trec(args.collection) if args.collection else load_locomo(args.locomo or "data/locomo10.json")
+        collection = load_collection(args.collection or "locomo", locomo=args.locomo or "data/locomo10.json")
         # Before the run: a wrong folder shows at once.
         print(report.collection_summary(collection), file=out, flush=True)
         if args.tune:

@@ -203,6 +203,31 @@ def test_dense_and_hybrid_search_cannot_observe_high_operations(ranking, case):
     assert not interferes(case, embedder=WordsEmbedder(), ranking=ranking)
 
 
+@st.composite
+def fusion_agreement(draw):
+    """A random scenario, then saves of several keys by a low and a high session and a search by each of one
+    query: above the bound, versions that FTS5 would match and the model would place near the query, moving how
+    far the two rankings agree (what weighs the dense ranking in the fusion, ``vectors._agreement``)."""
+    bound, low, high, ops = draw(scenario(words=["alice", "coffee", *TAGS]))
+    text = st.lists(st.sampled_from(["alice", "coffee", "march", "python", *TAGS]), min_size=1, max_size=3).map(
+        " ".join
+    )
+    save = st.tuples(st.sampled_from(["low-a", "high"]), st.sampled_from(KEYS), text)
+    saves = draw(st.lists(save, min_size=1, max_size=10))
+    ending = [(actor, "memory_save", {"key": key, "content": words}) for actor, key, words in saves]
+    query = {"query": draw(text), "max_results": 5}
+    return bound, low, high, [*ops, *ending, ("high", "memory_search", query), ("low-a", "memory_search", query)]
+
+
+@settings(max_examples=200)
+@given(case=fusion_agreement())
+def test_the_fusions_weights_depend_only_on_the_view(case):
+    """The dense ranking's weight in the fusion (its agreement with FTS5) comes from the view's two rankings."""
+    # Guards: the agreement counted against FTS5's matches of every level ("agreement over every level": in
+    # SqliteStorage.search, _agreement given the lexical ranking of the highest level the agent has).
+    assert not interferes(case, embedder=WordsEmbedder(), ranking=Ranking.hybrid())
+
+
 @settings(max_examples=60)
 @given(case=scenario())
 def test_low_sessions_cannot_observe_high_operations_in_postgres(case):

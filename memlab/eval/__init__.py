@@ -3,6 +3,7 @@
 from memlab.eval.collections import Collection, CollectionError, Document, Query
 from memlab.eval.configurations import ALL_ROWS
 from memlab.eval.locomo import load_locomo
+from memlab.eval.named import load_collection
 from memlab.eval.runner import Results, run
 from memlab.eval.trec import load_trec
 
@@ -13,6 +14,7 @@ __all__ = [
     "Query",
     "load_locomo",
     "load_trec",
+    "load_collection",
     "Results",
     "run",
     "ALL_ROWS",

@@ -85,7 +85,7 @@ class Results:
         an empty frame when none does. LoCoMo's numbered categories are labelled with their kind (``2 temporal``)."""
         table = self.per_query.pivot_table(index="row", columns="category", values=measure, aggfunc="mean", sort=False)
         table = table[sorted(table.columns, key=str)]
-        return table.rename(columns=category_label) if self.collection == "locomo" else table
+        return table.rename(columns=category_label) if self.collection.startswith("locomo") else table
 
     def save(self, folder: str | Path) -> list[Path]:
         """Keep what ``load`` needs to give these results back: the per-query measures (gzipped CSV), the

@@ -69,8 +69,9 @@ class Ranking:
             least half of the memories of the session's view (where bm25 floors its idf).
         lexical: weight of the FTS5 ranking in reciprocal rank fusion (0: dense retrieval alone).
         dense: weight of the dense ranking in reciprocal rank fusion (0: FTS5 alone, the default; above 0 the
-            store needs an embedder, ``memlab.search.dense``).
-        fusion_k: the k of reciprocal rank fusion, ``score = lexical / (k + rank) + dense / (k + rank')``.
+            store needs an embedder, ``memlab.search.dense``), scaled per query by the dense ranking's agreement
+            with FTS5's (``memlab.storage.vectors._agreement``).
+        fusion_k: the k of reciprocal rank fusion, ``lexical / (k + rank) + dense * agreement / (k + rank')``.
     """
 
     key: float = 1.0

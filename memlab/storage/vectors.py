@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 _VECTOR_VIEWS = 4  # effective views' matrices kept per connection (100k vectors of 384 floats: 154 MB)
 FUSION_DEPTH = 50  # how deep each ranking is read when two are fused (RRF's weight at rank 50 is ~1/50)
+AGREEMENT_DEPTH = 10  # the dense ranking's top read for its agreement with FTS5: what success@10 reads
 
 
 class VectorSearch:
@@ -111,13 +112,29 @@ class _VectorView(NamedTuple):
 
 
 def _fuse(lexical: list[_Ranked], dense: list[_Ranked], ranking: Ranking) -> list[_Ranked]:
-    """Reciprocal rank fusion by memory key: ``lexical / (k + rank) + dense / (k + rank')``; a key shows the
-    version FTS5 found when it found one; ties keep FTS5's order, then the dense order."""
+    """Reciprocal rank fusion by memory key: ``lexical / (k + rank) + dense * agreement / (k + rank')``; a key
+    shows the version FTS5 found when it found one; ties keep FTS5's order, then the dense order.
+
+    The dense ranking's weight is scaled by its ``agreement`` with FTS5 on this query (``_agreement``): where the
+    model's nearest memories are ones FTS5 also matched it reorders them at full weight, and where they share no
+    word with the query it cannot push them above FTS5's matches. On short chat turns MiniLM alone is weak and
+    plain RRF fell below FTS5 alone (locomo-turns, docs/relevance-lab.md)."""
     scores: dict[str, float] = {}
     first_found: dict[str, _Ranked] = {}
-    for weight, ranked in ((ranking.lexical, lexical), (ranking.dense, dense)):
+    dense_weight = ranking.dense * _agreement(lexical, dense)
+    for weight, ranked in ((ranking.lexical, lexical), (dense_weight, dense)):
         for rank, item in enumerate(ranked, start=1):
             scores[item.key] = scores.get(item.key, 0.0) + weight / (ranking.fusion_k + rank)
             first_found.setdefault(item.key, item)
     order = sorted(scores, key=lambda key: -scores[key])  # stable: first seen first among equals
     return [first_found[key]._replace(score=scores[key]) for key in order]
+
+
+def _agreement(lexical: list[_Ranked], dense: list[_Ranked]) -> float:
+    """The share of the dense ranking's top ``AGREEMENT_DEPTH`` keys that FTS5 matched too, of as many as could
+    be (FTS5 may match fewer); 1 when FTS5 matched nothing (the dense ranking is then all there is). Both
+    rankings are of the session's effective view, so the weight depends on nothing else."""
+    found = {item.key for item in lexical}
+    top = list(dict.fromkeys(item.key for item in dense))[:AGREEMENT_DEPTH]
+    possible = min(len(top), len(found))
+    return 1.0 if possible == 0 else sum(key in found for key in top) / possible
