@@ -180,6 +180,8 @@ def test_a_key_reads_as_its_highest_version_the_label_may_read(storage, taint, p
 def test_newest_chooses_the_maximal_version_saved_last(storage):
     """At CONFIDENTIAL:hr,legal a key saved at CONFIDENTIAL:hr and at CONFIDENTIAL:legal has two maximal versions;
     ``newest`` (the default) gives the one saved last, in save order, whatever the clock says (one time here)."""
+    # Guards: _chosen returning versions[0] instead of the rule's choice (get and list)
+    # Guards: the search's "b.saved_order > a.saved_order" flipped to "<" (the older maximal version surfaces)
     hr, legal, both = (
         At(storage, label) for label in ("CONFIDENTIAL:hr", "CONFIDENTIAL:legal", "CONFIDENTIAL:hr,legal")
     )
@@ -198,6 +200,7 @@ def test_newest_chooses_the_maximal_version_saved_last(storage):
 def test_a_search_matches_the_chosen_version_not_an_older_maximal_one(storage):
     """Shadowing before the match: the key's view is the newest maximal version; an older one that matches
     must not surface (nor a tag the chosen version lacks)."""
+    # Guards: effective_view keeping the chosen version without "tag in memory.tags" (the filter after shadowing)
     hr, legal, both = (At(storage, label) for label in ("INTERNAL:hr", "INTERNAL:legal", "INTERNAL:hr,legal"))
     hr.save("plan", "about coffee", ("drinks",))
     legal.save("plan", "about tea")
@@ -208,6 +211,7 @@ def test_a_search_matches_the_chosen_version_not_an_older_maximal_one(storage):
 
 
 def test_refuse_raises_ambiguous_on_a_get_and_leaves_the_key_out_of_lists_and_searches(pg_url, refusing):
+    # Guards: _search_sql choosing as newest does under refuse (the contested key surfaces in searches)
     hr, legal, both = (
         At(refusing, label) for label in ("CONFIDENTIAL:hr", "CONFIDENTIAL:legal", "CONFIDENTIAL:hr,legal")
     )
@@ -259,6 +263,7 @@ def test_the_audit_sessions_and_taint_events_record_labels_and_verify_passes(sto
     assert [(row["from_level"], row["to_level"]) for row in storage.taint_event_rows()] == [
         ("CONFIDENTIAL:hr", "RESTRICTED:hr,legal")
     ]
+    # Guards: seal.check_versions making refs without the categories (key@CONFIDENTIAL/v1: no audited save)
     verification = storage.verify()
     assert verification.ok, verification.problems
     assert verification.versions == 2
@@ -319,6 +324,7 @@ def _written(url: str) -> tuple:
 
 @pytest.mark.parametrize("label", list(MALFORMED.values()), ids=list(MALFORMED))
 def test_a_malformed_label_is_refused_before_anything_is_written(storage, pg_url, label):
+    # Guards: connection._label taking a Label made by hand as it is (no "checked != value" refusal)
     hr = At(storage, "CONFIDENTIAL:hr")
     hr.save("plan", "hr coffee")
     before = _written(pg_url)
@@ -448,7 +454,7 @@ CLAIM_EDITS = {
 @pytest.mark.parametrize("edit", list(CLAIM_EDITS))
 def test_a_session_cannot_change_its_claims_categories(storage, pg_url, edit):
     """The mac covers the categories: a claim with other categories (or none) admits nothing at all."""
-    # Guards: claim() leaving the categories out of the signed message (the mac verifies whatever follows the level)
+    # Guards: the mac taken over agent|level|txid only, in claim() and in claimed() (the categories unsigned)
     _compartments(storage)
     conn = psycopg.connect(pg_url.replace("postgres@", "memlab_session@"), options="-c search_path=memlab")
     with conn:
@@ -501,6 +507,7 @@ def _observe(storage: PostgresStorage, agent: str, taint: str) -> tuple:
 def test_versions_a_label_cannot_read_change_nothing_it_observes(pg_url, shadowing):
     """Two worlds (two agents of one store) that differ only in operations at labels that do not flow to T give
     T the same gets, lists, searches and scores; under both shadowing rules."""
+    # Guards: memories_read and the store's _LIVE both without their categories condition (found in 25 examples)
     with _opened(pg_url, shadowing) as storage:
 
         @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), database=None)
