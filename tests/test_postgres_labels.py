@@ -181,7 +181,8 @@ def test_newest_chooses_the_maximal_version_saved_last(storage):
     """At CONFIDENTIAL:hr,legal a key saved at CONFIDENTIAL:hr and at CONFIDENTIAL:legal has two maximal versions;
     ``newest`` (the default) gives the one saved last, in save order, whatever the clock says (one time here)."""
     # Guards: _chosen returning versions[0] instead of the rule's choice (get and list)
-    # Guards: the search's "b.saved_order > a.saved_order" flipped to "<" (the older maximal version surfaces)
+    # Guards: the search's rival "saved after it" flipped to "before" (rank(h) < rank(m): the older one surfaces)
+    # Guards: the rival's "NOT EXISTS" version above it made "EXISTS" (a shadowed rival counts as maximal)
     hr, legal, both = (
         At(storage, label) for label in ("CONFIDENTIAL:hr", "CONFIDENTIAL:legal", "CONFIDENTIAL:hr,legal")
     )
@@ -267,6 +268,26 @@ def test_the_audit_sessions_and_taint_events_record_labels_and_verify_passes(sto
     verification = storage.verify()
     assert verification.ok, verification.problems
     assert verification.versions == 2
+
+
+def test_a_purge_erases_every_label_of_a_key_and_verify_still_passes(storage):
+    for label in ("PUBLIC", "CONFIDENTIAL:hr", "CONFIDENTIAL:legal"):
+        At(storage, label).save("plan", f"the {label} secret")
+    At(storage, "CONFIDENTIAL:hr").save("memo", "kept")
+    event = AuditEvent(AT, "auditor", "main", max(Level), "purge", key="plan", message="ticket 1")
+    purged = storage.purge(
+        "main",
+        "plan",
+        None,
+        purged_at=AT,
+        purged_by="auditor",
+        audit=lambda versions: dataclasses.replace(event, records=tuple(v.ref() for v in versions)),
+    )
+    assert _refs(purged) == ["plan@PUBLIC/v1", "plan@CONFIDENTIAL:hr/v1", "plan@CONFIDENTIAL:legal/v1"]
+    assert At(storage, "CONFIDENTIAL:hr,legal").get("plan") is None
+    assert At(storage, "CONFIDENTIAL:hr").get("memo").content == "kept"
+    verification = storage.verify()
+    assert verification.ok, verification.problems
 
 
 @pytest.mark.parametrize(

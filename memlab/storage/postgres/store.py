@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from memlab.errors import InvalidArgument
-from memlab.labels import SHADOWING_RULES, Ambiguous, Label
+from memlab.labels import SHADOWING_RULES, Ambiguous, Label, maximal
 from memlab.levels import Level
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.search.query import query_terms
@@ -57,20 +57,6 @@ def _above(upper: str, lower: str) -> str:
     return (
         f"{upper}.classification >= {lower}.classification AND {upper}.categories @> {lower}.categories "
         f"AND ({upper}.classification > {lower}.classification OR {upper}.categories <> {lower}.categories)"
-    )
-
-
-def _maximal(also: str = "") -> str:
-    """SQL: no version ``m``'s session may read is above ``m`` (``labels.maximal``)."""
-    return f"NOT EXISTS (SELECT 1 FROM memories h WHERE {_readable('h', also)} AND {_above('h', 'm')})"
-
-
-def _contested(also: str = "") -> str:
-    """SQL: some version ``m``'s session may read does not flow to ``m``; for a maximal ``m``, that another
-    version is maximal too (under the four-level order, never)."""
-    return (
-        f"EXISTS (SELECT 1 FROM memories h WHERE {_readable('h', also)} "
-        "AND NOT (h.classification <= m.classification AND h.categories <@ m.categories))"
     )
 
 
@@ -303,7 +289,8 @@ class PostgresStorage(Connection):
 
         def work(cursor, head):
             rows = cursor.execute(
-                f"SELECT {_COLUMNS} FROM memories m WHERE {_LIVE} AND m.key = %(key)s AND {_maximal()}",
+                f"SELECT DISTINCT ON (m.categories) {_COLUMNS} FROM memories m WHERE {_LIVE} AND m.key = %(key)s "
+                "ORDER BY m.categories, m.classification DESC",
                 {"agent": agent, "key": key, **_claimed(label)},
             ).fetchall()
             memory = self._chosen(cursor, label, [_memory(row) for row in rows])
@@ -337,23 +324,25 @@ class PostgresStorage(Connection):
         """The effective view at ``taint``, by key; ``audit=None`` only for the auditor's views. A key whose
         maximal versions the shadowing rule refuses to choose among is left out."""
         label = _label(taint)
-        tagged = "" if tag is None else "AND {}.tags::jsonb ? %(tag)s"
-        if not self.rules.shadow_before_match:
-            # A policy variant: the tag filter runs first, and shadowing only among the tagged versions.
-            where = f"{tagged.format('m')} AND {_maximal(tagged.format('h'))}"
-        else:
-            # The filter applies to the chosen version: here to a maximal version no other contests, and to
-            # the others once the rule has chosen (below).
-            where = f"AND {_maximal()}" + ("" if tag is None else f" AND (m.tags::jsonb ? %(tag)s OR {_contested()})")
+        tagged = "" if tag is None else "AND m.tags::jsonb ? %(tag)s"
+        # A policy variant filters by tag first, and shadows only among the tagged versions; the design filters
+        # the chosen version: here a key's only candidate, and the others once the rule has chosen (below).
+        filtered_after = tag is not None and self.rules.shadow_before_match
+        before = "" if self.rules.shadow_before_match else tagged
+        after = "AND (v.tags::jsonb ? %(tag)s OR v.candidates > 1)" if filtered_after else ""
 
         def work(cursor, head):
+            # Per key, the highest version of each set of categories (no other can be maximal); which of them
+            # are maximal, and the rule's choice, are decided here, not in a self-join that RLS makes scan.
             found = cursor.execute(
-                f"SELECT {_COLUMNS} FROM memories m WHERE {_LIVE} {where} ORDER BY m.key",
+                "SELECT * FROM (SELECT d.*, count(*) OVER (PARTITION BY d.key) AS candidates FROM ("
+                f"SELECT DISTINCT ON (m.key, m.categories) {_COLUMNS} FROM memories m WHERE {_LIVE} {before} "
+                f"ORDER BY m.key, m.categories, m.classification DESC) d) v WHERE true {after} ORDER BY v.key",
                 {"agent": agent, "tag": tag, **_claimed(label)},
             )
             by_key: dict[str, list[Memory]] = {}
             for row in found.fetchall():
-                memory = _memory(row)
+                memory = _memory(row[:-1])
                 by_key.setdefault(memory.key, []).append(memory)
             order = self._save_order(cursor, [key for key, versions in by_key.items() if len(versions) > 1])
             view = []
@@ -373,13 +362,15 @@ class PostgresStorage(Connection):
     def _chosen(
         self, cursor, label: Label, versions: list[Memory], order: Callable[[Memory], object] | None = None
     ) -> Memory | None:
-        """The version of one key the view at ``label`` holds among its maximal ``versions``: the only one, or
-        the policy's shadowing rule's choice (which may raise ``Ambiguous``)."""
+        """The version of one key the view at ``label`` holds among its readable live ``versions``: the only
+        maximal one, or the policy's shadowing rule's choice among several (which may raise ``Ambiguous``)."""
         if len(versions) < 2:
             return versions[0] if versions else None
+        candidates = maximal({memory.label: memory for memory in versions}, label)
+        if len(candidates) == 1:
+            return next(iter(candidates.values()))
         rule = SHADOWING_RULES[self.rules.shadowing]
-        order = order or self._save_order(cursor, [versions[0].key])
-        return rule({memory.label: memory for memory in versions}, order)
+        return rule(candidates, order or self._save_order(cursor, [versions[0].key]))
 
     @staticmethod
     def _save_order(cursor, keys: list[str]) -> Callable[[Memory], object]:
@@ -436,21 +427,21 @@ class PostgresStorage(Connection):
         # Ties go in save order: ``matches`` numbers the matches it finds in that order (the session cannot read
         # the table-wide id, which counts every label's saves).
         also = "" if self.rules.shadow_before_match else "AND {}.document @@ q"
+        beside = "NOT (h.classification <= m.classification AND h.categories <@ m.categories)"
         if self.rules.shadowing == "refuse":
             # Only a version every other readable one flows to: one maximal version, and it is this.
-            chosen = f"NOT {_contested(also.format('h'))}"
+            rival = beside
         else:
-            # Uncontested (always, under the four-level order), or maximal and no other maximal version newer.
-            chosen = (
-                f"CASE WHEN NOT {_contested(also.format('h'))} THEN true "
-                f"WHEN NOT {_maximal(also.format('h'))} THEN false ELSE NOT EXISTS (SELECT 1 "
-                "FROM save_order(ARRAY[m.key]) a, save_order(ARRAY[m.key]) b, memories n "
-                "WHERE a.order_level = m.classification AND a.order_categories = m.categories "
-                "AND a.order_version = m.version AND b.saved_order > a.saved_order AND n.agent = m.agent "
-                "AND n.key = m.key AND n.classification = b.order_level AND n.categories = b.order_categories "
-                f"AND n.version = b.order_version {also.format('n')} AND NOT EXISTS (SELECT 1 FROM memories h "
-                f"WHERE {_readable('h', also.format('h'))} AND {_above('h', 'n')})) END"
+            # A version above it, or one beside it (never, under the four-level order) that is maximal and was
+            # saved after it; the save order is the one ``save_order`` numbers among the readable versions.
+            rank = "max(saved_order) FILTER (WHERE order_level = {0}.classification AND order_categories = "
+            rank += "{0}.categories AND order_version = {0}.version)"
+            rival = (
+                f"({_above('h', 'm')} OR {beside} AND NOT EXISTS (SELECT 1 FROM memories g WHERE "
+                f"{_readable('g', also.format('g'))} AND {_above('g', 'h')}) AND (SELECT {rank.format('h')} > "
+                f"{rank.format('m')} FROM save_order(ARRAY[m.key])))"
             )
+        chosen = f"NOT EXISTS (SELECT 1 FROM memories h WHERE {_readable('h', also.format('h'))} AND {rival})"
         return (
             f"SELECT {_COLUMNS}, {RANKINGS[self.rank_function]} AS score "
             f"FROM to_tsquery('{_indexing(self.schema, self.config)}', %(terms)s) q, "
