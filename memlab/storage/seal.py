@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from memlab.errors import InvalidArgument
+from memlab.labels import Label
 from memlab.levels import Level
 from memlab.records import AuditEvent, Memory, NewVersion
 from memlab.storage import chain
@@ -119,7 +121,7 @@ def chain_rows(
             event.at,
             text(event.session_id),
             event.agent,
-            event.taint.name,
+            event.taint.name if isinstance(event.taint, Level) else str(event.taint),
             event.tool,
             text(event.key),
             text(event.query),
@@ -203,9 +205,7 @@ def check_sessions(
             problems.append(
                 f"{prefix}session {session_id!r}: escalation {number} starts at {from_level}, not at {levels[-1]}"
             )
-        elif not (
-            to_level in Level.__members__ and from_level in Level.__members__ and Level[to_level] > Level[from_level]
-        ):
+        elif not _climbs(from_level, to_level):
             problems.append(
                 f"{prefix}session {session_id!r}: escalation {number} does not climb ({from_level} to {to_level})"
             )
@@ -224,6 +224,15 @@ def check_sessions(
     return problems
 
 
+def _climbs(start: str, end: str) -> bool:
+    """Whether an escalation from label ``start`` to ``end`` (as stored) goes strictly up the lattice."""
+    try:
+        below, above = Label.parse(start), Label.parse(end)
+    except InvalidArgument:
+        return False
+    return below != above and below.can_flow_to(above)
+
+
 def _refs(records: str) -> list[str]:
     try:
         refs = json.loads(records)
@@ -234,17 +243,18 @@ def _refs(records: str) -> list[str]:
 
 def check_versions(rows: Iterable[Sequence[Any]], audited: Audited, prefix: str, problems: list[str]) -> int:
     """Check memory version ``rows`` (agent, key, content, tags, source, occurred_at, classification, version,
-    saved_at, saved_by, deleted_at, deleted_by, salt, commitment, purged_at) against what the chain ``audited``
-    records; return how many there were. Any backend's rows, same rules."""
+    saved_at, saved_by, deleted_at, deleted_by, salt, commitment, purged_at, and optionally categories) against
+    what the chain ``audited`` records; return how many there were. Any backend's rows, same rules. A version's
+    categories are in its ref (``key@CONFIDENTIAL:hr/v1``), so an edited category is a save no audit row names."""
     saves, deletes, purges = audited.saves, audited.deletes, audited.purges
     count = 0
     seen: set[tuple[str, str]] = set()
     for row in rows:
         count += 1
         agent, key, content, tags, source, occurred_at, level, version, saved_at, saved_by, *rest = row
-        deleted_at, deleted_by, salt, commitment, purged = rest
+        deleted_at, deleted_by, salt, commitment, purged, *categories = rest
         try:
-            ref = f"{key}@{Level(level).name}/v{version}"
+            ref = f"{key}@{Label(Level(level), frozenset(*categories))}/v{version}"
         except ValueError:
             problems.append(f"{prefix}version {key!r} v{version} has no valid classification ({level!r})")
             continue

@@ -15,6 +15,7 @@ from contextlib import suppress
 from typing import Any, TypeVar
 
 from memlab.errors import Denied, InvalidArgument, SchemaError
+from memlab.labels import Label
 from memlab.levels import Level
 from memlab.search.analyzers import Analyzer
 from memlab.search.analyzers import resolve as resolve_analyzer
@@ -29,12 +30,15 @@ from memlab.storage.postgres.schema import (
     _upgrade_1_sql,
     _upgrade_2_sql,
     _upgrade_3_sql,
+    _upgrade_4_sql,
 )
 from memlab.storage.postgres.sql import _IDENTIFIER, Head, _lock_head, _redact, _require_psycopg
 from memlab.storage.schema import check_meta_values
 from memlab.viewrules import ViewRules
 
 _RETRIES = 8
+# The shadowing rules (``memlab.labels.SHADOWING_RULES``) whose choice the search SQL makes.
+_SHADOWING = ("newest", "refuse")
 _LOGIN_SECONDS = 15.0  # how long a new store waits for its first session connection
 
 T = TypeVar("T")
@@ -78,6 +82,10 @@ class Connection:
             raise InvalidArgument(
                 "the PostgreSQL backend serves lattice visibility with per-document ranking only "
                 f"(views {self.rules.signature!r} need SQLite)"
+            )
+        if self.rules.shadowing not in _SHADOWING:
+            raise InvalidArgument(
+                f"the PostgreSQL backend shadows by {' or '.join(_SHADOWING)}, not {self.rules.shadowing!r}"
             )
         self.analyzer = resolve_analyzer(analyzer)
         if self.analyzer.name not in TEXT_SEARCH_CONFIGS:
@@ -156,13 +164,17 @@ class Connection:
             if meta.get("format") == FORMAT and meta.get("schema_version") == "2" and _IDENTIFIER.fullmatch(role):
                 for statement in _upgrade_2_sql(self.schema, role):
                     self._owner.execute(statement)
-                _new_key(self._owner)
                 meta["schema_version"] = "3"
             upgradable = _IDENTIFIER.fullmatch(role) and config in {"english", "simple"}
             if meta.get("format") == FORMAT and meta.get("schema_version") == "3" and upgradable:
                 for statement in _upgrade_3_sql(self.schema, config, role):
                     self._owner.execute(statement)
                 meta["schema_version"] = "4"
+            if meta.get("format") == FORMAT and meta.get("schema_version") == "4" and _IDENTIFIER.fullmatch(role):
+                for statement in _upgrade_4_sql(self.schema, role):
+                    self._owner.execute(statement)
+                _new_key(self._owner)
+                meta["schema_version"] = "5"
         meta = check_meta_values(meta, FORMAT, SCHEMA_VERSION, self.analyzer.name, self.rules.signature)
         if meta.get("session_role") != self.session_role:
             raise SchemaError(f"this store's sessions run as {meta.get('session_role')!r}, not {self.session_role!r}")
@@ -193,10 +205,10 @@ class Connection:
 
     # -- transactions ---------------------------------------------------------------------------------
 
-    def _session(self, agent: str, taint: Level, work: Callable[[Any, Head | None], T], *, audited=True) -> T:
-        """Run ``work(cursor, chain head)`` as the session role at ``agent`` and ``taint`` in one transaction,
-        holding the chain head of ``agent`` at ``taint`` (when ``audited``); retried on serialisation failures
-        and deadlocks.
+    def _session(self, agent: str, taint: Level | Label, work: Callable[[Any, Head | None], T], *, audited=True) -> T:
+        """Run ``work(cursor, chain head)`` as the session role at ``agent`` and ``taint`` (a checked label, see
+        ``_label``) in one transaction, holding the chain head of ``agent`` at ``taint`` (when ``audited``);
+        retried on serialisation failures and deadlocks.
 
         The transaction is the pipeline's own: PostgreSQL runs what is sent before a Sync as one transaction and
         commits it at the Sync (the pipeline's end) unless a statement failed, so no BEGIN or COMMIT is sent. Each
@@ -228,7 +240,7 @@ class Connection:
                 raise Denied(f"the database refused the call: {str(error).strip()}") from error
         raise AssertionError("unreachable")
 
-    def _claim(self, cursor, agent: str, taint: Level) -> None:
+    def _claim(self, cursor, agent: str, taint: Level | Label) -> None:
         """Claim ``agent`` at ``taint`` for the transaction open on ``cursor``: the policies admit what a claim
         names only when its mac, made with the owner's key, verifies over it and this transaction's id."""
         txid = cursor.execute("SELECT pg_current_xact_id()::text").fetchone()[0]
@@ -237,3 +249,21 @@ class Connection:
     def _as_owner(self, work: Callable[[Any], T]) -> T:
         with self._lock, self._owner.transaction(), self._owner.cursor() as cursor:
             return work(cursor)
+
+
+def _label(value: object) -> Label:
+    """``value`` (a ``Level``, a ``Label`` or its text) as a label whose every part is checked: the claim and the
+    policies rest on it, so a ``Label`` made without ``Label.of`` is checked again.
+
+    Raises:
+        InvalidArgument: not a label (an unknown level, a malformed or over-long category, too many)."""
+    if isinstance(value, Label):
+        if not isinstance(value.level, Level) or not isinstance(value.categories, frozenset):
+            raise InvalidArgument(f"not a label: {value!r}")
+        checked = Label.of(value.level, sorted(value.categories, key=str))
+        if checked != value:
+            raise InvalidArgument(f"label {value!r} is not as Label.of makes it: categories are lower-case names")
+        return checked
+    if isinstance(value, (Level, str)):
+        return Label.parse(value)
+    raise InvalidArgument(f"a label is a Level, a Label or text like 'CONFIDENTIAL:hr', not {value!r}")

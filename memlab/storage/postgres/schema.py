@@ -8,11 +8,14 @@ rows a session cannot see.
 
 from __future__ import annotations
 
-from memlab.storage.postgres.gate import _gate_sql
+from memlab.storage.postgres.gate import CLAIM_FUNCTIONS, _gate_sql
 
 FORMAT = "memlab-postgres"
-# 2: the context columns (source, occurred_at and its words); 3: the signed claim; 4: english without stopwords
-SCHEMA_VERSION = 4
+# 2: the context columns (source, occurred_at and its words); 3: the signed claim; 4: english without stopwords;
+# 5: compartments (versions and chains carry categories, the claim and the policies gate on them)
+SCHEMA_VERSION = 5
+# A version's categories (``memlab.labels``): a text[] of names, sorted, empty under the four-level order.
+CATEGORIES = "categories text[] NOT NULL DEFAULT '{}'"
 # The analyzers PostgreSQL can serve, and the text search configuration each becomes.
 TEXT_SEARCH_CONFIGS = {"porter": "english", "snowball": "english", "none": "simple"}
 # Rank weights {D, C, B, A}: the key (A) says twice what content and tags (B) say, as bm25's (2, 1, 1); the
@@ -111,15 +114,17 @@ def _schema_sql(schema: str, role: str, config: str) -> list[str]:
         # The host's context: the message(s) the memory came from, when it happened (ISO 8601), and that date
         # in words (memlab.search.ranking.when_words), for the index only.
         "source text, occurred_at text, occurred_words text, "
-        "classification smallint NOT NULL CHECK (classification BETWEEN 0 AND 3), version integer NOT NULL, "
+        f"classification smallint NOT NULL CHECK (classification BETWEEN 0 AND 3), {CATEGORIES}, "
+        "version integer NOT NULL, "
         "saved_at text NOT NULL, saved_by text NOT NULL, deleted_at text, deleted_by text, salt bytea, "
         "commitment text NOT NULL, purged_at text, current boolean NOT NULL, "
         f"document {_DOCUMENT.format(config=_indexing(schema, config))}, "
-        "UNIQUE (agent, key, classification, version))",
+        "UNIQUE (agent, key, classification, categories, version))",
         "CREATE INDEX memories_live ON memories (agent, key, classification) WHERE current AND deleted_at IS NULL",
         _SEARCH_INDEX,
-        'CREATE TABLE chain_heads (agent text COLLATE "C" NOT NULL, taint smallint NOT NULL, genesis text NOT NULL, '
-        "seq bigint NOT NULL, hash text NOT NULL, PRIMARY KEY (agent, taint))",
+        'CREATE TABLE chain_heads (agent text COLLATE "C" NOT NULL, taint smallint NOT NULL, '
+        f"{CATEGORIES}, genesis text NOT NULL, seq bigint NOT NULL, hash text NOT NULL, "
+        "PRIMARY KEY (agent, taint, categories))",
         'CREATE TABLE audit (id bigint GENERATED ALWAYS AS IDENTITY UNIQUE, agent text COLLATE "C" NOT NULL, '
         "taint text NOT NULL, seq bigint NOT NULL, at text NOT NULL, session_id text NOT NULL, tool text NOT NULL, "
         "key text, query text, "
@@ -130,10 +135,8 @@ def _schema_sql(schema: str, role: str, config: str) -> list[str]:
     ]
 
 
-def _upgrade_2_sql(schema: str, role: str) -> list[str]:
-    """Schema 2 to 3 (in the schema's search path): the policies that read settings the session role could set
-    itself give way to the signed claim, and its grants to the narrower ones (whatever of the gate exists is
-    made anew)."""
+def _ungate_sql(schema: str, role: str) -> list[str]:
+    """Whatever of a gate exists (policies, functions, trigger, key, grants) dropped, to be made anew."""
     policies = {
         "memories": ("memories_read", "memories_write", "memories_mark"),
         "chain_heads": ("chain_heads_own", "chain_heads_read", "chain_heads_move"),
@@ -141,13 +144,38 @@ def _upgrade_2_sql(schema: str, role: str) -> list[str]:
         "sessions": ("sessions_add",),
         "taint_events": ("taint_events_add",),
     }
-    functions = ("matches(tsquery)", "open_chain()", "is_claimed_session(text)", "claimed_agent()", "claimed_taint()")
+    functions = ("matches(tsquery)", "open_chain()", "save_order(text[])", "is_claimed_session(text)")
     return [
         *(f"DROP POLICY IF EXISTS {name} ON {table}" for table, names in policies.items() for name in names),
         "DROP TRIGGER IF EXISTS deletions_are_final ON memories",
-        *(f"DROP FUNCTION IF EXISTS {function}" for function in (*functions, "claimed()", "deletions_are_final()")),
+        *(
+            f"DROP FUNCTION IF EXISTS {function}"
+            for function in (*functions, *CLAIM_FUNCTIONS, "deletions_are_final()")
+        ),
         "DROP TABLE IF EXISTS claim_key",
         f"REVOKE ALL ON ALL TABLES IN SCHEMA {schema} FROM {role}",
+    ]
+
+
+def _upgrade_2_sql(schema: str, role: str) -> list[str]:
+    """Schema 2 to 3 (in the schema's search path): the policies that read settings the session role could set
+    itself are dropped with its grants; the signed claim's gate comes with schema 5 (``_upgrade_4_sql``), which
+    every older store then reaches in the same transaction."""
+    return [*_ungate_sql(schema, role), "UPDATE memlab_meta SET value = '3' WHERE name = 'schema_version'"]
+
+
+def _upgrade_4_sql(schema: str, role: str) -> list[str]:
+    """Schema 4 to 5 (in the schema's search path): versions and chains gain categories, empty for every row
+    there is (a version without categories is exactly as it was, its chain too), and the gate is made anew to
+    gate on them; the caller then draws a new claim key."""
+    return [
+        f"ALTER TABLE memories ADD COLUMN IF NOT EXISTS {CATEGORIES}",
+        "ALTER TABLE memories DROP CONSTRAINT IF EXISTS memories_agent_key_classification_version_key",
+        "ALTER TABLE memories ADD UNIQUE (agent, key, classification, categories, version)",
+        f"ALTER TABLE chain_heads ADD COLUMN IF NOT EXISTS {CATEGORIES}",
+        "ALTER TABLE chain_heads DROP CONSTRAINT IF EXISTS chain_heads_pkey",
+        "ALTER TABLE chain_heads ADD PRIMARY KEY (agent, taint, categories)",
+        *_ungate_sql(schema, role),
         *_gate_sql(schema, role),
-        "UPDATE memlab_meta SET value = '3' WHERE name = 'schema_version'",
+        "UPDATE memlab_meta SET value = '5' WHERE name = 'schema_version'",
     ]

@@ -14,12 +14,16 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from memlab.errors import SchemaError
+from memlab.labels import Label
 from memlab.levels import Level
 from memlab.records import Memory
 from memlab.storage import chain
 
 _IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
-_COLUMNS = "m.key, m.content, m.tags, m.classification, m.version, m.saved_at, m.saved_by, m.source, m.occurred_at"
+_COLUMNS = (
+    "m.key, m.content, m.tags, m.classification, m.version, m.saved_at, m.saved_by, m.source, m.occurred_at, "
+    "m.categories"
+)
 _AUDIT_COLUMNS = "seq, at, session_id, agent, taint, tool, key, query, outcome, records, notes, message, digest, hash"
 
 
@@ -68,34 +72,36 @@ def _write_together(
     cursor.execute(f"WITH {', '.join(together)} {sql}" if together else sql, (*parameters, *own))
 
 
-Head = Callable[[], tuple[Level, int, str]]
-"""A chain's locked head, read when called: its level, its last ``seq`` and its hash."""
+Head = Callable[[], tuple[Label, int, str]]
+"""A chain's locked head, read when called: its label, its last ``seq`` and its hash."""
 
 
-def _lock_head(cursor, agent: str, level: Level, *, owner: bool = False) -> Head:
-    """Lock the head row of the chain of ``agent`` at ``level`` (created, with a random genesis, on first use:
+def _lock_head(cursor, agent: str, taint: Level | Label, *, owner: bool = False) -> Head:
+    """Lock the head row of the chain of ``agent`` at ``taint`` (created, with a random genesis, on first use:
     by ``open_chain`` for a session, which may not write a genesis, directly by the ``owner``).
 
     The ``SELECT ... FOR UPDATE`` is sent now (in a session's pipeline, with the statements that follow it) and
     its row read when the returned function is called, so the lock costs no round trip of its own."""
-    select = "SELECT seq, hash FROM chain_heads WHERE agent = %s AND taint = %s FOR UPDATE"
+    label = Label.parse(taint)
+    where = (agent, int(label.level), sorted(label.categories))
+    select = "SELECT seq, hash FROM chain_heads WHERE agent = %s AND taint = %s AND categories = %s::text[] FOR UPDATE"
     pending = cursor.connection.cursor()
-    pending.execute(select, (agent, int(level)))
+    pending.execute(select, where)
 
-    def head() -> tuple[Level, int, str]:
+    def head() -> tuple[Label, int, str]:
         row = pending.fetchone()
         if row is None:
             if owner:
                 start = chain.genesis()
                 cursor.execute(
-                    "INSERT INTO chain_heads (agent, taint, genesis, seq, hash) VALUES (%s, %s, %s, 0, %s) "
-                    "ON CONFLICT (agent, taint) DO NOTHING",
-                    (agent, int(level), start, start),
+                    "INSERT INTO chain_heads (agent, taint, categories, genesis, seq, hash) "
+                    "VALUES (%s, %s, %s::text[], %s, 0, %s) ON CONFLICT (agent, taint, categories) DO NOTHING",
+                    (*where, start, start),
                 )
             else:
                 cursor.execute("SELECT open_chain()")
-            row = cursor.execute(select, (agent, int(level))).fetchone()
-        return (level, *row)
+            row = cursor.execute(select, where).fetchone()
+        return (label, *row)
 
     return head
 
@@ -107,9 +113,18 @@ def _storable(text: str | None) -> str | None:
 
 
 def _memory(row: Sequence[Any]) -> Memory:
-    key, content, tags, classification, version, saved_at, saved_by, source, occurred_at = row
+    key, content, tags, classification, version, saved_at, saved_by, source, occurred_at, categories = row
     return Memory(
-        key, content, tuple(json.loads(tags)), Level(classification), version, saved_at, saved_by, source, occurred_at
+        key,
+        content,
+        tuple(json.loads(tags)),
+        Level(classification),
+        version,
+        saved_at,
+        saved_by,
+        source,
+        occurred_at,
+        frozenset(categories),
     )
 
 

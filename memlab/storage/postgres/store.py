@@ -2,12 +2,13 @@
 
 There are no materialised views to maintain (a session at a low level could not update the views of the
 levels above it without seeing them): each version carries ``current`` (newest at its agent, key and
-level), and the effective view is computed in SQL from the live versions RLS admits, the highest level
-winning per key.
+label), and the effective view is computed in SQL from the live versions RLS admits: per key, the maximal
+ones (no readable version above them; under the four-level order the one at the highest level), the
+policy's shadowing rule choosing among several (``memlab.labels``; only under compartments).
 
 The audit is hash-chained (``memlab.storage.chain``) per agent and taint: a session appends to the chain
-of its agent at its taint, locking its head row ``FOR UPDATE`` (an unforked chain), and nothing a session
-can read — not even a chain's length — moves with calls made above its taint. Other agents and levels
+of its agent at its label, locking its head row ``FOR UPDATE`` (an unforked chain), and nothing a session
+can read — not even a chain's length — moves with calls made above its taint. Other agents and labels
 proceed in parallel.
 """
 
@@ -18,11 +19,12 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from memlab.errors import InvalidArgument
+from memlab.labels import SHADOWING_RULES, Ambiguous, Label, maximal
 from memlab.levels import Level
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.search.query import query_terms
 from memlab.search.ranking import Ranking, when_words
-from memlab.storage.postgres.connection import Connection
+from memlab.storage.postgres.connection import Connection, _label
 from memlab.storage.postgres.schema import RANKINGS, _indexing
 from memlab.storage.postgres.sql import (
     _AUDIT_COLUMNS,
@@ -40,6 +42,30 @@ from memlab.storage.seal import chain_rows, deletion, seal
 from memlab.storage.verify import Verification
 
 _SNIPPET_TOKENS = 16
+
+
+def _readable(alias: str, also: str = "") -> str:
+    """SQL: ``alias`` is a live version of ``m``'s key that the session at ``%(level)s`` and ``%(categories)s``
+    may read (row-level security admits no other; the condition keeps the query right on its own)."""
+    return (
+        f"{alias}.agent = m.agent AND {alias}.key = m.key AND {alias}.classification <= %(level)s "
+        f"AND {alias}.categories <@ %(categories)s::text[] AND {alias}.current AND {alias}.deleted_at IS NULL {also}"
+    )
+
+
+def _above(upper: str, lower: str) -> str:
+    """SQL: ``upper``'s label is strictly above ``lower``'s."""
+    return (
+        f"{upper}.classification >= {lower}.classification AND {upper}.categories @> {lower}.categories "
+        f"AND ({upper}.classification > {lower}.classification OR {upper}.categories <> {lower}.categories)"
+    )
+
+
+# The live versions a session's read stands on: its agent's, readable at its label.
+_LIVE = (
+    "m.agent = %(agent)s AND m.classification <= %(level)s AND m.categories <@ %(categories)s::text[] "
+    "AND m.current AND m.deleted_at IS NULL"
+)
 
 
 class PostgresStorage(Connection):
@@ -60,25 +86,28 @@ class PostgresStorage(Connection):
 
     # -- sessions -------------------------------------------------------------------------------------
 
-    def add_session(self, session_id: str, agent: str, taint: Level, created_at: str) -> None:
+    def add_session(self, session_id: str, agent: str, taint: Level | Label, created_at: str) -> None:
+        label = _label(taint)
+
         def work(cursor, _head):
             cursor.execute(
                 "INSERT INTO sessions (id, agent, taint, created_at) VALUES (%s, %s, %s, %s)",
-                (session_id, agent, taint.name, created_at),
+                (session_id, agent, str(label), created_at),
             )
 
         try:
-            self._session(agent, taint, work, audited=False)
+            self._session(agent, label, work, audited=False)
         except self._errors.UniqueViolation as error:
             raise InvalidArgument(f"session id {session_id!r} is already taken in this store") from error
 
     def add_taint_event(self, agent: str, event: TaintEvent) -> None:
+        start, end = _label(event.from_level), _label(event.to_level)
         self._session(
             agent,
-            event.to_level,
+            end,
             lambda cursor, _head: cursor.execute(
                 "INSERT INTO taint_events (session_id, at, from_level, to_level, reason) VALUES (%s, %s, %s, %s, %s)",
-                (event.session_id, event.at, event.from_level.name, event.to_level.name, _storable(event.reason)),
+                (event.session_id, event.at, str(start), str(end), _storable(event.reason)),
             ),
             audited=False,
         )
@@ -88,14 +117,15 @@ class PostgresStorage(Connection):
     def save_many(
         self,
         agent: str,
-        classification: Level,
+        classification: Level | Label,
         versions: Sequence[NewVersion],
         *,
         saved_by: str,
         audit: Callable[[Memory], AuditEvent],
     ) -> list[Memory]:
-        """Save new versions at ``classification`` in one transaction, one audit row each; the last version
-        of each key is current."""
+        """Save new versions at ``classification`` (its level and categories) in one transaction, one audit row
+        each; the last version of each key is current. Versions are numbered per agent, key and label."""
+        label = _label(classification)
         if not versions:
             return []
         for number, new in enumerate(versions, start=1):
@@ -104,22 +134,24 @@ class PostgresStorage(Connection):
                     raise InvalidArgument(
                         f"record {number}: {name} holds a NUL character, which PostgreSQL cannot store"
                     )
-        level = int(classification)
+        level, categories = int(label.level), sorted(label.categories)
         keys = list(dict.fromkeys(version.key for version in versions))
         last = {version.key: n for n, version in enumerate(versions)}
 
         def work(cursor, _head):
-            # Saves of one key at one level queue on its advisory lock (so numbers have no gaps and no
-            # duplicates); the chain head is locked after the keys, in the same round trip, for the audit rows.
+            # Saves of one key at one level (whatever their categories: a purge locks a key's levels) queue on
+            # its advisory lock (so numbers have no gaps and no duplicates); the chain head is locked after the
+            # keys, in the same round trip, for the audit rows.
             _lock_keys(cursor, agent, [(key, level) for key in keys])
-            # The previous current versions step down; their numbers continue.
+            # The previous current versions at this label step down; their numbers continue.
             # One key as ``key = %s``: over ``ANY(%s)`` PostgreSQL plans the statement afresh on every call.
             stepped = cursor.execute(
-                "UPDATE memories SET current = false WHERE agent = %s AND classification = %s AND "
-                f"{'key = %s' if len(keys) == 1 else 'key = ANY(%s)'} AND current RETURNING key, version",
-                (agent, level, keys[0] if len(keys) == 1 else keys),
+                "UPDATE memories SET current = false WHERE agent = %s AND classification = %s "
+                f"AND categories = %s::text[] AND {'key = %s' if len(keys) == 1 else 'key = ANY(%s)'} AND current "
+                "RETURNING key, version",
+                (agent, level, categories, keys[0] if len(keys) == 1 else keys),
             )
-            head = _lock_head(cursor, agent, classification)
+            head = _lock_head(cursor, agent, label)
             newest = dict(stepped.fetchall())
             saved, rows, digests = [], [], []
             for n, new in enumerate(versions):
@@ -128,51 +160,56 @@ class PostgresStorage(Connection):
                     new.key,
                     new.content,
                     new.tags,
-                    classification,
+                    label.level,
                     newest[new.key],
                     new.saved_at,
                     saved_by,
                     new.source,
                     new.occurred_at,
+                    label.categories,
                 )
                 sealed = seal(agent, new, level, memory.version, saved_by)
                 digests.append(sealed.digest)
                 rows.append(
                     (agent, new.key, new.content, sealed.tags, new.source, new.occurred_at)
-                    + (when_words(new.occurred_at), level, memory.version, new.saved_at, saved_by, sealed.salt)
-                    + (sealed.commitment, last[new.key] == n)
+                    + (when_words(new.occurred_at), level, categories, memory.version, new.saved_at, saved_by)
+                    + (sealed.salt, sealed.commitment, last[new.key] == n)
                 )
                 saved.append(memory)
             insert = (
                 "INSERT INTO memories (agent, key, content, tags, source, occurred_at, occurred_words, classification, "
-                "version, saved_at, saved_by, salt, commitment, current) "
-                f"VALUES ({', '.join(['%s'] * 14)})"
+                "categories, version, saved_at, saved_by, salt, commitment, current) "
+                f"VALUES ({', '.join(['%s'] * 8)}, %s::text[], {', '.join(['%s'] * 6)})"
             )
             self._append_audits(
                 cursor, agent, head, [audit(memory) for memory in saved], digests, versions=(insert, rows)
             )
             return saved
 
-        return self._session(agent, classification, work, audited=False)
+        return self._session(agent, label, work, audited=False)
 
     def delete(
         self,
         agent: str,
         key: str,
-        classification: Level,
+        classification: Level | Label,
         *,
         deleted_at: str,
         deleted_by: str,
         audit: Callable[[Memory | None], AuditEvent],
     ) -> Memory | None:
+        """Soft-delete the live version of ``key`` at exactly ``classification`` (its level and categories)."""
+        label = _label(classification)
+
         def work(cursor, _head):
-            _lock_keys(cursor, agent, [(key, int(classification))])
+            _lock_keys(cursor, agent, [(key, int(label.level))])
             deleted = cursor.execute(
                 f"UPDATE memories m SET deleted_at = %s, deleted_by = %s WHERE agent = %s AND key = %s "
-                f"AND classification = %s AND current AND deleted_at IS NULL RETURNING {_COLUMNS}, commitment",
-                (deleted_at, deleted_by, agent, key, int(classification)),
+                "AND classification = %s AND categories = %s::text[] AND current AND deleted_at IS NULL "
+                f"RETURNING {_COLUMNS}, commitment",
+                (deleted_at, deleted_by, agent, key, int(label.level), sorted(label.categories)),
             )
-            head = _lock_head(cursor, agent, classification)
+            head = _lock_head(cursor, agent, label)
             row = deleted.fetchone()
             if row is None:
                 self._append_audits(cursor, agent, head, [audit(None)])
@@ -183,7 +220,7 @@ class PostgresStorage(Connection):
             )
             return memory
 
-        return self._session(agent, classification, work, audited=False)
+        return self._session(agent, label, work, audited=False)
 
     def purge(
         self,
@@ -211,7 +248,7 @@ class PostgresStorage(Connection):
             cursor.execute(
                 f"SELECT m.id, {_COLUMNS} FROM memories m WHERE agent = %s AND key = %s "
                 f"{'' if level is None else 'AND classification = %s'} AND purged_at IS NULL "
-                "ORDER BY classification, version",
+                "ORDER BY classification, categories, version",
                 (agent, key, *(() if level is None else (int(level),))),
             )
             rows = cursor.fetchall()
@@ -239,73 +276,139 @@ class PostgresStorage(Connection):
     # -- reads (each with its audit event, in one transaction) -----------------------------------------
 
     def effective(
-        self, agent: str, taint: Level, key: str, *, audit: Callable[[Memory | None], AuditEvent] | None = None
+        self,
+        agent: str,
+        taint: Level | Label,
+        key: str,
+        *,
+        audit: Callable[[Memory | None], AuditEvent] | None = None,
     ) -> Memory | None:
-        """The key's version in the effective view at ``taint``; ``audit=None`` only for policy rules."""
+        """The key's version in the effective view at ``taint``; ``audit=None`` only for policy rules.
+
+        Raises:
+            Ambiguous: the key has several maximal versions at ``taint`` and the policy's shadowing is
+                ``refuse`` (nothing is audited here: the caller audits the error).
+        """
+        label = _label(taint)
 
         def work(cursor, head):
-            row = cursor.execute(
-                f"SELECT {_COLUMNS} FROM memories m WHERE agent = %s AND key = %s AND classification <= %s "
-                "AND current AND deleted_at IS NULL ORDER BY classification DESC LIMIT 1",
-                (agent, key, int(taint)),
-            ).fetchone()
-            memory = None if row is None else _memory(row)
+            rows = cursor.execute(
+                f"SELECT DISTINCT ON (m.categories) {_COLUMNS} FROM memories m WHERE {_LIVE} AND m.key = %(key)s "
+                "ORDER BY m.categories, m.classification DESC",
+                {"agent": agent, "key": key, **_claimed(label)},
+            ).fetchall()
+            memory = self._chosen(cursor, label, [_memory(row) for row in rows])
             if audit is not None:
                 self._append_audits(cursor, agent, head, [audit(memory)])
             return memory
 
-        return self._session(agent, taint, work, audited=audit is not None)
+        return self._session(agent, label, work, audited=audit is not None)
 
     def exists(self, agent: str, key: str) -> bool:
-        """Whether ``key`` has a live version at any level (only the ``existence-oracle`` variant asks)."""
+        """Whether ``key`` has a live version at any label (only the ``existence-oracle`` variant asks): read as
+        the owner, since no session's label reads every compartment."""
 
-        def work(cursor, _head):
+        def work(cursor):
             found = cursor.execute(
                 "SELECT 1 FROM memories WHERE agent = %s AND key = %s AND current AND deleted_at IS NULL LIMIT 1",
                 (agent, key),
             )
             return found.fetchone() is not None
 
-        return self._session(agent, max(Level), work, audited=False)
+        return self._as_owner(work)
 
     def effective_view(
         self,
         agent: str,
-        taint: Level,
+        taint: Level | Label,
         *,
         tag: str | None = None,
         audit: Callable[[list[Memory]], AuditEvent] | None = None,
     ) -> list[Memory]:
-        """The effective view at ``taint``, by key; ``audit=None`` only for the auditor's views."""
-        tagged = "" if tag is None else "AND m.tags::jsonb ? %s"
-        before, after = (tagged, "") if not self.rules.shadow_before_match else ("", tagged.replace("m.", "v."))
+        """The effective view at ``taint``, by key; ``audit=None`` only for the auditor's views. A key whose
+        maximal versions the shadowing rule refuses to choose among is left out."""
+        label = _label(taint)
+        tagged = "" if tag is None else "AND m.tags::jsonb ? %(tag)s"
+        # A policy variant filters by tag first, and shadows only among the tagged versions; the design filters
+        # the chosen version: here a key's only candidate, and the others once the rule has chosen (below).
+        filtered_after = tag is not None and self.rules.shadow_before_match
+        before = "" if self.rules.shadow_before_match else tagged
+        after = "AND (v.tags::jsonb ? %(tag)s OR v.candidates > 1)" if filtered_after else ""
 
         def work(cursor, head):
+            # Per key, the highest version of each set of categories (no other can be maximal); which of them
+            # are maximal, and the rule's choice, are decided here, not in a self-join that RLS makes scan.
             found = cursor.execute(
-                f"SELECT * FROM (SELECT DISTINCT ON (m.key) {_COLUMNS} FROM memories m WHERE agent = %s "
-                f"AND classification <= %s AND current AND deleted_at IS NULL {before} "
-                f"ORDER BY m.key, m.classification DESC) v WHERE true {after} ORDER BY v.key",
-                (agent, int(taint), *(() if tag is None else (tag,))),
+                "SELECT * FROM (SELECT d.*, count(*) OVER (PARTITION BY d.key) AS candidates FROM ("
+                f"SELECT DISTINCT ON (m.key, m.categories) {_COLUMNS} FROM memories m WHERE {_LIVE} {before} "
+                f"ORDER BY m.key, m.categories, m.classification DESC) d) v WHERE true {after} ORDER BY v.key",
+                {"agent": agent, "tag": tag, **_claimed(label)},
             )
-            view = [_memory(row) for row in found.fetchall()]
+            by_key: dict[str, list[Memory]] = {}
+            for row in found.fetchall():
+                memory = _memory(row[:-1])
+                by_key.setdefault(memory.key, []).append(memory)
+            order = self._save_order(cursor, [key for key, versions in by_key.items() if len(versions) > 1])
+            view = []
+            for versions in by_key.values():
+                try:
+                    memory = self._chosen(cursor, label, versions, order)
+                except Ambiguous:
+                    continue
+                if tag is None or tag in memory.tags:
+                    view.append(memory)
             if audit is not None:
                 self._append_audits(cursor, agent, head, [audit(view)])
             return view
 
-        return self._session(agent, taint, work, audited=audit is not None)
+        return self._session(agent, label, work, audited=audit is not None)
+
+    def _chosen(
+        self, cursor, label: Label, versions: list[Memory], order: Callable[[Memory], object] | None = None
+    ) -> Memory | None:
+        """The version of one key the view at ``label`` holds among its readable live ``versions``: the only
+        maximal one, or the policy's shadowing rule's choice among several (which may raise ``Ambiguous``)."""
+        if len(versions) < 2:
+            return versions[0] if versions else None
+        candidates = maximal({memory.label: memory for memory in versions}, label)
+        if len(candidates) == 1:
+            return next(iter(candidates.values()))
+        rule = SHADOWING_RULES[self.rules.shadowing]
+        return rule(candidates, order or self._save_order(cursor, [versions[0].key]))
+
+    @staticmethod
+    def _save_order(cursor, keys: list[str]) -> Callable[[Memory], object]:
+        """The order in which versions of ``keys`` the session may read were saved, asked of the database the
+        first time a rule needs it (never under the four-level order, where no key has two maximal versions)."""
+        ranks: dict[tuple[str, Level, frozenset[str], int], int] = {}
+
+        def order(memory: Memory) -> object:
+            if not ranks:
+                found = cursor.execute(
+                    "SELECT order_key, order_level, order_categories, order_version, saved_order "
+                    "FROM save_order(%s::text[])",
+                    (keys,),
+                )
+                for key, level, categories, version, rank in found.fetchall():
+                    ranks[key, Level(level), frozenset(categories), version] = rank
+            return ranks[memory.key, memory.classification, memory.categories, memory.version]
+
+        return order
 
     def search(
-        self, agent: str, taint: Level, query: str, limit: int, *, audit: Callable[[list[Hit]], AuditEvent]
+        self, agent: str, taint: Level | Label, query: str, limit: int, *, audit: Callable[[list[Hit]], AuditEvent]
     ) -> list[Hit]:
         """Rank the effective view at ``taint`` by ``ts_rank`` (or another of ``RANKINGS``) against the
-        query's words, OR-combined; ties in save order."""
+        query's words, OR-combined; ties in save order. A key the shadowing rule refuses is left out."""
+        label = _label(taint)
         # Words are letters and digits only, so joined with | they are a valid tsquery whatever the input.
         terms = " | ".join(query_terms(query))
 
         def work(cursor, head):
             hits = []
             if terms:
-                rows = cursor.execute(self._search_sql, (terms, agent, int(taint), int(taint), limit)).fetchall()
+                parameters = {"terms": terms, "agent": agent, "limit": limit, **_claimed(label)}
+                rows = cursor.execute(self._search_sql, parameters).fetchall()
                 snippet_terms = self.analyzer.snippet_terms(query)
                 hits = [
                     Hit(
@@ -318,32 +421,45 @@ class PostgresStorage(Connection):
             self._append_audits(cursor, agent, head, [audit(hits)])
             return hits
 
-        return self._session(agent, taint, work)
+        return self._session(agent, label, work)
 
     @property
     def _search_sql(self) -> str:
         # The GIN index finds the candidates through ``matches`` (see ``gate._gate_sql``); row-level security still
-        # gates every row read here. Shadowing first: a match counts only if no live version of its key is
-        # visible at a higher level; after the match (a policy variant): only if that version matches too.
+        # gates every row read here. Shadowing first: a match counts only if it is the version its key's view
+        # holds; after the match (a policy variant): shadowing only among the matching versions.
         # Ties go in save order: ``matches`` numbers the matches it finds in that order (the session cannot read
-        # the table-wide id, which counts every level's saves).
-        also_matching = "" if self.rules.shadow_before_match else "AND h.document @@ q"
+        # the table-wide id, which counts every label's saves).
+        also = "" if self.rules.shadow_before_match else "AND {}.document @@ q"
+        beside = "NOT (h.classification <= m.classification AND h.categories <@ m.categories)"
+        if self.rules.shadowing == "refuse":
+            # Only a version every other readable one flows to: one maximal version, and it is this.
+            rival = beside
+        else:
+            # A version above it, or one beside it (never, under the four-level order) that is maximal and was
+            # saved after it; the save order is the one ``save_order`` numbers among the readable versions.
+            rank = "max(saved_order) FILTER (WHERE order_level = {0}.classification AND order_categories = "
+            rank += "{0}.categories AND order_version = {0}.version)"
+            rival = (
+                f"({_above('h', 'm')} OR {beside} AND NOT EXISTS (SELECT 1 FROM memories g WHERE "
+                f"{_readable('g', also.format('g'))} AND {_above('g', 'h')}) AND (SELECT {rank.format('h')} > "
+                f"{rank.format('m')} FROM save_order(ARRAY[m.key])))"
+            )
+        chosen = f"NOT EXISTS (SELECT 1 FROM memories h WHERE {_readable('h', also.format('h'))} AND {rival})"
         return (
             f"SELECT {_COLUMNS}, {RANKINGS[self.rank_function]} AS score "
-            f"FROM to_tsquery('{_indexing(self.schema, self.config)}', %s) q, "
-            "matches(q) x, memories m WHERE m.agent = %s AND m.key = x.match_key "
-            "AND m.classification = x.match_level AND m.version = x.match_version AND m.classification <= %s "
-            "AND m.current AND m.deleted_at IS NULL AND m.document @@ q AND NOT EXISTS (SELECT 1 FROM memories h "
-            "WHERE h.agent = m.agent AND h.key = m.key AND h.classification > m.classification "
-            f"AND h.classification <= %s AND h.current AND h.deleted_at IS NULL {also_matching}) "
-            "ORDER BY score DESC, x.saved_order LIMIT %s"
+            f"FROM to_tsquery('{_indexing(self.schema, self.config)}', %(terms)s) q, "
+            "matches(q) x, memories m WHERE m.key = x.match_key AND m.classification = x.match_level "
+            "AND m.categories = x.match_categories AND m.version = x.match_version "
+            f"AND {_LIVE} AND m.document @@ q AND {chosen} "
+            "ORDER BY score DESC, x.saved_order LIMIT %(limit)s"
         )
 
     def _append_audits(
         self,
         cursor,
         agent: str,
-        head: Head | tuple[Level, int, str],
+        head: Head | tuple[Label, int, str],
         events: Sequence[AuditEvent],
         digests: Sequence[str | None] = (),
         *,
@@ -351,7 +467,7 @@ class PostgresStorage(Connection):
     ) -> None:
         """Append audit rows to the chain ``head`` (``memlab.storage.seal``) and move it, after writing ``versions``
         (their INSERT and rows), if given: a call's writes go together, in one statement when each is one row."""
-        level, seq, previous = head if isinstance(head, tuple) else head()
+        label, seq, previous = head if isinstance(head, tuple) else head()
         rows = chain_rows(events, digests, seq=seq, previous=previous, text=_storable)
         seq, previous = (rows[-1][0], rows[-1][-1]) if rows else (seq, previous)
         audit = f"INSERT INTO audit ({_AUDIT_COLUMNS}) VALUES ({', '.join(['%s'] * 14)})"
@@ -359,8 +475,9 @@ class PostgresStorage(Connection):
             cursor,
             [*([versions] if versions else []), (audit, rows)],
             (
-                "UPDATE chain_heads SET seq = %s, hash = %s WHERE agent = %s AND taint = %s",
-                (seq, previous, agent, int(level)),
+                "UPDATE chain_heads SET seq = %s, hash = %s WHERE agent = %s AND taint = %s "
+                "AND categories = %s::text[]",
+                (seq, previous, agent, int(label.level), sorted(label.categories)),
             ),
         )
 
@@ -369,7 +486,9 @@ class PostgresStorage(Connection):
     def append_audit(self, event: AuditEvent) -> None:
         """Append ``event`` to the chain of its agent at its taint."""
         self._session(
-            event.agent, event.taint, lambda cursor, head: self._append_audits(cursor, event.agent, head, [event])
+            event.agent,
+            _label(event.taint),
+            lambda cursor, head: self._append_audits(cursor, event.agent, head, [event]),
         )
 
     def agents(self) -> list[str]:
@@ -386,15 +505,20 @@ class PostgresStorage(Connection):
         return ({**row, "records": json.loads(row["records"]), "notes": json.loads(row["notes"])} for row in rows)
 
     def history_rows(self, agent: str, key: str | None = None) -> Iterator[dict[str, Any]]:
-        """Every version of ``key`` (of every key when None), by key, level, then version."""
+        """Every version of ``key`` (of every key when None), by key, label, then version."""
         rows = self._rows(
-            "SELECT key, classification, version, content, tags, source, occurred_at, saved_at, saved_by, "
+            "SELECT key, classification, categories, version, content, tags, source, occurred_at, saved_at, saved_by, "
             f"deleted_at, deleted_by FROM memories WHERE agent = %s {'' if key is None else 'AND key = %s'} "
-            "ORDER BY key, classification, version",
+            "ORDER BY key, classification, categories, version",
             (agent,) if key is None else (agent, key),
         )
+        # A version's classification is its label (``CONFIDENTIAL:hr``), exactly its level without categories.
         return (
-            {**row, "classification": Level(row["classification"]).name, "tags": json.loads(row["tags"])}
+            {
+                **{name: value for name, value in row.items() if name != "categories"},
+                "classification": str(Label(Level(row["classification"]), frozenset(row["categories"]))),
+                "tags": json.loads(row["tags"]),
+            }
             for row in rows
         )
 
@@ -442,3 +566,8 @@ class PostgresStorage(Connection):
     def close(self) -> None:
         self._pool.close()
         self._owner.close()
+
+
+def _claimed(label: Label) -> dict[str, Any]:
+    """The query parameters that name what a session at ``label`` may read: its level and its categories."""
+    return {"level": int(label.level), "categories": sorted(label.categories)}

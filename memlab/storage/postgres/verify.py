@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from memlab.errors import InvalidArgument, SchemaError
+from memlab.labels import Label
 from memlab.levels import Level
 from memlab.storage import chain
 from memlab.storage.postgres.sql import _AUDIT_COLUMNS, _IDENTIFIER, _redact, _require_psycopg
@@ -38,21 +39,24 @@ def _verify(cursor, schema: str, session_role: str) -> Verification:
     if problems:
         return Verification(problems=tuple(problems))
     results = []
-    heads: dict[str, list[tuple[int, str]]] = {}
-    for agent, level, genesis in cursor.execute("SELECT agent, taint, genesis FROM chain_heads ORDER BY agent, taint"):
-        heads.setdefault(agent, []).append((level, genesis))
+    heads: dict[str, list[tuple[str, str]]] = {}
+    for agent, level, categories, genesis in cursor.execute(
+        "SELECT agent, taint, categories, genesis FROM chain_heads ORDER BY agent, taint, categories"
+    ):
+        # One chain per agent and label; its audit rows name the label as ``str(label)``.
+        heads.setdefault(agent, []).append((str(Label(Level(level), frozenset(categories))), genesis))
     for agent, chains in heads.items():
         found: list[str] = []
         prefix = f"agent {agent!r}: "
         audited = Audited()
-        for level, genesis in chains:
+        for label, genesis in chains:
             one = check_chain(
                 cursor.execute(
                     f"SELECT {_AUDIT_COLUMNS} FROM audit WHERE agent = %s AND taint = %s ORDER BY seq",
-                    (agent, Level(level).name),
+                    (agent, label),
                 ).fetchall(),
                 genesis,
-                f"{prefix}{Level(level).name} ",
+                f"{prefix}{label} ",
                 found,
             )
             audited.rows += one.rows
@@ -66,14 +70,15 @@ def _verify(cursor, schema: str, session_role: str) -> Verification:
                 merged[1].update(taints)
         strays = cursor.execute(
             "SELECT count(*) FROM audit WHERE agent = %s AND taint <> ALL(%s)",
-            (agent, [Level(level).name for level, _ in chains]),
+            (agent, [label for label, _ in chains]),
         ).fetchone()[0]
         if strays:
             found.append(f"{prefix}{strays} audit rows belong to no chain (forged)")
         versions = check_versions(
             cursor.execute(
                 "SELECT agent, key, content, tags, source, occurred_at, classification, version, saved_at, saved_by, "
-                "deleted_at, deleted_by, salt, commitment, purged_at FROM memories WHERE agent = %s ORDER BY id",
+                "deleted_at, deleted_by, salt, commitment, purged_at, categories FROM memories WHERE agent = %s "
+                "ORDER BY id",
                 (agent,),
             ).fetchall(),
             audited,
@@ -96,13 +101,14 @@ def _verify(cursor, schema: str, session_role: str) -> Verification:
     ).fetchall()
     stray = [f"agent {agent!r}: versions without an audit chain (forged)" for (agent,) in orphans]
     wrong = cursor.execute(
-        "SELECT agent, key, classification FROM memories m WHERE current <> (version = (SELECT max(version) "
-        "FROM memories n WHERE n.agent = m.agent AND n.key = m.key AND n.classification = m.classification)) "
-        "ORDER BY agent, key, classification"
+        "SELECT agent, key, classification, categories FROM memories m WHERE current <> (version = (SELECT "
+        "max(version) FROM memories n WHERE n.agent = m.agent AND n.key = m.key AND n.classification = "
+        "m.classification AND n.categories = m.categories)) ORDER BY agent, key, classification, categories"
     ).fetchall()
     stray += [
-        f"agent {agent!r}: the current version of key {key!r} at {Level(level).name} is not its newest (edited)"
-        for agent, key, level in wrong
+        f"agent {agent!r}: the current version of key {key!r} at {Label(Level(level), frozenset(categories))} "
+        "is not its newest (edited)"
+        for agent, key, level, categories in wrong
     ]
     return combine([*results, Verification(problems=tuple(stray))])
 
