@@ -20,9 +20,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from memlab.levels import Level
+from memlab.errors import InvalidArgument
+from memlab.labels import Label
 from memlab.records import AuditEvent, Memory, NewVersion
 from memlab.storage import chain
+from memlab.storage.label_codes import read_label, stored
 
 __all__ = [
     "AUDIT_FIELDS",
@@ -66,7 +68,7 @@ class Seal(NamedTuple):
     """The version's identity, carried by the save's audit row."""
 
 
-def seal(agent: str, new: NewVersion, classification: int, version: int, saved_by: str) -> Seal:
+def seal(agent: str, new: NewVersion, classification: int | str, version: int, saved_by: str) -> Seal:
     """Seal a new version of ``agent``'s ``new.key`` at ``classification``, numbered ``version``."""
     tags, salt = chain.json_strings(new.tags), chain.new_salt()
     commitment = chain.commitment(salt, new.content, tags, new.source, new.occurred_at)
@@ -75,7 +77,7 @@ def seal(agent: str, new: NewVersion, classification: int, version: int, saved_b
 
 
 def seal_many(
-    agent: str, versions: Sequence[NewVersion], classification: int, numbers: Sequence[int], saved_by: str
+    agent: str, versions: Sequence[NewVersion], classification: int | str, numbers: Sequence[int], saved_by: str
 ) -> list[Seal]:
     """``seal`` of each of ``versions`` (numbered ``numbers``), byte for byte, for a batch: the salts drawn at
     once, the digest's constant parts encoded once, each distinct tag list encoded once."""
@@ -96,7 +98,7 @@ def seal_many(
 def deletion(agent: str, memory: Memory, commitment: str, deleted_at: str, deleted_by: str) -> str:
     """The digest a delete's audit row carries: the deleted version's digest, when and by whom."""
     version = chain.version_digest(
-        agent, memory.key, int(memory.classification), memory.version, memory.saved_at, memory.saved_by, commitment
+        agent, memory.key, stored(memory.label), memory.version, memory.saved_at, memory.saved_by, commitment
     )
     return chain.deletion_digest(version, deleted_at, deleted_by)
 
@@ -119,7 +121,7 @@ def chain_rows(
             event.at,
             text(event.session_id),
             event.agent,
-            event.taint.name,
+            str(event.taint),
             event.tool,
             text(event.key),
             text(event.query),
@@ -203,9 +205,7 @@ def check_sessions(
             problems.append(
                 f"{prefix}session {session_id!r}: escalation {number} starts at {from_level}, not at {levels[-1]}"
             )
-        elif not (
-            to_level in Level.__members__ and from_level in Level.__members__ and Level[to_level] > Level[from_level]
-        ):
+        elif not _climbs(from_level, to_level):
             problems.append(
                 f"{prefix}session {session_id!r}: escalation {number} does not climb ({from_level} to {to_level})"
             )
@@ -222,6 +222,15 @@ def check_sessions(
             for taint in sorted(taints - set(levels))
         )
     return problems
+
+
+def _climbs(from_taint: str, to_taint: str) -> bool:
+    """Whether a taint event goes strictly up the lattice (both ends are labels, the first flows to the second)."""
+    try:
+        before, after = Label.parse(from_taint), Label.parse(to_taint)
+    except InvalidArgument:
+        return False
+    return before != after and before.can_flow_to(after)
 
 
 def _refs(records: str) -> list[str]:
@@ -244,8 +253,8 @@ def check_versions(rows: Iterable[Sequence[Any]], audited: Audited, prefix: str,
         agent, key, content, tags, source, occurred_at, level, version, saved_at, saved_by, *rest = row
         deleted_at, deleted_by, salt, commitment, purged = rest
         try:
-            ref = f"{key}@{Level(level).name}/v{version}"
-        except ValueError:
+            ref = f"{key}@{read_label(level)}/v{version}"
+        except (ValueError, InvalidArgument):
             problems.append(f"{prefix}version {key!r} v{version} has no valid classification ({level!r})")
             continue
         seen.add((agent, ref))
