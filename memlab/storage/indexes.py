@@ -128,6 +128,10 @@ class IndexUpkeep:
         plain = not changed.categories
         taints = [taint for taint in Level if plain and (taint >= changed.level or not rules.lattice_visibility)]
         labels = self._label_views(agent_id)
+        if rules.lattice_visibility and rules.shadowing != "newest-overall":
+            # A version a view cannot read changes nothing it may pick from (labels.maximal): only the views
+            # ``changed`` flows to are touched, so a save in one compartment costs nothing in the others.
+            labels = {text: label for text, label in labels.items() if rules.can_read_label(changed, label)}
         tables = {taint: fts_table(agent_id, taint) for taint in taints if indexed & _level_bit(taint)}
         everything = fts_table(agent_id, None) if rules.global_statistics else None
         for key in keys:
