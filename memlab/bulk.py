@@ -241,10 +241,7 @@ def run_import(args: argparse.Namespace) -> int:
         imported = {"imported": saved, "agent": args.agent, "taint": shown, "session": session.id, "seconds": elapsed}
         cli_output.print_json(imported)
         return 0
-    print(
-        f"imported {saved:,} memories into agent {args.agent!r} at {taint} "
-        f"(session {session.id}) in {elapsed:.1f} s"
-    )
+    print(f"imported {saved:,} memories into agent {args.agent!r} at {taint} (session {session.id}) in {elapsed:.1f} s")
     return 0
 
 

@@ -130,6 +130,9 @@ class Policy:
     shadowing: str = "newest"
     """Under compartments, which of a key's several maximal visible versions a view shows (``ViewRules.shadowing``):
     ``newest`` (the one saved last) or ``refuse`` (none: a get is ambiguous, lists and searches leave the key out)."""
+    label_alphabet: tuple[str, ...] = ()
+    """The labels ``memlab.check``'s noninterference check draws sessions from for this policy (none: the levels
+    it is given): a policy about compartments opts in, so the check examines its shadowing rule."""
 
     def readable(self, classification: Level, taint: Level) -> bool:
         """May a session at ``taint`` read a version classified ``classification``?"""

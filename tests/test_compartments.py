@@ -271,6 +271,17 @@ def test_the_cli_refuses_a_malformed_taint_label_and_writes_nothing(tmp_path, ca
     assert "memlab import:" in capsys.readouterr().err and not store.exists()
 
 
+@pytest.mark.parametrize("bad", ["CONFIDENTIAL:", "SECRET:hr", "CONFIDENTIAL:hr,,legal"])
+def test_serve_refuses_a_malformed_taint_label_from_the_flag_or_the_environment(tmp_path, capsys, monkeypatch, bad):
+    store = tmp_path / "memories"
+    assert main(["serve", "--db", str(store), "--taint", bad]) == 2
+    assert "memlab serve:" in capsys.readouterr().err
+    monkeypatch.setenv("MEMLAB_TAINT", bad)
+    assert main(["serve", "--db", str(store)]) == 2
+    assert f"(MEMLAB_TAINT={bad!r})" in capsys.readouterr().err
+    assert not store.exists()
+
+
 def test_the_cli_imports_at_a_label(tmp_path):
     records = tmp_path / "in.jsonl"
     records.write_text(json.dumps({"key": "k", "content": "hr apple"}) + "\n")
