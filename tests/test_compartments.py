@@ -292,6 +292,37 @@ def test_the_cli_imports_at_a_label(tmp_path):
         assert opened.session(taint="RESTRICTED").memory_get("k") is None
 
 
+def test_an_mcp_server_at_a_label_saves_there_and_the_host_escalates_only_up_the_lattice(tmp_path):
+    from mcp import MCPError, types
+
+    from memlab.mcp_server import escalate
+    from tests.mcp_client import call as mcp_call
+    from tests.mcp_client import connect, run
+
+    db, log = tmp_path / "memories", tmp_path / "server.log"
+
+    async def scenario():
+        async with connect(db, HR, log=log) as client:
+            error, saved, _ = await mcp_call(client, "memory_save", {"key": "k", "content": "v", "label": "PUBLIC"})
+            assert not error and saved["classification"] == HR
+            for bad, message in [
+                (LEGAL, "incomparable"),
+                ("CONFIDENTIAL", "cannot lower"),
+                ("CONFIDENTIAL:", "no cat"),
+            ]:
+                with pytest.raises(MCPError, match=message) as refused:
+                    await escalate(client, bad)
+                assert refused.value.code == types.INVALID_PARAMS
+            assert await escalate(client, BOTH, reason="both cases") == Label.parse(BOTH)
+            error, saved, _ = await mcp_call(client, "memory_save", {"key": "k", "content": "w"})
+            assert not error and saved["classification"] == BOTH
+
+    run(scenario, log)
+    with MemoryStore(db) as store:
+        assert store.taint_events()[["from_level", "to_level"]].values.tolist() == [[HR, BOTH]]
+        assert store.audit()["taint"].tolist() == [HR, BOTH] and store.verify().ok
+
+
 class _NoCompartments(SqliteStorage):
     compartments = False
 
