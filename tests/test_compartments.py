@@ -128,6 +128,21 @@ def test_refuse_fails_a_get_as_ambiguous_naming_the_labels_and_leaves_the_key_ou
     assert store.verify().ok
 
 
+@pytest.mark.parametrize("ranking", ["dense_only", "hybrid"])
+def test_dense_and_hybrid_search_at_a_label_rank_only_its_view(ranking):
+    from memlab import Ranking
+    from tests.backends import WordsEmbedder
+
+    store = MemoryStore(embedder=WordsEmbedder(), ranking=getattr(Ranking, ranking)())
+    store.session().memory_save("k", "apple public")
+    store.session(taint=HR).memory_save("k", "apple hr")
+    store.session(taint=LEGAL).memory_save("j", "apple legal")
+    found = {
+        taint: [hit.memory.ref() for hit in store.session(taint=taint).memory_search("apple")] for taint in (HR, LEGAL)
+    }
+    assert found[HR] == ["k@CONFIDENTIAL:hr/v1"] and set(found[LEGAL]) == {"j@CONFIDENTIAL:legal/v1", "k@PUBLIC/v1"}
+
+
 def test_the_tool_layer_reports_the_label_as_the_classification():
     store = MemoryStore()
     hr = store.session(taint=HR)
