@@ -198,6 +198,7 @@ def run_import(args: argparse.Namespace) -> int:
     ``--taint`` has no default: it is the level of every imported memory, and a default of PUBLIC would make
     internal notes readable by every session.
     """
+    from memlab.labels import Label
     from memlab.levels import Level
     from memlab.store import MemoryStore
 
@@ -213,7 +214,7 @@ def run_import(args: argparse.Namespace) -> int:
         print("\n".join(report.lines()), file=sys.stderr)
         return 1
     try:
-        taint = Level.parse(args.taint)
+        taint = Label.parse(args.taint)
         store = cli_output.from_environment(
             args, "db", lambda db: MemoryStore(db, policy=args.policy, analyzer=args.analyzer)
         )
@@ -236,13 +237,11 @@ def run_import(args: argparse.Namespace) -> int:
             return 2
     elapsed = time.perf_counter() - started
     if args.json:
-        imported = {"imported": saved, "agent": args.agent, "taint": taint, "session": session.id, "seconds": elapsed}
+        shown = session.taint if isinstance(session.taint, Level) else str(session.taint)
+        imported = {"imported": saved, "agent": args.agent, "taint": shown, "session": session.id, "seconds": elapsed}
         cli_output.print_json(imported)
         return 0
-    print(
-        f"imported {saved:,} memories into agent {args.agent!r} at {taint.name} "
-        f"(session {session.id}) in {elapsed:.1f} s"
-    )
+    print(f"imported {saved:,} memories into agent {args.agent!r} at {taint} (session {session.id}) in {elapsed:.1f} s")
     return 0
 
 

@@ -21,6 +21,7 @@ from memlab.cli_output import (
     print_json,
     quiet_on_closed_pipe,
 )
+from memlab.labels import Label
 from memlab.levels import Level
 from memlab.search import analyzers
 
@@ -380,7 +381,7 @@ def _serve(args: argparse.Namespace) -> int:
     from memlab.mcp_server import serve
 
     try:
-        taint = from_environment(args, "taint", Level.parse)
+        taint = from_environment(args, "taint", Label.parse)
         agent = from_environment(args, "agent", arguments.agent)
         store = _serving_store(args)
     except MemlabError as error:
@@ -504,7 +505,9 @@ def _expected_to_hold(frame) -> int:
     return 1
 
 
-_LEVELS = "one of " + ", ".join(Level.__members__) + " (any case)"
+_LEVELS = (
+    "one of " + ", ".join(Level.__members__) + " (any case), or a label with categories such as CONFIDENTIAL:hr,legal"
+)
 
 
 def _one_of(names: list[str]) -> str:

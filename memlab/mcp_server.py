@@ -44,6 +44,7 @@ from mcp.shared.exceptions import MCPError
 
 from memlab import __version__, mcp_resources, tools
 from memlab.errors import MemlabError
+from memlab.labels import Label
 from memlab.levels import Level
 from memlab.session import Session
 
@@ -137,8 +138,8 @@ def build(session: Session) -> Server:
             level = await anyio.to_thread.run_sync(lambda: session.escalate(params.level, reason=reason))
         except MemlabError as error:
             raise MCPError(code=types.INVALID_PARAMS, message=str(error)) from None
-        log.info("taint of session %s raised to %s: %s", session.id, level.name, reason)
-        return EscalateResult(taint=level.name)
+        log.info("taint of session %s raised to %s: %s", session.id, level, reason)
+        return EscalateResult(taint=str(level))
 
     server: Server[Any] = Server(
         "memlab",
@@ -183,17 +184,18 @@ async def serve(session: Session) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-async def escalate(client: ClientSession, level: Level | str, reason: str = "") -> Level:
-    """Host side: raise the taint of the session behind ``client`` (a connected ``mcp.ClientSession``).
+async def escalate(client: ClientSession, level: Level | Label | str, reason: str = "") -> Level | Label:
+    """Host side: raise the taint of the session behind ``client`` (a connected ``mcp.ClientSession``) to a level
+    or a label (``"CONFIDENTIAL:hr"``); the answer is the new taint (a ``Level`` when it has no categories).
 
     Raises:
-        mcp.MCPError: the level is unknown or below the current taint (the taint is unchanged).
+        mcp.MCPError: the level is unknown, below the current taint or incomparable with it (unchanged).
 
     Inside the host's async code, with a connected client (shown rather than run here)::
 
         await escalate(client, "confidential", reason="user opened payroll.xlsx")  # -> Level.CONFIDENTIAL
     """
-    name = level.name if isinstance(level, Level) else str(level)
-    request = EscalateRequest(params=EscalateParams(level=name, reason=reason))
+    request = EscalateRequest(params=EscalateParams(level=str(level), reason=reason))
     result = await client.send_request(request, EscalateResult)
-    return Level.parse(result.taint)
+    label = Label.parse(result.taint)
+    return label if label.categories else label.level

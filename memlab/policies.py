@@ -61,5 +61,38 @@ class WriteDownDelete(Policy):
         return taint if level is None else level
 
 
-for _policy in (Policy(), FrozenTaint(), ShadowAfterMatch(), GlobalStats(), ExistenceOracle(), WriteDownDelete()):
+COMPARTMENTS = ("PUBLIC", "CONFIDENTIAL", "CONFIDENTIAL:hr", "CONFIDENTIAL:legal", "CONFIDENTIAL:hr,legal")
+"""The labels the checkers examine the shadowing rules over: two compartments, both, and the levels below."""
+
+
+class RefuseAmbiguous(Policy):
+    name = "refuse-ambiguous"
+    models = (
+        "under compartments, a key with several maximal visible versions is refused as ambiguous instead of one "
+        "being chosen (a safe alternative to newest: it leaks nothing across compartments, and answers less)"
+    )
+    shadowing = "refuse"
+    label_alphabet = COMPARTMENTS
+
+
+class NewestOverAllLabels(Policy):
+    name = "newest-over-all-labels"
+    models = (
+        "under compartments, a key shows its newest version over every label, hidden when the session may not read "
+        "it: a save in another compartment hides the key (the view depends on versions the session cannot read)"
+    )
+    shadowing = "newest-overall"
+    label_alphabet = COMPARTMENTS
+
+
+for _policy in (
+    Policy(),
+    FrozenTaint(),
+    ShadowAfterMatch(),
+    GlobalStats(),
+    ExistenceOracle(),
+    WriteDownDelete(),
+    RefuseAmbiguous(),
+    NewestOverAllLabels(),
+):
     register(_policy)

@@ -127,6 +127,12 @@ class Policy:
     """True: one FTS5 index over every level, so bm25 statistics include memories the session cannot read."""
     reveal_hidden: bool = False
     """True: a get of a key that exists only above the taint answers differently from a missing key."""
+    shadowing: str = "newest"
+    """Under compartments, which of a key's several maximal visible versions a view shows (``ViewRules.shadowing``):
+    ``newest`` (the one saved last) or ``refuse`` (none: a get is ambiguous, lists and searches leave the key out)."""
+    label_alphabet: tuple[str, ...] = ()
+    """The labels ``memlab.check``'s noninterference check draws sessions from for this policy (none: the levels
+    it is given): a policy about compartments opts in, so the check examines its shadowing rule."""
 
     def readable(self, classification: Level, taint: Level) -> bool:
         """May a session at ``taint`` read a version classified ``classification``?"""
@@ -150,6 +156,7 @@ class Policy:
             readable=frozenset((c, t) for c in Level for t in Level if self.readable(c, t)),
             shadow_before_match=self.shadow_before_match,
             global_statistics=self.global_statistics,
+            shadowing=self.shadowing,
         )
 
     def __repr__(self) -> str:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from memlab import arguments, tooldefs
 from memlab.errors import Denied, InternalError, InvalidArgument, MemlabError, NotFound, TaintError
+from memlab.labels import Label
 from memlab.levels import Level
 from memlab.policy import ToolCall, run_hooks
 from memlab.recall import DEFAULT_BUDGET_CHARS
@@ -27,45 +28,68 @@ class Session:
 
     Every tool works on the session's **effective view** at its **live** taint: for each key, the newest
     live version at the highest classification the taint can read. Every call, failed ones included,
-    appends one audit event.
+    appends one audit event. Under compartments the taint is a ``Label`` (``memlab.labels``): reads follow
+    the lattice of levels and categories, and the policy's shadowing rule picks among incomparable versions.
     """
 
-    def __init__(self, store: MemoryStore, session_id: str, agent: str, taint: Level) -> None:
+    def __init__(self, store: MemoryStore, session_id: str, agent: str, taint: Level | Label) -> None:
         self.store = store
         self.id = session_id
         self.agent = agent
+        taint = _as_taint(taint)
         self.initial_taint = taint
         """The taint the session started at (the ``frozen-taint`` variant wrongly saves at it)."""
         self._taint = taint
 
     def __repr__(self) -> str:
-        return f"Session(id={self.id!r}, agent={self.agent!r}, taint={self._taint.name})"
+        return f"Session(id={self.id!r}, agent={self.agent!r}, taint={self._taint})"
 
     @property
-    def taint(self) -> Level:
-        """The session's current taint: the highest level of anything it has been exposed to."""
+    def taint(self) -> Level | Label:
+        """The session's current taint: the highest level of anything it has been exposed to — a ``Level``, as
+        always, unless the session is under compartments: then the ``Label`` with its categories."""
         return self._taint
 
-    def escalate(self, level: Level | str, *, reason: str = "") -> Level:
-        """Raise the taint to ``level`` (a no-op when already there) and record a taint event.
+    @property
+    def label(self) -> Label:
+        """The session's current taint as a ``Label`` (a level is the label without categories).
+
+        Examples:
+            >>> str(store.session(taint="CONFIDENTIAL:hr").label), store.session().label.categories
+            ('CONFIDENTIAL:hr', frozenset())
+        """
+        return Label.parse(self._taint)
+
+    def escalate(self, level: Level | Label | str, *, reason: str = "") -> Level | Label:
+        """Raise the taint to ``level`` (a no-op when already there) and record a taint event: only up the
+        lattice, to a label the current taint flows to (``Label.can_flow_to``).
 
         Raises:
-            TaintError: ``level`` is below the current taint; only a new session starts low.
+            TaintError: ``level`` is below the current taint or incomparable with it (``CONFIDENTIAL:hr`` to
+                ``CONFIDENTIAL:legal``); only a new session starts elsewhere. Nothing is recorded.
+            InvalidArgument: ``level`` is not a label, or has categories this store or policy cannot keep.
 
         Examples:
             >>> s.escalate(Level.CONFIDENTIAL, reason="read payroll")
             <Level.CONFIDENTIAL: 2>
         """
-        level = Level.parse(level)
-        if level < self._taint:
+        target = Label.parse(level)
+        current = Label.parse(self._taint)
+        if target.can_flow_to(current) and target != current:
             raise TaintError(
-                f"cannot lower the taint of session {self.id} from {self._taint.name} to {level.name}; "
-                "start a new session instead"
+                f"cannot lower the taint of session {self.id} from {current} to {target}; start a new session instead"
             )
-        if level > self._taint:
-            event = TaintEvent(self.id, self.store.now(), self._taint, level, reason)
+        if not current.can_flow_to(target):
+            raise TaintError(
+                f"cannot move the taint of session {self.id} from {current} to {target}: they are incomparable "
+                "(a taint only goes up the lattice); start a new session instead"
+            )
+        if target != current:
+            self.store._check_compartments(target)
+            taint = _as_taint(target)
+            event = TaintEvent(self.id, self.store.now(), self._taint, taint, reason)
             self.store.storage.add_taint_event(self.agent, event)
-            self._taint = level
+            self._taint = taint
             self.store.notify()
         return self._taint
 
@@ -128,7 +152,7 @@ class Session:
             self.store.notify()
 
     def _save_many(
-        self, records: Iterable[Mapping[str, Any]], batch_size: int, taint: Level, level: Level, bulk: ToolCall
+        self, records: Iterable[Mapping[str, Any]], batch_size: int, taint: Level | Label, level: Level, bulk: ToolCall
     ) -> list[Memory]:
         saved: list[Memory] = []
         save = tooldefs.get("memory_save")
@@ -255,12 +279,14 @@ class Session:
         finally:
             self.store.notify()  # every call appended an audit row, whatever its outcome
 
-    def _tool_call(self, tool: Any, raw: Any, taint: Level) -> ToolCall:
+    def _tool_call(self, tool: Any, raw: Any, taint: Level | Label) -> ToolCall:
         return ToolCall(
             tool, dict(raw) if isinstance(raw, Mapping) else {}, taint=taint, agent=self.agent, session_id=self.id
         )
 
-    def _failed_call(self, taint: Level, call: ToolCall, error: Exception, *, write: bool = True) -> MemlabError:
+    def _failed_call(
+        self, taint: Level | Label, call: ToolCall, error: Exception, *, write: bool = True
+    ) -> MemlabError:
         """What the caller of a failed call gets: a ``MemlabError`` as it is, anything else as an
         ``InternalError`` (audited with its class name only); its audit row is written here when ``write`` (no
         storage call wrote one)."""
@@ -273,7 +299,9 @@ class Session:
             self.store.storage.append_audit(self._event(taint, call)(outcome=outcome, message=message))
         return failure
 
-    def _event(self, taint: Level, call: ToolCall, args: Mapping[str, Any] | None = None) -> partial[AuditEvent]:
+    def _event(
+        self, taint: Level | Label, call: ToolCall, args: Mapping[str, Any] | None = None
+    ) -> partial[AuditEvent]:
         """The call's audit event, to be completed with its outcome and records once they are known.
 
         It holds identifiers, never content: the validated key and query, or for a rejected call the given
@@ -292,7 +320,7 @@ class Session:
             notes=tuple(call.notes),
         )
 
-    def _memory_save(self, taint: Level, audit: _Audit, **args: Any) -> Memory:
+    def _memory_save(self, taint: Level | Label, audit: _Audit, **args: Any) -> Memory:
         (memory,) = audit.through(
             self.store.storage.save_many,
             self.agent,
@@ -303,7 +331,7 @@ class Session:
         )
         return memory
 
-    def _memory_get(self, taint: Level, audit: _Audit, *, key: str) -> Memory | None:
+    def _memory_get(self, taint: Level | Label, audit: _Audit, *, key: str) -> Memory | None:
         refusal: list[Denied] = []
 
         def complete(memory: Memory | None) -> AuditEvent:
@@ -320,7 +348,7 @@ class Session:
             raise refusal[0]
         return memory
 
-    def _memory_search(self, taint: Level, audit: _Audit, *, query: str, max_results: int) -> list[Hit]:
+    def _memory_search(self, taint: Level | Label, audit: _Audit, *, query: str, max_results: int) -> list[Hit]:
         return audit.through(
             self.store.storage.search,
             self.agent,
@@ -330,7 +358,7 @@ class Session:
             audit=lambda hits: audit.event(records=tuple(hit.memory.ref() for hit in hits)),
         )
 
-    def _memory_list(self, taint: Level, audit: _Audit, *, tag: str | None) -> list[Memory]:
+    def _memory_list(self, taint: Level | Label, audit: _Audit, *, tag: str | None) -> list[Memory]:
         return audit.through(
             self.store.storage.effective_view,
             self.agent,
@@ -339,7 +367,7 @@ class Session:
             audit=lambda view: audit.event(records=tuple(memory.ref() for memory in view)),
         )
 
-    def _memory_recall(self, taint: Level, audit: _Audit, *, budget_chars: int) -> str:
+    def _memory_recall(self, taint: Level | Label, audit: _Audit, *, budget_chars: int) -> str:
         shown: list[str] = []
 
         def complete(view: list[Memory]) -> AuditEvent:
@@ -351,7 +379,7 @@ class Session:
         audit.through(self.store.storage.effective_view, self.agent, taint, audit=complete)
         return shown[0]
 
-    def _memory_delete(self, taint: Level, audit: _Audit, *, key: str) -> Memory:
+    def _memory_delete(self, taint: Level | Label, audit: _Audit, *, key: str) -> Memory:
         deleted = audit.through(
             self.store.storage.delete,
             self.agent,
@@ -367,11 +395,11 @@ class Session:
             raise _not_found(key)
         return deleted
 
-    def _visible(self, taint: Level, key: str) -> Level | None:
+    def _visible(self, taint: Level | Label, key: str) -> Level | Label | None:
         """The classification of ``key``'s version in this session's effective view at ``taint`` (unaudited:
         the policy reads it while deciding a call whose own audit row says what was done)."""
         memory = self.store.storage.effective(self.agent, taint, key)
-        return None if memory is None else memory.classification
+        return None if memory is None else _as_taint(memory.label)
 
 
 @dataclass
@@ -392,6 +420,12 @@ class _Audit:
         result = storage_call(*args, **kwargs)
         self.written = True
         return result
+
+
+def _as_taint(value: Level | Label) -> Level | Label:
+    """A label without categories as its ``Level`` (so the four-level order behaves exactly as it always has)."""
+    label = Label.parse(value)
+    return label if label.categories else label.level
 
 
 def _new_version(args: Mapping[str, Any], saved_at: str) -> NewVersion:

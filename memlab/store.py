@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from memlab import arguments
 from memlab.errors import InvalidArgument
+from memlab.labels import Label
 from memlab.levels import Level
 from memlab.policies import resolve
 from memlab.policy import DEFAULT_HOOKS, Hook, Policy
@@ -229,25 +230,49 @@ class MemoryStore:
         return utc_text(self.clock())
 
     def session(
-        self, taint: Level | str = Level.PUBLIC, agent: str = "main", *, session_id: str | None = None
+        self, taint: Level | Label | str = Level.PUBLIC, agent: str = "main", *, session_id: str | None = None
     ) -> Session:
         """Start a session of ``agent`` at ``taint``; it is recorded so the audit can name it.
 
         Args:
-            taint: the starting taint; it can only go up (``Session.escalate``).
+            taint: the starting taint, a level or a label with categories (``"CONFIDENTIAL:hr,legal"``,
+                ``memlab.labels``); it can only go up (``Session.escalate``).
             agent: the memory namespace; names match exactly after NFC normalisation (case and every
                 character count; controls and format characters are refused, see ``memlab.arguments``).
             session_id: a readable id for notebooks; by default a random one.
         Raises:
-            InvalidArgument: a bad level or agent name, or a session id this store already has.
+            InvalidArgument: a bad level, label or agent name, a session id this store already has, or a label
+                with categories on a store or under a policy that cannot keep compartments.
         """
-        taint = Level.parse(taint)
+        label = Label.parse(taint)
+        self._check_compartments(label)
+        taint = label if label.categories else label.level
         agent = arguments.agent(agent)
         session_id = uuid.uuid4().hex[:12] if session_id is None else arguments.session_id(session_id)
         self.storage.add_session(session_id, agent, taint, self.now())
         session = Session(self, session_id, agent, taint)
         self.notify()
         return session
+
+    def _check_compartments(self, label: Label) -> None:
+        """Refuse a label with categories where they cannot be kept: a backend without compartments, or a policy
+        whose views cannot be made per label.
+
+        Raises:
+            InvalidArgument: naming the backend or the policy.
+        """
+        if not label.categories:
+            return
+        if not getattr(self.storage, "compartments", False):
+            raise InvalidArgument(
+                f"label {label}: compartments not supported by this store's backend ({type(self.storage).__name__}); "
+                "use a level without categories"
+            )
+        if not self.policy.shadow_before_match or self.policy.global_statistics:
+            raise InvalidArgument(
+                f"label {label}: compartments not supported under policy {self.policy.name!r} (its views are not "
+                "kept per label); use a level without categories"
+            )
 
     # -- the auditor's views (sessions never read these) ---------------------------------------------
 
@@ -281,9 +306,10 @@ class MemoryStore:
         """
         import pandas as pd
 
-        view = self.storage.effective_view(agent, Level.parse(taint))
+        label = Label.parse(taint)
+        view = self.storage.effective_view(agent, label if label.categories else label.level)
         return pd.DataFrame(
-            [{**memory.__dict__, "classification": memory.classification.name} for memory in view],
+            [{**memory.__dict__, "classification": str(memory.label)} for memory in view],
             columns=["key", "content", "tags", "classification", "version", "saved_at", "saved_by"],
         )
 
@@ -317,7 +343,9 @@ class MemoryStore:
             ['salary@CONFIDENTIAL/v1', 'salary@CONFIDENTIAL/v2']
         """
         key = arguments.key(key)
-        level = None if level is None else Level.parse(level)
+        if level is not None:
+            label = Label.parse(level)
+            level = label if label.categories else label.level
         if not isinstance(reason, str) or not reason.strip():
             raise InvalidArgument("a purge needs a reason (a ticket, a request id)")
         at = self.now()

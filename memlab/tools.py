@@ -142,7 +142,7 @@ def _render(tool: str, arguments: dict[str, Any], result: Any) -> dict[str, Any]
         return {
             "saved": True,
             "key": result.key,
-            "classification": result.classification.name,
+            "classification": str(result.label),
             "version": result.version,
         }
     if tool == "memory_get":
@@ -153,7 +153,7 @@ def _render(tool: str, arguments: dict[str, Any], result: Any) -> dict[str, Any]
         return {"query": arguments["query"], "results": [_hit(hit) for hit in result]}
     if tool == "memory_list":
         return {"memories": [_memory(memory) for memory in result]}
-    return {"deleted": True, "key": result.key, "classification": result.classification.name}
+    return {"deleted": True, "key": result.key, "classification": str(result.label)}
 
 
 def _memory(memory: Memory) -> dict[str, Any]:
@@ -162,7 +162,7 @@ def _memory(memory: Memory) -> dict[str, Any]:
         "key": memory.key,
         "content": memory.content,
         "tags": list(memory.tags),
-        "classification": memory.classification.name,
+        "classification": str(memory.label),
         "saved_at": memory.saved_at,
     }
     context = {"source": memory.source, "occurred_at": memory.occurred_at}
@@ -175,7 +175,7 @@ def _hit(hit: Hit) -> dict[str, Any]:
         "key": memory.key,
         "content": memory.content,
         "tags": list(memory.tags),
-        "classification": memory.classification.name,
+        "classification": str(memory.label),
         "score": hit.score,
         "snippet": hit.snippet,
     }

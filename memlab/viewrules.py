@@ -13,13 +13,24 @@ Examples:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import product
 
+from memlab.labels import SHADOWING_RULES, Label
 from memlab.levels import Level, can_flow_to
 
-__all__ = ["ViewRules"]
+__all__ = ["ViewRules", "AMBIGUOUS", "SHADOWING"]
+
+AMBIGUOUS = 0
+"""What a view holds for a key whose maximal versions the ``refuse`` rule will not choose among (no version has
+id 0): the key is left out of lists and searches, and a get of it fails as ambiguous."""
+FAULTY_SHADOWING = {"newest-overall"}
+SHADOWING = (*SHADOWING_RULES, *sorted(FAULTY_SHADOWING))
+"""The shadowing rules a policy may choose: ``labels.SHADOWING_RULES`` and ``newest-overall``, a faulty rule the
+policy lab studies (the newest live version over every label of the key, the key hidden when the session may
+not read it: a key's view then depends on versions the session cannot read)."""
 
 _LEVELS = tuple(Level)
 _LATTICE = frozenset(
@@ -41,6 +52,10 @@ class ViewRules:
     """Under compartments, how a view chooses among several maximal versions of a key: a name in
     ``memlab.labels.SHADOWING_RULES``. Without categories there is never more than one, so it changes nothing."""
 
+    def __post_init__(self) -> None:
+        if self.shadowing not in SHADOWING:
+            raise ValueError(f"unknown shadowing rule {self.shadowing!r}; expected one of {', '.join(SHADOWING)}")
+
     @classmethod
     def lattice(cls) -> ViewRules:
         """The design's rules: reads follow ``can_flow_to``, shadowing first, statistics per view."""
@@ -49,6 +64,37 @@ class ViewRules:
     def can_read(self, classification: Level, taint: Level) -> bool:
         """May a session at ``taint`` read a version classified ``classification``?"""
         return (classification, taint) in self.readable
+
+    def can_read_label(self, classification: Label, taint: Label) -> bool:
+        """May a session at label ``taint`` read a version at label ``classification``: its level by the rules,
+        and its categories all within the taint's."""
+        return self.can_read(classification.level, taint.level) and classification.categories <= taint.categories
+
+    def label_winner(self, live: Mapping[Label, int], taint: Label) -> int | None:
+        """What a session at label ``taint`` sees of a key whose live version at each label is ``live`` (label ->
+        version id, ids in save order): among its maximal readable versions the one ``shadowing`` picks, None,
+        or ``AMBIGUOUS`` (the ``refuse`` rule, several maximal versions).
+
+        Examples:
+            >>> hr, legal = Label.parse("CONFIDENTIAL:hr"), Label.parse("CONFIDENTIAL:legal")
+            >>> both = Label.parse("CONFIDENTIAL:hr,legal")
+            >>> ViewRules().label_winner({hr: 4, legal: 9}, both), ViewRules().label_winner({hr: 4, legal: 9}, hr)
+            (9, 4)
+            >>> ViewRules(shadowing="refuse").label_winner({hr: 4, legal: 9}, both) == AMBIGUOUS
+            True
+        """
+        if self.shadowing == "newest-overall":
+            newest = max(live, key=live.__getitem__, default=None)
+            return None if newest is None or not self.can_read_label(newest, taint) else live[newest]
+        readable = [label for label in live if self.can_read_label(label, taint)]
+        candidates = [
+            label for label in readable if not any(other != label and label.can_flow_to(other) for other in readable)
+        ]
+        if not candidates:
+            return None
+        if len(candidates) > 1 and self.shadowing == "refuse":
+            return AMBIGUOUS
+        return max(live[label] for label in candidates)
 
     def winner(self, live: dict[Level, int], taint: Level) -> int | None:
         """What a session at ``taint`` sees of a key whose live version at each level is ``live``

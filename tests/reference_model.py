@@ -2,6 +2,11 @@
 
 It knows nothing of SQL or FTS5: versions are lists, the effective view is computed from scratch on every
 read, and search is "does any query word's stem occur among the memory's words".
+
+Under compartments a classification or taint may be a ``Label``: a version is readable when its level is at
+most the taint's and its categories within the taint's, a key's view is its maximal readable live versions,
+and ``shadowing`` chooses among several (``newest``: the last saved; ``refuse``: ``AMBIGUOUS``). The order is
+worked out here from levels and category sets, not with ``memlab.labels.maximal`` or the store's rules.
 """
 
 from __future__ import annotations
@@ -12,11 +17,24 @@ from dataclasses import dataclass, field
 from nltk.stem.porter import PorterStemmer
 
 from memlab import Level
+from memlab.labels import Label
 from memlab.search import query_terms
 
 # FTS5's porter tokenizer agrees with NLTK's porter in MARTIN_EXTENSIONS mode (pinned in tests/test_stemstats.py).
 _stem = PorterStemmer(mode=PorterStemmer.MARTIN_EXTENSIONS).stem
 _WORD = re.compile(r"[^\W_]+")
+
+AMBIGUOUS = "ambiguous"
+"""What ``effective`` gives for a key the ``refuse`` rule will not choose a version of."""
+
+
+def _pair(value: Level | Label) -> tuple[Level, frozenset[str]]:
+    return (value.level, value.categories) if isinstance(value, Label) else (Level(value), frozenset())
+
+
+def _below(low: Level | Label, high: Level | Label) -> bool:
+    (low_level, low_categories), (high_level, high_categories) = _pair(low), _pair(high)
+    return low_level <= high_level and low_categories <= high_categories
 
 
 @dataclass
@@ -25,7 +43,7 @@ class Version:
     key: str
     content: str
     tags: tuple[str, ...]
-    classification: Level
+    classification: Level | Label
     version: int
     saved_by: str
     deleted: bool = False
@@ -38,39 +56,50 @@ class Version:
 @dataclass
 class ReferenceStore:
     versions: list[Version] = field(default_factory=list)
+    shadowing: str = "newest"
 
-    def _current(self, agent: str, key: str, level: Level) -> Version | None:
+    def _current(self, agent: str, key: str, level: Level | Label) -> Version | None:
         """The newest version at exactly ``level`` (live or deleted)."""
-        found = [v for v in self.versions if (v.agent, v.key, v.classification) == (agent, key, level)]
+        found = [
+            v for v in self.versions if (v.agent, v.key) == (agent, key) and _pair(v.classification) == _pair(level)
+        ]
         return max(found, key=lambda v: v.version, default=None)
 
-    def effective(self, agent: str, taint: Level, key: str) -> Version | None:
-        for level in sorted((lv for lv in Level if lv <= taint), reverse=True):
-            current = self._current(agent, key, level)
-            if current is not None and not current.deleted:
-                return current
-        return None
+    def effective(self, agent: str, taint: Level | Label, key: str) -> Version | str | None:
+        labels = {_pair(v.classification): v.classification for v in self.versions if (v.agent, v.key) == (agent, key)}
+        live = [
+            current
+            for current in (self._current(agent, key, label) for label in labels.values())
+            if current is not None and not current.deleted
+        ]
+        readable = [v for v in live if _below(v.classification, taint)]
+        top = [
+            v for v in readable if not any(o is not v and _below(v.classification, o.classification) for o in readable)
+        ]
+        if len(top) > 1 and self.shadowing == "refuse":
+            return AMBIGUOUS
+        return max(top, key=self.versions.index, default=None)
 
-    def view(self, agent: str, taint: Level) -> list[Version]:
+    def view(self, agent: str, taint: Level | Label) -> list[Version]:
         keys = sorted({v.key for v in self.versions if v.agent == agent})
-        return [v for v in (self.effective(agent, taint, key) for key in keys) if v is not None]
+        return [v for v in (self.effective(agent, taint, key) for key in keys) if isinstance(v, Version)]
 
-    def save(self, agent: str, taint: Level, key: str, content: str, tags: tuple[str, ...], by: str) -> Version:
+    def save(self, agent: str, taint: Level | Label, key: str, content: str, tags: tuple[str, ...], by: str) -> Version:
         current = self._current(agent, key, taint)
         version = Version(agent, key, content, tags, taint, 1 if current is None else current.version + 1, by)
         self.versions.append(version)
         return version
 
-    def delete(self, agent: str, taint: Level, key: str) -> Version | None:
+    def delete(self, agent: str, taint: Level | Label, key: str) -> Version | None:
         current = self._current(agent, key, taint)
         if current is None or current.deleted:
             return None
         current.deleted = True
         return current
 
-    def list(self, agent: str, taint: Level, tag: str | None) -> list[Version]:
+    def list(self, agent: str, taint: Level | Label, tag: str | None) -> list[Version]:
         return [v for v in self.view(agent, taint) if tag is None or tag in v.tags]
 
-    def matching_keys(self, agent: str, taint: Level, query: str) -> set[str]:
+    def matching_keys(self, agent: str, taint: Level | Label, query: str) -> set[str]:
         wanted = {_stem(term) for term in query_terms(query)}
         return {v.key for v in self.view(agent, taint) if wanted & v.words()}

@@ -7,7 +7,7 @@ from memlab.policies import get, names, register, resolve
 from memlab.policy import Policy
 
 
-def test_the_registry_ships_strict_and_five_variants():
+def test_the_registry_ships_strict_and_seven_variants():
     assert names() == [
         "strict",
         "frozen-taint",
@@ -15,6 +15,8 @@ def test_the_registry_ships_strict_and_five_variants():
         "global-stats",
         "existence-oracle",
         "write-down-delete",
+        "refuse-ambiguous",
+        "newest-over-all-labels",
     ]
     for name in names():
         assert get(name).name == name and get(name).models
@@ -108,3 +110,21 @@ def test_a_file_store_keeps_the_visibility_it_was_built_for(db_path):
         MemoryStore(db_path, policy=PublicReadsInternal())
     with pytest.raises(SchemaError, match="global-statistics"):
         MemoryStore(db_path, policy="global-stats")
+
+
+def test_the_compartment_policies_choose_their_shadowing_rule(tmp_path):
+    hr, legal, both = "CONFIDENTIAL:hr", "CONFIDENTIAL:legal", "CONFIDENTIAL:hr,legal"
+    seen = {}
+    for name in ["strict", "refuse-ambiguous", "newest-over-all-labels"]:
+        store = MemoryStore(policy=name)
+        store.session(taint=hr).memory_save("k", "hr")
+        store.session(taint=legal).memory_save("k", "legal")
+        result = tools.call(store.session(taint=both), "memory_get", {"key": "k"})
+        seen[name] = result.get("content", result.get("error", {}).get("code")), store.session(taint=hr).memory_get("k")
+    assert seen["strict"][0] == "legal" and seen["strict"][1].content == "hr"
+    assert seen["refuse-ambiguous"][0] == "ambiguous" and seen["refuse-ambiguous"][1].content == "hr"
+    # The faulty rule: the newest version over every label is legal's, which hr may not read, so hr sees nothing.
+    assert seen["newest-over-all-labels"][0] == "legal" and seen["newest-over-all-labels"][1] is None
+    MemoryStore(tmp_path / "refusing.db", policy="refuse-ambiguous").close()
+    with pytest.raises(SchemaError, match="shadowing:refuse"):  # views built under one rule are not read under another
+        MemoryStore(tmp_path / "refusing.db", policy="strict")

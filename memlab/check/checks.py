@@ -10,6 +10,7 @@ from typing import Any
 from memlab.check.results import Actor, Counterexample, NoLeak, Step
 from memlab.check.scenarios import READS, WRITES, act, memories_of, observe, open_world, random_step, shrink
 from memlab.errors import InvalidArgument
+from memlab.labels import Label
 from memlab.levels import Level
 from memlab.policies import resolve
 from memlab.policy import Policy
@@ -21,6 +22,8 @@ __all__ = ["CHECKERS"]
 class _Check:
     name = ""
     explanation = ""
+    over_labels = False
+    """Whether a policy's ``label_alphabet`` is used: the write-down and shadowing judges order levels only."""
 
     def judge(
         self, policy: Policy, level: Level | None, actors: Sequence[Actor], steps: Sequence[Step]
@@ -56,6 +59,9 @@ class _Check:
     ) -> Counterexample | NoLeak:
         policy = resolve(policy)
         levels = sorted(Level.parse(level) for level in levels)
+        if policy.label_alphabet and self.over_labels:
+            # A policy under compartments is examined over its labels (a level is the label without categories).
+            levels = [_taint(Label.parse(label)) for label in policy.label_alphabet]
         if len(levels) < 2:
             raise InvalidArgument("a check needs at least two levels")
         rng = random.Random(seed)
@@ -83,8 +89,11 @@ class _Check:
 class _Noninterference(_Check):
     name = "noninterference"
     explanation = "an observer at or below the level saw something different when sessions above it acted"
+    over_labels = True
 
     def sample(self, rng, levels, length):
+        if any(isinstance(level, Label) for level in levels):
+            return self._sample_labels(rng, levels, length)
         bound = rng.choice(levels[:-1])
         below = [level for level in levels if level <= bound]
         low = [Actor(f"low{n}", rng.choice(below)) for n in (1, 2)]
@@ -93,6 +102,22 @@ class _Noninterference(_Check):
         high = Actor("high", start, max(start, rng.choice([level for level in levels if level > bound])))
         steps = [
             random_step(rng, "high", WRITES, high=True)  # reads above the bound change nothing observable
+            if rng.random() < 0.4
+            else random_step(rng, rng.choice(low).name)
+            for _ in range(length)
+        ]
+        return bound, (*low, high), tuple(steps)
+
+    def _sample_labels(self, rng, labels, length):
+        """As ``sample`` over a partial order: the observers at labels that flow to the bound, the high session
+        raised to one that does not (another compartment, or above)."""
+        bounds = [bound for bound in labels if any(not _flows(label, bound) for label in labels)]
+        bound = rng.choice(bounds)
+        low = [Actor(f"low{n}", rng.choice([label for label in labels if _flows(label, bound)])) for n in (1, 2)]
+        raised = rng.choice([label for label in labels if not _flows(label, bound)])
+        high = Actor("high", rng.choice([label for label in labels if _flows(label, raised)]), raised)
+        steps = [
+            random_step(rng, "high", WRITES, high=True)
             if rng.random() < 0.4
             else random_step(rng, rng.choice(low).name)
             for _ in range(length)
@@ -184,6 +209,14 @@ def _effective(policy: Policy, current: dict, taint: Level, key: str) -> Memory 
         if live and policy.readable(level, taint):
             return memory
     return None
+
+
+def _flows(low: Level | Label, high: Level | Label) -> bool:
+    return Label.parse(low).can_flow_to(Label.parse(high))
+
+
+def _taint(label: Label) -> Level | Label:
+    return label if label.categories else label.level
 
 
 CHECKERS: dict[str, _Check] = {check.name: check for check in (_Noninterference(), _WriteDown(), _Shadowing())}

@@ -78,7 +78,7 @@ class Counterexample:
             "check": self.check,
             "policy": self.policy.name,
             "leak": True,
-            "level": None if self.level is None else self.level.name,
+            "level": None if self.level is None else str(self.level),
             "explanation": self.explanation,
             "steps": self.rows(),
             "observed": repr(self.observed),
@@ -102,7 +102,7 @@ class Counterexample:
         ]
 
     def __str__(self) -> str:
-        level = f" at {self.level.name}" if self.level is not None else ""
+        level = f" at {self.level}" if self.level is not None else ""
         lines = [f"{self.check} LEAK under policy {self.policy.name}{level}: {len(self.steps)} steps", self.explanation]
         lines += [
             f"  {row['#']:>2}  [{row['world']:^11}] {row['session']:<36} {row['call']} {row['note']}"
@@ -126,7 +126,7 @@ class Counterexample:
             + "</tr>"
             for row in self.rows()
         )
-        level = f" at {self.level.name}" if self.level is not None else ""
+        level = f" at {self.level}" if self.level is not None else ""
         return (
             f"<p><b>{html.escape(self.check)} leak</b> under policy <code>{html.escape(self.policy.name)}</code>"
             f"{level}: {len(self.steps)} steps. {html.escape(self.explanation)}</p>"
@@ -173,5 +173,5 @@ class NoLeak:
 
 def _actor_text(actor: Actor) -> str:
     if actor.raised is None or actor.raised == actor.start:
-        return actor.start.name
-    return f"{actor.start.name}->{actor.raised.name}"
+        return str(actor.start)
+    return f"{actor.start}->{actor.raised}"

@@ -68,6 +68,8 @@ class ToolStorage(Protocol):
     ``rules.shadowing`` (``labels.SHADOWING_RULES``: ``newest``, the latest saved; ``refuse``, ``effective``
     raises ``labels.Ambiguous`` and the key is left out of lists and searches). ``Memory.categories`` carries
     a version's categories, and the audit and taint events store ``str(label)``. docs/semantics.md has the rules.
+    A backend that keeps compartments declares ``compartments = True``; on one that does not, ``MemoryStore``
+    refuses a label with categories ("compartments not supported"), so none ever reaches it.
     """
 
     rules: ViewRules

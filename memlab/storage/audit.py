@@ -8,8 +8,8 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from memlab.levels import Level
 from memlab.records import AuditEvent
+from memlab.storage.label_codes import read_label
 from memlab.storage.seal import AUDIT_FIELDS, chain_rows
 
 _AUDIT_COLUMNS = ", ".join((*AUDIT_FIELDS, "hash"))
@@ -61,7 +61,7 @@ class Audit:
             f"WHERE a.name = ? {'' if key is None else 'AND m.key = ?'} ORDER BY m.key, m.classification, m.version",
             (agent,) if key is None else (agent, key),
         ):
-            yield {**row, "classification": Level(row["classification"]).name, "tags": json.loads(row["tags"])}
+            yield {**row, "classification": str(read_label(row["classification"])), "tags": json.loads(row["tags"])}
 
     def session_rows(self) -> Iterator[dict[str, Any]]:
         self.flush_sessions()

@@ -101,13 +101,14 @@ def commitment(salt: bytes, content: str, tags: str, source: str | None = None, 
 
 
 def version_digest(
-    agent: str, key: str, classification: int, version: int, saved_at: str, saved_by: str, commitment: str
+    agent: str, key: str, classification: int | str, version: int, saved_at: str, saved_by: str, commitment: str
 ) -> str:
-    """A version's identity, as the audit row of its save records it."""
+    """A version's identity, as the audit row of its save records it; ``classification`` is a level's integer, or
+    a categorised label's text."""
     return _digest("version", agent, key, classification, version, saved_at, saved_by, commitment)
 
 
-def version_digester(agent: str, saved_by: str) -> Callable[[str, int, int, str, str], str]:
+def version_digester(agent: str, saved_by: str) -> Callable[[str, int | str, int, str, str], str]:
     """``version_digest`` of ``agent``'s versions saved by ``saved_by``, as a function of (key, classification,
     version, saved_at, commitment), the constant parts encoded once: for a batch of seals. ``commitment`` must be
     a commitment (hex digits, which JSON writes as they are).
@@ -121,8 +122,10 @@ def version_digester(agent: str, saved_by: str) -> Callable[[str, int, int, str,
     by = "," + encode_basestring(saved_by) + ',"'
     sha256 = hashlib.sha256
 
-    def digest(key: str, classification: int, version: int, saved_at: str, commitment: str) -> str:
-        text = f"{head}{encode_basestring(key)},{int(classification)},{int(version)},{encode_basestring(saved_at)}"
+    def digest(key: str, classification: int | str, version: int, saved_at: str, commitment: str) -> str:
+        # A categorised label is its text (memlab.storage.label_codes), which JSON writes as a string.
+        level = encode_basestring(classification) if type(classification) is str else int(classification)
+        text = f"{head}{encode_basestring(key)},{level},{int(version)},{encode_basestring(saved_at)}"
         return sha256(f'{text}{by}{commitment}"]'.encode()).hexdigest()
 
     return digest

@@ -10,10 +10,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from memlab.errors import PurgeIncomplete
+from memlab.labels import Label
 from memlab.levels import Level
 from memlab.records import AuditEvent, Memory
 from memlab.storage.fts_tables import fts_table
 from memlab.storage.indexes import _level_bit, live_versions
+from memlab.storage.label_codes import stored, view_table
 from memlab.storage.rows import _MEMORY_COLUMNS, _memory
 from memlab.viewrules import ViewRules
 
@@ -32,7 +34,7 @@ class Erasure:
         self,
         agent: str,
         key: str,
-        level: Level | None,
+        level: Level | Label | None,
         *,
         purged_at: str,
         purged_by: str,
@@ -51,7 +53,7 @@ class Erasure:
             rows = self.conn.execute(
                 f"SELECT m.id, {_MEMORY_COLUMNS} FROM memories m WHERE agent_id = ? AND key = ? {level_filter} "
                 "AND purged_at IS NULL ORDER BY classification, version",
-                (agent_id, key, *(() if level is None else (int(level),))),
+                (agent_id, key, *(() if level is None else (stored(level),))),
             ).fetchall()
             purged = [_memory(row[1:]) for row in rows]
             if rows:
@@ -74,6 +76,7 @@ class Erasure:
                 )
                 self.conn.executemany("DELETE FROM vectors WHERE memory_id = ?", [(memory_id,) for memory_id in ids])
                 tables = [fts_table(agent_id, lvl) for lvl in Level if indexed & _level_bit(lvl)]
+                tables += [view_table(agent_id, label) for label in self._label_views(agent_id).values()]
                 for table in tables + ([fts_table(agent_id, None)] if self.rules.global_statistics else []):
                     self.conn.execute(f'INSERT INTO "{table}" ("{table}") VALUES (\'optimize\')')
             self._append_audit(audit(purged))

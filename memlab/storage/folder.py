@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from memlab.errors import InvalidArgument, SchemaError
+from memlab.labels import Label
 from memlab.levels import Level
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.search.analyzers import Analyzer
@@ -77,6 +78,9 @@ class FolderStorage:
     Raises:
         SchemaError: ``path`` is a file, a folder holding other things, or a store this memlab cannot open.
     """
+
+    compartments = True
+    """Labels with categories are kept, each agent's file as ``SqliteStorage`` keeps them."""
 
     def __init__(
         self,
@@ -261,7 +265,7 @@ class FolderStorage:
 
     # -- sessions -----------------------------------------------------------------------------------
 
-    def add_session(self, session_id: str, agent: str, taint: Level, created_at: str) -> None:
+    def add_session(self, session_id: str, agent: str, taint: Level | Label, created_at: str) -> None:
         """Record a session: in the catalogue, which holds every session id of the store (ids are unique in the
         whole store, as in a single file, whoever chose them: one short catalogue transaction), then in the agent's
         file, where its audit is checked against it (``SqliteStorage.add_session``, which may hold the row for
@@ -275,7 +279,7 @@ class FolderStorage:
             try:
                 self._catalogue_write(
                     "INSERT INTO sessions (id, agent, taint, created_at) VALUES (?, ?, ?, ?)",
-                    (session_id, agent, taint.name, created_at),
+                    (session_id, agent, str(taint), created_at),
                 )
             except sqlite3.IntegrityError as error:
                 raise InvalidArgument(f"session id {session_id!r} is already taken in this store") from error

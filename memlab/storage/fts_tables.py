@@ -43,14 +43,17 @@ def tag_words(analyzer: Analyzer, tags: Sequence[str]) -> str | None:
     return analyzer.index_text(" ".join(words)) if analyzer.prestemmed else " ".join(words)
 
 
-def create_fts_table(db: sqlite3.Connection, agent_id: int, analyzer: Analyzer, taint: Level | None) -> str:
+def create_fts_table(
+    db: sqlite3.Connection, agent_id: int, analyzer: Analyzer, taint: object, *, name: str | None = None
+) -> str:
     """Create the external-content FTS5 index of ``agent_id`` at ``taint``, ranked by bm25.
 
     Memory rows never change their indexed columns (a save adds a version), so ``memories`` can serve
     as the content table: the index holds only terms and statistics. Indexes are created on first use,
-    so an agent's file holds only the levels it uses.
+    so an agent's file holds only the levels it uses. ``name``: the index of a categorised label's view
+    (``label_codes.view_table``).
     """
-    table = fts_table(agent_id, taint)
+    table = name or fts_table(agent_id, taint)
     tokenize_sql = "'" + analyzer.tokenize.replace("'", "''") + "'"
     columns = ", ".join(indexed_columns(analyzer))
     db.execute(

@@ -2,18 +2,23 @@
 
 For every agent and every taint level T, ``effective`` holds the key -> version rows of a session at T, and
 the FTS5 index of T (made on the first save at T, see ``_start_index``) exactly those versions; a save, delete
-or purge writes only the differences.
+or purge writes only the differences. Under compartments the same holds for every categorised label in use at
+an agent (``_label_view``, registered on its first read there): a version at a categorised label is never
+readable at a plain level, so the four plain views are exactly as without compartments.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Mapping
 
+from memlab.labels import Label
 from memlab.levels import Level
 from memlab.search.analyzers import Analyzer
 from memlab.storage.fts_tables import create_fts_table, fts_table
-from memlab.viewrules import ViewRules
+from memlab.storage.label_codes import LABEL_VIEWS, as_label, view_table
+from memlab.viewrules import AMBIGUOUS, ViewRules
 
 _BATCHED_INDEX_ROWS = 16
 
@@ -27,6 +32,56 @@ class IndexUpkeep:
     _fts_columns: str
     _views_changed: int
     _indexed: dict[int, int]
+    _label_views_of: dict[int, dict[str, Label]]
+    _has_label_views: bool | None
+
+    def _label_views(self, agent_id: int) -> dict[str, Label]:
+        """The categorised labels whose views ``agent_id`` keeps (stored form -> label); cached like levels."""
+        views = self._label_views_of.get(agent_id)
+        if views is None:
+            if self._has_label_views is None:
+                found = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
+                self._has_label_views = self.conn.execute(found, (LABEL_VIEWS,)).fetchone() is not None
+            views = {}
+            if self._has_label_views:
+                rows = self.conn.execute(f"SELECT label FROM {LABEL_VIEWS} WHERE agent_id = ?", (agent_id,))
+                views = {text: Label.parse(text) for (text,) in rows}
+            self._label_views_of[agent_id] = views
+        return views
+
+    def _label_view(self, agent_id: int, label: Label) -> str:
+        """The stored form of ``label``'s view at ``agent_id``, made and filled from the live versions on its first
+        use there (in a write transaction): what a session at ``label`` reads."""
+        text = str(label)
+        views = self._label_views(agent_id)
+        if text in views:
+            return text
+        self.conn.execute(
+            f"CREATE TABLE IF NOT EXISTS {LABEL_VIEWS} (agent_id INTEGER NOT NULL REFERENCES agents(id), "
+            "label TEXT NOT NULL, PRIMARY KEY (agent_id, label)) WITHOUT ROWID"
+        )
+        self._has_label_views = True
+        self.conn.execute(f"INSERT INTO {LABEL_VIEWS} (agent_id, label) VALUES (?, ?)", (agent_id, text))
+        table = create_fts_table(self.conn, agent_id, self.analyzer, label, name=view_table(agent_id, label))
+        rows = self.conn.execute(
+            "SELECT m.key, m.classification, m.id, MAX(m.version), m.deleted_at FROM memories m "
+            "WHERE m.agent_id = ? GROUP BY m.key, m.classification",
+            (agent_id,),
+        )
+        latest = {(key, level): (memory_id, version, deleted) for key, level, memory_id, version, deleted in rows}
+        winners = [
+            (key, winner)
+            for key, live in live_versions(latest).items()
+            if (winner := self.rules.label_winner(_labelled(live), label)) is not None
+        ]
+        self.conn.executemany(
+            "INSERT INTO effective (agent_id, key, taint, memory_id) VALUES (?, ?, ?, ?)",
+            [(agent_id, key, text, winner) for key, winner in winners],
+        )
+        self._index_rows(table, sorted(winner for _, winner in winners if winner != AMBIGUOUS), remove=False)
+        views[text] = label
+        self._views_changed += 1
+        return text
 
     def _fts_columns_of(self, alias: str) -> str:
         return ", ".join(f"{alias}.{column}" for column in self._fts_columns.split(", "))
@@ -53,11 +108,11 @@ class IndexUpkeep:
         self,
         agent_id: int,
         keys: list[str],
-        before: dict[str, dict[Level, int]],
-        after: dict[str, dict[Level, int]],
+        before: dict[str, dict[Level | Label, int]],
+        after: dict[str, dict[Level | Label, int]],
         indexed: int,
         *,
-        changed: Level,
+        changed: Level | Label,
     ) -> None:
         """Bring the effective view and the FTS indexes from ``before`` to ``after`` for ``keys``.
 
@@ -68,7 +123,15 @@ class IndexUpkeep:
         upserts, removals = [], []
         reindex: dict[str, tuple[list[int], list[int]]] = {}
         rules = self.rules
-        taints = [taint for taint in Level if taint >= changed or not rules.lattice_visibility]
+        changed = as_label(changed)
+        # A categorised version is in no plain view; the label views are every one the agent keeps.
+        plain = not changed.categories
+        taints = [taint for taint in Level if plain and (taint >= changed.level or not rules.lattice_visibility)]
+        labels = self._label_views(agent_id)
+        if rules.lattice_visibility and rules.shadowing != "newest-overall":
+            # A version a view cannot read changes nothing it may pick from (labels.maximal): only the views
+            # ``changed`` flows to are touched, so a save in one compartment costs nothing in the others.
+            labels = {text: label for text, label in labels.items() if rules.can_read_label(changed, label)}
         tables = {taint: fts_table(agent_id, taint) for taint in taints if indexed & _level_bit(taint)}
         everything = fts_table(agent_id, None) if rules.global_statistics else None
         for key in keys:
@@ -91,6 +154,20 @@ class IndexUpkeep:
                 old, new = old or {}, new or {}
                 for level in Level:
                     _note_reindex(reindex, everything, old.get(level), new.get(level))
+            if labels:
+                old_labelled, new_labelled = _labelled(old or {}), _labelled(new or {})
+                for text, label in labels.items():
+                    previous_winner = rules.label_winner(old_labelled, label)
+                    winner = rules.label_winner(new_labelled, label)
+                    if winner == previous_winner:
+                        continue
+                    if winner is None:
+                        removals.append((agent_id, key, text))
+                    else:
+                        upserts.append((agent_id, key, text, winner))
+                    _note_reindex(
+                        reindex, view_table(agent_id, label), _indexed_id(previous_winner), _indexed_id(winner)
+                    )
         self.conn.executemany("DELETE FROM effective WHERE agent_id = ? AND key = ? AND taint = ?", removals)
         self.conn.executemany(
             "INSERT OR REPLACE INTO effective (agent_id, key, taint, memory_id) VALUES (?, ?, ?, ?)", upserts
@@ -120,13 +197,26 @@ _NO_WINNERS = (None,) * len(Level)
 _ALL_LEVELS = sum(1 << int(level) for level in Level)
 
 
-def live_versions(latest: dict[tuple[str, int], tuple[int, int, str | None]]) -> dict[str, dict[Level, int]]:
-    """key -> {level: id} of the versions that are live (the newest at their level and not deleted)."""
-    live: dict[str, dict[Level, int]] = {}
+def live_versions(
+    latest: dict[tuple[str, int | str], tuple[int, int, str | None]],
+) -> dict[str, dict[Level | Label, int]]:
+    """key -> {level or label: id} of the versions that are live (the newest at their label and not deleted); a
+    categorised label (stored as text) as a ``Label``, a level as a ``Level``."""
+    live: dict[str, dict[Level | Label, int]] = {}
     for (key, level), (memory_id, _version, deleted_at) in latest.items():
         if deleted_at is None:
-            live.setdefault(key, {})[Level(level)] = memory_id
+            live.setdefault(key, {})[Level(level) if type(level) is int else Label.parse(level)] = memory_id
     return live
+
+
+def _labelled(live: Mapping[Level | Label, int]) -> dict[Label, int]:
+    """A key's live versions keyed by label (levels as labels without categories)."""
+    return {as_label(label): memory_id for label, memory_id in live.items()}
+
+
+def _indexed_id(winner: int | None) -> int | None:
+    """The version a view's index holds for a key: none for an ambiguity marker."""
+    return None if winner == AMBIGUOUS else winner
 
 
 def _note_reindex(

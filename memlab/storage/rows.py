@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from memlab.labels import Label
 from memlab.levels import Level
 from memlab.records import Memory
 
@@ -18,6 +19,11 @@ _scan = json.JSONDecoder().scan_once
 
 def _memory(row: tuple[Any, ...]) -> Memory:
     key, content, tags, classification, version, saved_at, saved_by, source, occurred_at = row
+    if type(classification) is str:  # a label with categories, stored as its text (memlab.storage.label_codes)
+        label = Label.parse(classification)
+        return Memory(
+            key, content, _tags(tags), label.level, version, saved_at, saved_by, source, occurred_at, label.categories
+        )
     level = _LEVELS[classification] if classification in _LEVELS else Level(classification)
     return Memory(key, content, _tags(tags), level, version, saved_at, saved_by, source, occurred_at)
 

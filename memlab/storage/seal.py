@@ -25,6 +25,7 @@ from memlab.labels import Label
 from memlab.levels import Level
 from memlab.records import AuditEvent, Memory, NewVersion
 from memlab.storage import chain
+from memlab.storage.label_codes import read_label, stored
 
 __all__ = [
     "AUDIT_FIELDS",
@@ -68,7 +69,7 @@ class Seal(NamedTuple):
     """The version's identity, carried by the save's audit row."""
 
 
-def seal(agent: str, new: NewVersion, classification: int, version: int, saved_by: str) -> Seal:
+def seal(agent: str, new: NewVersion, classification: int | str, version: int, saved_by: str) -> Seal:
     """Seal a new version of ``agent``'s ``new.key`` at ``classification``, numbered ``version``."""
     tags, salt = chain.json_strings(new.tags), chain.new_salt()
     commitment = chain.commitment(salt, new.content, tags, new.source, new.occurred_at)
@@ -77,7 +78,7 @@ def seal(agent: str, new: NewVersion, classification: int, version: int, saved_b
 
 
 def seal_many(
-    agent: str, versions: Sequence[NewVersion], classification: int, numbers: Sequence[int], saved_by: str
+    agent: str, versions: Sequence[NewVersion], classification: int | str, numbers: Sequence[int], saved_by: str
 ) -> list[Seal]:
     """``seal`` of each of ``versions`` (numbered ``numbers``), byte for byte, for a batch: the salts drawn at
     once, the digest's constant parts encoded once, each distinct tag list encoded once."""
@@ -98,7 +99,7 @@ def seal_many(
 def deletion(agent: str, memory: Memory, commitment: str, deleted_at: str, deleted_by: str) -> str:
     """The digest a delete's audit row carries: the deleted version's digest, when and by whom."""
     version = chain.version_digest(
-        agent, memory.key, int(memory.classification), memory.version, memory.saved_at, memory.saved_by, commitment
+        agent, memory.key, stored(memory.label), memory.version, memory.saved_at, memory.saved_by, commitment
     )
     return chain.deletion_digest(version, deleted_at, deleted_by)
 
@@ -121,7 +122,7 @@ def chain_rows(
             event.at,
             text(event.session_id),
             event.agent,
-            event.taint.name if isinstance(event.taint, Level) else str(event.taint),
+            str(event.taint),
             event.tool,
             text(event.key),
             text(event.query),
@@ -224,13 +225,13 @@ def check_sessions(
     return problems
 
 
-def _climbs(start: str, end: str) -> bool:
-    """Whether an escalation from label ``start`` to ``end`` (as stored) goes strictly up the lattice."""
+def _climbs(from_taint: str, to_taint: str) -> bool:
+    """Whether a taint event goes strictly up the lattice (both ends are labels, the first flows to the second)."""
     try:
-        below, above = Label.parse(start), Label.parse(end)
+        before, after = Label.parse(from_taint), Label.parse(to_taint)
     except InvalidArgument:
         return False
-    return below != above and below.can_flow_to(above)
+    return before != after and before.can_flow_to(after)
 
 
 def _refs(records: str) -> list[str]:
@@ -254,8 +255,11 @@ def check_versions(rows: Iterable[Sequence[Any]], audited: Audited, prefix: str,
         agent, key, content, tags, source, occurred_at, level, version, saved_at, saved_by, *rest = row
         deleted_at, deleted_by, salt, commitment, purged, *categories = rest
         try:
-            ref = f"{key}@{Label(Level(level), frozenset(*categories))}/v{version}"
-        except ValueError:
+            label = read_label(level)
+            if categories and categories[0]:  # PostgreSQL keeps a version's categories in a column of their own
+                label = Label(Level(level), frozenset(categories[0]))
+            ref = f"{key}@{label}/v{version}"
+        except (ValueError, InvalidArgument):
             problems.append(f"{prefix}version {key!r} v{version} has no valid classification ({level!r})")
             continue
         seen.add((agent, ref))

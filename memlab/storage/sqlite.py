@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memlab.errors import InvalidArgument, SchemaError
+from memlab.labels import Ambiguous, Label, maximal
 from memlab.levels import Level
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.search.analyzers import Analyzer
@@ -38,7 +39,8 @@ from memlab.search.ranking import Ranking, when_words
 from memlab.storage.audit import Audit
 from memlab.storage.erasure import Erasure
 from memlab.storage.fts_tables import create_fts_table, indexed_columns, tag_words
-from memlab.storage.indexes import _ALL_LEVELS, IndexUpkeep, _level_bit, live_versions
+from memlab.storage.indexes import _ALL_LEVELS, IndexUpkeep, _labelled, _level_bit, live_versions
+from memlab.storage.label_codes import as_label, as_taint, stored, view_table
 from memlab.storage.lexical import LexicalSearch, _first_per_key
 from memlab.storage.rows import _MEMORY_COLUMNS, _memory
 from memlab.storage.schema import FORMAT, LATE_TRIGGERS, SCHEMA_VERSION, add_late_triggers, check_meta, ensure_schema
@@ -46,7 +48,7 @@ from memlab.storage.seal import deletion, seal_many
 from memlab.storage.upgrade import UPGRADABLE, upgrade
 from memlab.storage.vectors import FUSION_DEPTH, VectorSearch, _fuse, _VectorView
 from memlab.storage.verify import Verification, verify_file
-from memlab.viewrules import ViewRules
+from memlab.viewrules import AMBIGUOUS, ViewRules
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -74,6 +76,9 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
             indexed column in a row's length, weighed or not) FTS5's over the text alone: the relevance lab's
             plain rows; such a store boosts nothing.
     """
+
+    compartments = True
+    """Labels with categories are kept (``memlab.labels``; ``MemoryStore`` refuses them on a backend without)."""
 
     def __init__(
         self,
@@ -126,6 +131,8 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
         self._indexed: dict[int, int] = {}
         self._boosted: dict[tuple[str, str], bool] = {}  # the tag boost's decisions (LexicalSearch._boosted_terms)
         self._boosted_at = 0
+        self._label_views_of: dict[int, dict[str, Label]] = {}  # agent id -> its categorised labels' views
+        self._has_label_views: bool | None = None  # whether the file has the table listing them
         self._data_version = -1
         self._changes = -1
         # Sessions recorded but not yet written: each row goes in the next write transaction (the first call's).
@@ -196,6 +203,8 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
         self._indexed.clear()
         self._boosted.clear()
         self._agent_ids.clear()
+        self._label_views_of.clear()
+        self._has_label_views = None
 
     def _check_path(self) -> None:
         """Refuse, before SQLite touches it, a path that cannot be a store file memlab may write."""
@@ -242,7 +251,7 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
 
     # -- sessions -----------------------------------------------------------------------------------
 
-    def add_session(self, session_id: str, agent: str, taint: Level, created_at: str) -> None:
+    def add_session(self, session_id: str, agent: str, taint: Level | Label, created_at: str) -> None:
         """Record a session: a taken id is refused now; the row is written in this storage's next write
         transaction (every call writes its audit row, so the first call carries it), or by ``flush_sessions``.
 
@@ -256,7 +265,7 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
             )
             if taken:
                 raise InvalidArgument(f"session id {session_id!r} is already taken in this store")
-            self._pending_sessions[session_id] = (session_id, agent, taint.name, created_at)
+            self._pending_sessions[session_id] = (session_id, agent, str(as_taint(taint)), created_at)
 
     def flush_sessions(self) -> None:
         """Write the sessions recorded and not yet written (every reader of sessions here does it first)."""
@@ -289,7 +298,7 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
         with self._write():
             self.conn.execute(
                 "INSERT INTO taint_events (session_id, at, from_level, to_level, reason) VALUES (?, ?, ?, ?, ?)",
-                (event.session_id, event.at, event.from_level.name, event.to_level.name, event.reason),
+                (event.session_id, event.at, str(event.from_level), str(event.to_level), event.reason),
             )
 
     # -- writes -------------------------------------------------------------------------------------
@@ -297,7 +306,7 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
     def save_many(
         self,
         agent: str,
-        classification: Level,
+        classification: Level | Label,
         versions: Sequence[NewVersion],
         *,
         saved_by: str,
@@ -312,15 +321,18 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
             return []
         # Vectors are made before the write lock is taken: a model is slow, the lock is shared.
         vectors = None if self.embedder is None else self.embedder.embed([new.content for new in versions])
+        label = as_label(classification)
+        classification = as_taint(classification)
         with self._write():
             agent_id, indexed = self._agent(agent, create=True)
-            if self.rules.lattice_visibility and not indexed & _level_bit(classification):
-                indexed = self._start_index(agent_id, classification, indexed)
+            plain = not label.categories
+            if plain and self.rules.lattice_visibility and not indexed & _level_bit(label.level):
+                indexed = self._start_index(agent_id, label.level, indexed)
             keys = list(dict.fromkeys(version.key for version in versions))
             latest = self._latest(agent_id, keys)
             before = live_versions(latest)
             next_id = self.conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM memories").fetchone()[0]
-            level = int(classification)
+            level = stored(classification)
             saved, stems = [], []
             for memory_id, new in enumerate(versions, start=next_id):
                 previous = latest.get((new.key, level))
@@ -328,12 +340,13 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
                     new.key,
                     new.content,
                     new.tags,
-                    classification,
+                    label.level,
                     1 if previous is None else previous[1] + 1,
                     new.saved_at,
                     saved_by,
                     new.source,
                     new.occurred_at,
+                    label.categories,
                 )
                 latest[new.key, level] = (memory_id, memory.version, None)
                 saved.append(memory)
@@ -372,7 +385,7 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
         self,
         agent: str,
         key: str,
-        classification: Level,
+        classification: Level | Label,
         *,
         deleted_at: str,
         deleted_by: str,
@@ -383,7 +396,7 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
             row = self.conn.execute(
                 f"SELECT m.id, m.deleted_at, {_MEMORY_COLUMNS}, m.commitment FROM memories m "
                 "WHERE agent_id = ? AND key = ? AND classification = ? ORDER BY version DESC LIMIT 1",
-                (agent_id, key, int(classification)),
+                (agent_id, key, stored(classification)),
             ).fetchone()
             if row is None or row[1] is not None:
                 self._append_audit(audit(None))
@@ -394,7 +407,7 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
             self.conn.execute(
                 "UPDATE memories SET deleted_at = ?, deleted_by = ? WHERE id = ?", (deleted_at, deleted_by, row[0])
             )
-            del latest[key, int(classification)]
+            del latest[key, stored(classification)]
             memory = _memory(row[2:])
             self._refresh(agent_id, [key], before, live_versions(latest), indexed, changed=classification)
             self._append_audits([audit(memory)], [deletion(agent, memory, commitment, deleted_at, deleted_by)])
@@ -448,35 +461,65 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
     # -- reads (each with its audit event, in one transaction) ---------------------------------------
 
     def effective(
-        self, agent: str, taint: Level, key: str, *, audit: Callable[[Memory | None], AuditEvent] | None = None
+        self,
+        agent: str,
+        taint: Level | Label,
+        key: str,
+        *,
+        audit: Callable[[Memory | None], AuditEvent] | None = None,
     ) -> Memory | None:
-        """The key's version in the effective view at ``taint``; ``audit=None`` only for policy rules."""
+        """The key's version in the effective view at ``taint``; ``audit=None`` only for policy rules.
+
+        Raises:
+            Ambiguous: the policy's shadowing rule refuses to choose among the key's maximal versions at
+                ``taint`` (the message names their labels, all of which ``taint`` may read); nothing is written.
+        """
         with self._write():
-            memory = self._effective(self._agent_id(agent), taint, key)
+            agent_id = self._agent_id(agent)
+            memory = self._effective(agent_id, self._view_of(agent_id, taint), key)
             if audit is not None:
                 self._append_audit(audit(memory))
         return memory
 
-    def _effective(self, agent_id: int | None, taint: Level, key: str) -> Memory | None:
+    def _effective(self, agent_id: int | None, view: int | str, key: str) -> Memory | None:
         row = self.conn.execute(
-            f"SELECT {_MEMORY_COLUMNS} FROM effective e JOIN memories m ON m.id = e.memory_id "
+            f"SELECT e.memory_id, {_MEMORY_COLUMNS} FROM effective e LEFT JOIN memories m ON m.id = e.memory_id "
             "WHERE e.agent_id = ? AND e.key = ? AND e.taint = ?",
-            (agent_id, key, int(taint)),
+            (agent_id, key, view),
         ).fetchone()
-        return None if row is None else _memory(row)
+        if row is not None and row[0] == AMBIGUOUS:
+            self._refuse_ambiguous(agent_id, key, Label.parse(view))
+        return None if row is None else _memory(row[1:])
+
+    def _refuse_ambiguous(self, agent_id: int | None, key: str, taint: Label) -> None:
+        """Raise ``Ambiguous`` naming the labels of ``key``'s maximal versions at ``taint``."""
+        live = _labelled(live_versions(self._latest(agent_id, [key])).get(key, {}))
+        readable = {label: memory_id for label, memory_id in live.items() if self.rules.can_read_label(label, taint)}
+        labels = ", ".join(sorted(str(label) for label in maximal(readable, taint)))
+        raise Ambiguous(f"memory {key!r} has several versions you may read, none above the others: {labels}")
+
+    def _view_of(self, agent_id: int | None, taint: Level | Label) -> int | str:
+        """The stored form of ``taint``'s view at ``agent_id``: a level's, or a categorised label's (made on its
+        first use, in the caller's write transaction)."""
+        taint = as_taint(taint)
+        if type(taint) is not Label:
+            return int(taint)
+        return str(taint) if agent_id is None else self._label_view(agent_id, taint)
 
     def exists(self, agent: str, key: str) -> bool:
         """Whether ``key`` has a live version at any level (only the ``existence-oracle`` variant asks)."""
+        agent_id = self._agent_id(agent)
         row = self.conn.execute(
-            "SELECT 1 FROM effective WHERE agent_id = ? AND key = ? AND taint = ?",
-            (self._agent_id(agent), key, int(max(Level))),
+            "SELECT 1 FROM effective WHERE agent_id = ? AND key = ? AND taint = ?", (agent_id, key, int(max(Level)))
         ).fetchone()
+        if row is None and self._label_views(agent_id or 0):
+            return bool(live_versions(self._latest(agent_id, [key])))
         return row is not None
 
     def effective_view(
         self,
         agent: str,
-        taint: Level,
+        taint: Level | Label,
         *,
         tag: str | None = None,
         audit: Callable[[list[Memory]], AuditEvent] | None = None,
@@ -485,31 +528,33 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
         with self._write():
             agent_id = self._agent_id(agent)
             if self.rules.shadow_before_match or tag is None:
-                view = self._view(agent_id, taint, tag)
+                view = self._view(agent_id, self._view_of(agent_id, taint), tag)
             else:
                 # Filter first, shadow among the survivors: per key, the highest readable level's view
                 # that has a tagged version wins, even when a higher version without the tag is visible.
                 views = (
-                    self._view(agent_id, level, tag) for level in reversed(Level) if self.rules.can_read(level, taint)
+                    self._view(agent_id, int(level), tag)
+                    for level in reversed(Level)
+                    if self.rules.can_read(level, taint)
                 )
                 view = sorted(_first_per_key(views, lambda memory: memory.key), key=lambda memory: memory.key)
             if audit is not None:
                 self._append_audit(audit(view))
         return view
 
-    def _view(self, agent_id: int | None, taint: Level, tag: str | None) -> list[Memory]:
+    def _view(self, agent_id: int | None, view: int | str, tag: str | None) -> list[Memory]:
         # The tag filter applies to the effective view, i.e. after shadowing: a lower version never
         # surfaces because the version shadowing it lacks the tag.
         tagged = "" if tag is None else "AND EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value = ?)"
         rows = self.conn.execute(
             f"SELECT {_MEMORY_COLUMNS} FROM effective e JOIN memories m ON m.id = e.memory_id "
             f"WHERE e.agent_id = ? AND e.taint = ? {tagged} ORDER BY e.key",
-            (agent_id, int(taint), *(() if tag is None else (tag,))),
+            (agent_id, view, *(() if tag is None else (tag,))),
         )
         return [_memory(row) for row in rows]
 
     def search(
-        self, agent: str, taint: Level, query: str, limit: int, *, audit: Callable[[list[Hit]], AuditEvent]
+        self, agent: str, taint: Level | Label, query: str, limit: int, *, audit: Callable[[list[Hit]], AuditEvent]
     ) -> list[Hit]:
         # The natural-language query becomes a safe MATCH expression here, where the index's analyzer is known.
         match = self.analyzer.match_expression(query)
@@ -522,13 +567,25 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
         depth = max(limit, FUSION_DEPTH) if fused else limit
         with self._write():
             agent_id, indexed = self._agent(agent)
-            lexical = self._lexical(agent_id, indexed, taint, match, depth) if ranking.lexical > 0 else []
-            dense = [] if vector is None else self._dense(agent_id, taint, vector, depth)
+            taint = as_taint(taint)
+            if type(taint) is Label:  # a categorised label's view has its own index (label_codes.view_table)
+                lexical = self._labelled_lexical(agent_id, taint, match, depth) if ranking.lexical > 0 else []
+            else:
+                lexical = self._lexical(agent_id, indexed, taint, match, depth) if ranking.lexical > 0 else []
+            dense = [] if vector is None else self._dense(agent_id, self._view_of(agent_id, taint), vector, depth)
             self._check_in_view(agent_id, lexical + dense)
             ranked = _fuse(lexical, dense, ranking) if fused else lexical or dense
             hits = self._hits(ranked[:limit], match, query)
             self._append_audit(audit(hits))
         return hits
+
+    def _labelled_lexical(self, agent_id: int | None, taint: Label, match: str | None, limit: int) -> list:
+        """FTS5's ranking of the view at a categorised label, from that view's own index."""
+        if agent_id is None or match is None:
+            return []
+        view = self._label_view(agent_id, taint)
+        # _rank names the view a hit must be in (the second gate) as a level; this one is a label's.
+        return [ranked._replace(view=view) for ranked in self._rank(view_table(agent_id, taint), match, limit, 0)]
 
     def verify(self) -> Verification:
         """Recompute the audit chain and check every version and view against it (``memlab.storage.verify``)."""

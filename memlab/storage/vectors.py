@@ -7,7 +7,6 @@ import sqlite3
 from collections import OrderedDict
 from typing import TYPE_CHECKING, NamedTuple
 
-from memlab.levels import Level
 from memlab.search.ranking import Ranking
 from memlab.storage.lexical import _Ranked
 
@@ -59,8 +58,9 @@ class VectorSearch:
                 self._views_changed += 1
         self._backfilled.add(agent_id)
 
-    def _dense(self, agent_id: int | None, taint: Level, vector: np.ndarray, limit: int) -> list[_Ranked]:
-        """The session's effective view ranked by cosine similarity to ``vector`` (ties in save order)."""
+    def _dense(self, agent_id: int | None, taint: int | str, vector: np.ndarray, limit: int) -> list[_Ranked]:
+        """The session's effective view ranked by cosine similarity to ``vector`` (ties in save order); ``taint``
+        is the view's stored form (a level's integer, a categorised label's text: ``label_codes.stored``)."""
         import numpy as np  # only dense search needs it: opening a store and lexical calls never load it
 
         view = self._vector_view(agent_id, taint)
@@ -73,16 +73,16 @@ class VectorSearch:
         else:
             chosen = np.arange(scores.size)
         order = chosen[np.lexsort((view.ids[chosen], -scores[chosen]))][:limit]
-        return [_Ranked(int(view.ids[i]), view.keys[i], float(scores[i]), None, int(taint)) for i in order]
+        return [_Ranked(int(view.ids[i]), view.keys[i], float(scores[i]), None, taint) for i in order]
 
-    def _vector_view(self, agent_id: int | None, taint: Level) -> _VectorView:
+    def _vector_view(self, agent_id: int | None, taint: int | str) -> _VectorView:
         """The vectors of the effective view at ``taint`` as one matrix, kept while nothing changes it."""
         import numpy as np
 
         from memlab.search.dense import matrix
 
         token = (self._views_changed, self.conn.execute("PRAGMA data_version").fetchone()[0])
-        place = (agent_id or 0, int(taint), self.embedder.name)
+        place = (agent_id or 0, taint, self.embedder.name)
         cached = self._vector_views.get(place)
         if cached is not None and cached[0] == token:
             self._vector_views.move_to_end(place)
@@ -90,7 +90,7 @@ class VectorSearch:
         rows = self.conn.execute(
             "SELECT e.memory_id, e.key, v.vector FROM effective e "
             "JOIN vectors v ON v.memory_id = e.memory_id AND v.model = ? WHERE e.agent_id = ? AND e.taint = ?",
-            (self.embedder.name, agent_id, int(taint)),
+            (self.embedder.name, agent_id, taint),
         ).fetchall()
         view = _VectorView(
             np.array([row[0] for row in rows], dtype=np.int64),

@@ -31,14 +31,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memlab.errors import SchemaError
+from memlab.labels import Label
 from memlab.levels import Level
 from memlab.search.analyzers import Analyzer
 from memlab.search.analyzers import resolve as resolve_analyzer
 from memlab.storage import chain
 from memlab.storage.fts_tables import fts_table, indexed_columns
+from memlab.storage.label_codes import LABEL_VIEWS, as_label, read_label, view_table
 from memlab.storage.schema import SCHEMA_VERSION, earlier_schema, missing_objects
 from memlab.storage.seal import check_chain, check_sessions, check_versions
-from memlab.viewrules import ViewRules
+from memlab.viewrules import AMBIGUOUS, ViewRules
 
 __all__ = [
     "Verification",
@@ -114,44 +116,66 @@ def verify_file(
     return Verification(audit_rows=audited.rows, versions=versions, head=audited.head, problems=tuple(problems))
 
 
+def _label_views(conn: sqlite3.Connection) -> dict[int, list[Label]]:
+    """agent id -> the categorised labels whose views it keeps (none in a store that never saw categories)."""
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (LABEL_VIEWS,)).fetchone():
+        return {}
+    views: dict[int, list[Label]] = {}
+    for agent_id, text in conn.execute(f"SELECT agent_id, label FROM {LABEL_VIEWS} ORDER BY agent_id, label"):
+        views.setdefault(agent_id, []).append(Label.parse(text))
+    return views
+
+
 def _check_views(conn: sqlite3.Connection, rules: ViewRules) -> list[str]:
-    """The ``effective`` table against the views the versions define."""
-    live: dict[tuple[int, str], dict[Level, int]] = {}
-    for agent_id, key, level, memory_id, deleted_at in conn.execute(
-        "SELECT agent_id, key, classification, id, deleted_at FROM memories m WHERE version = "
-        "(SELECT MAX(version) FROM memories WHERE agent_id = m.agent_id AND key = m.key "
-        "AND classification = m.classification)"
-    ):
-        if deleted_at is None:
-            live.setdefault((agent_id, key), {})[Level(level)] = memory_id
-    expected = {}
-    for (agent_id, key), levels in live.items():
-        for taint in Level:
-            winner = rules.winner(levels, taint)
-            if winner is not None:
-                expected[agent_id, key, int(taint)] = winner
+    """The ``effective`` table against the views the versions define: at every level, and at every categorised
+    label whose view an agent keeps."""
+    label_views = _label_views(conn)
+    expected: dict[tuple[int, str, int | str], int] = {}
+    for agent_id, keys in _live(conn).items():
+        for key, live in keys.items():
+            for taint in Level:
+                winner = rules.winner(live, taint)
+                if winner is not None:
+                    expected[agent_id, key, int(taint)] = winner
+            labelled = {as_label(label): memory_id for label, memory_id in live.items()}
+            for label in label_views.get(agent_id, []):
+                winner = rules.label_winner(labelled, label)
+                if winner is not None:
+                    expected[agent_id, key, str(label)] = winner
     actual = {(a, k, t): m for a, k, t, m in conn.execute("SELECT agent_id, key, taint, memory_id FROM effective")}
-    wrong = sorted({entry for entry, _ in set(expected.items()) ^ set(actual.items())})
+    wrong = sorted({entry for entry, _ in set(expected.items()) ^ set(actual.items())}, key=str)
     return [
-        f"the effective view of key {key!r} at {Level(taint).name} is not what the versions give (edited)"
+        f"the effective view of key {key!r} at {_shown(taint)} is not what the versions give (edited)"
         for _, key, taint in wrong
     ]
+
+
+def _shown(taint: object) -> str:
+    try:
+        return str(read_label(taint))
+    except Exception:  # a made-up taint in an edited row is shown as it is
+        return repr(taint)
 
 
 _SHADOWS = ("data", "idx", "docsize", "config", "content")  # the tables FTS5 keeps for an index named T: T_data...
 _ALL_LEVELS = sum(1 << int(level) for level in Level)
 
 
-def _live(conn: sqlite3.Connection) -> dict[int, dict[str, dict[Level, int]]]:
-    """agent id -> key -> level -> id of the live version (the newest at its level, not deleted)."""
-    live: dict[int, dict[str, dict[Level, int]]] = {}
+def _live(conn: sqlite3.Connection) -> dict[int, dict[str, dict[Level | Label, int]]]:
+    """agent id -> key -> level (or categorised label) -> id of the live version (the newest at its label, not
+    deleted); a version whose classification is neither is left out (check_versions reports it)."""
+    live: dict[int, dict[str, dict[Level | Label, int]]] = {}
     for agent_id, key, level, memory_id, deleted_at in conn.execute(
         "SELECT agent_id, key, classification, id, deleted_at FROM memories m WHERE version = "
         "(SELECT MAX(version) FROM memories WHERE agent_id = m.agent_id AND key = m.key "
         "AND classification = m.classification)"
     ):
         if deleted_at is None:
-            live.setdefault(agent_id, {}).setdefault(key, {})[Level(level)] = memory_id
+            try:
+                label = read_label(level)
+            except Exception:  # not a classification: check_versions names it
+                continue
+            live.setdefault(agent_id, {}).setdefault(key, {})[label] = memory_id
     return live
 
 
@@ -165,13 +189,16 @@ def _check_indexes(conn: sqlite3.Connection, rules: ViewRules, analyzer: Analyze
         except Exception:  # an analyzer this process does not know: the terms cannot be rebuilt, the rest is checked
             analyzer = None
     live = _live(conn)
-    expected: dict[str, tuple[int, Level | None, set[int]]] = {}  # index -> agent id, level, the versions it holds
+    label_views = _label_views(conn)
+    # index -> agent id, level or label, the versions it holds
+    expected: dict[str, tuple[int, Level | Label | None, set[int]]] = {}
     for agent_id, name, mask in conn.execute("SELECT id, name, indexed_levels FROM agents ORDER BY id").fetchall():
         used = {
             row[0]
             for row in conn.execute("SELECT DISTINCT classification FROM memories WHERE agent_id = ?", (agent_id,))
         }
-        should = sum(1 << level for level in used) if rules.lattice_visibility else _ALL_LEVELS
+        levels = {level for level in used if type(level) is int}  # categorised labels have views of their own
+        should = sum(1 << level for level in levels) if rules.lattice_visibility else _ALL_LEVELS
         if mask != should:
             problems.append(
                 f"agent {name!r}: indexed_levels is {mask!r}, not {should} (the levels it saved at): "
@@ -186,6 +213,15 @@ def _check_indexes(conn: sqlite3.Connection, rules: ViewRules, analyzer: Analyze
                     )
                 }
                 expected[fts_table(agent_id, level)] = (agent_id, level, ids)
+        for label in label_views.get(agent_id, []):
+            ids = {
+                row[0]
+                for row in conn.execute(
+                    "SELECT memory_id FROM effective WHERE agent_id = ? AND taint = ? AND memory_id != ?",
+                    (agent_id, str(label), AMBIGUOUS),
+                )
+            }
+            expected[view_table(agent_id, label)] = (agent_id, label, ids)
         if rules.global_statistics:
             ids = {memory_id for levels in live.get(agent_id, {}).values() for memory_id in levels.values()}
             expected[fts_table(agent_id, None)] = (agent_id, None, ids)
@@ -199,7 +235,7 @@ def _check_indexes(conn: sqlite3.Connection, rules: ViewRules, analyzer: Analyze
             if name not in expected and (owner not in expected or name in indexes) and not shadow_of_stray:
                 problems.append(f"table {name}: not an index this store keeps (renamed or made up)")
     for table, (_, level, ids) in sorted(expected.items()):
-        shown = "every level" if level is None else level.name
+        shown = "every level" if level is None else str(level)
         if table not in indexes:
             problems.append(f"{table}: the index of {shown} is missing")
             continue

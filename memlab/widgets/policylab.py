@@ -58,7 +58,7 @@ def verdict(result: Counterexample | NoLeak) -> dict[str, Any]:
             "seconds": round(result.seconds, 2),
             "summary": str(result),
         }
-    level = f" at {result.level.name}" if result.level is not None else ""
+    level = f" at {result.level}" if result.level is not None else ""
     return {
         "check": result.check,
         "policy": result.policy.name,

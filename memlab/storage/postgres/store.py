@@ -84,6 +84,9 @@ class PostgresStorage(Connection):
             column weights and tag boost are FTS5's and do not apply here; a dense ranking is refused.
     """
 
+    compartments = True
+    """Labels with categories are kept: row-level security over level and categories (docs/security.md)."""
+
     # -- sessions -------------------------------------------------------------------------------------
 
     def add_session(self, session_id: str, agent: str, taint: Level | Label, created_at: str) -> None:

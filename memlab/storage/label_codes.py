@@ -1,0 +1,51 @@
+"""How a SQLite file stores a label: a level as its integer, as always; a label with categories as its text.
+
+``memories.classification`` and ``effective.taint`` hold the stored form. SQLite keeps a text that is not a
+number as text even in an INTEGER column, so a store that never sees categories is byte for byte what it was
+(same schema, same values), and a categorised label needs no table of ids: its stored form is ``str(label)``,
+the same in every file of a folder and in the audit. The views of categorised labels are listed per agent in
+``label_views``, a table made on the first such view.
+
+Examples:
+    >>> stored(Label.parse("CONFIDENTIAL")), stored(Label.parse("confidential:legal,hr"))
+    (2, 'CONFIDENTIAL:hr,legal')
+    >>> read_label(2), str(read_label("CONFIDENTIAL:hr"))
+    (<Level.CONFIDENTIAL: 2>, 'CONFIDENTIAL:hr')
+"""
+
+from __future__ import annotations
+
+from memlab.labels import Label
+from memlab.levels import Level
+
+__all__ = ["stored", "read_label", "as_taint", "as_label", "view_table", "LABEL_VIEWS"]
+
+LABEL_VIEWS = "label_views"
+
+
+def as_label(value: Level | Label) -> Label:
+    """``value`` as a ``Label`` (a level is the label without categories)."""
+    return value if type(value) is Label else Label(Level(value))
+
+
+def as_taint(value: Level | Label) -> Level | Label:
+    """A label without categories as its ``Level``, any other label as it is: how taints are handed around."""
+    if type(value) is Label:
+        return value if value.categories else value.level
+    return value
+
+
+def stored(value: Level | Label) -> int | str:
+    """The stored form of a classification or taint: a level's integer, or a categorised label's text."""
+    value = as_taint(value)
+    return str(value) if type(value) is Label else int(value)
+
+
+def read_label(value: int | str) -> Level | Label:
+    """The level or label a stored form names."""
+    return Label.parse(value) if type(value) is str else Level(value)
+
+
+def view_table(agent_id: int, label: Label) -> str:
+    """The name of the FTS5 index holding the effective view of ``agent_id`` at a categorised ``label``."""
+    return f"fts_{agent_id}_{str(label).lower()}"
