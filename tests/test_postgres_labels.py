@@ -602,4 +602,4 @@ def test_a_schema_4_store_gains_categories_in_place_and_behaves_as_before(pg_url
 
 def test_the_postgres_backend_refuses_a_shadowing_rule_it_cannot_serve(pg_url):
     with pytest.raises(InvalidArgument, match="newest or refuse"):
-        PostgresStorage(pg_url, rules=dataclasses.replace(ViewRules.lattice(), shadowing="join"))
+        PostgresStorage(pg_url, rules=dataclasses.replace(ViewRules.lattice(), shadowing="newest-overall"))

@@ -91,13 +91,15 @@ class LexicalSearch:
         table: str,
         match: str,
         limit: int,
-        view: Level,
+        view: Level | str,
         *,
         only_effective: bool = False,
     ) -> list[_Ranked]:
-        """The top ``limit`` matches of index ``table``, which holds ``agent_id``'s effective view at ``view`` (or,
-        ``only_effective``, every live version, filtered to that view), each with its row and whether the view
-        holds it (the second gate, in the same statement)."""
+        """The top ``limit`` matches of index ``table``, which holds ``agent_id``'s effective view at ``view`` (a
+        level, or a categorised label's stored form: ``label_codes``) (or, ``only_effective``, every live version,
+        filtered to that view), each with its row and whether the view holds it (the second gate, in the same
+        statement)."""
+        held_at = view if isinstance(view, str) else int(view)
         # Rank by the store's Ranking: bm25(...) with its column weights, minus the tag boost, ties in rowid (save)
         # order. The boost is decided from the index's own statistics (_boosted_terms), then the
         # tagged memories are one subquery: a memory earns it when one of its one-word tags is a boosted word of
@@ -114,7 +116,7 @@ class LexicalSearch:
         effective = ""
         if only_effective:
             effective = "AND rowid IN (SELECT memory_id FROM effective WHERE agent_id = ? AND taint = ?)"
-        parameters += [match, *((agent_id, int(view)) if only_effective else ())]
+        parameters += [match, *((agent_id, held_at) if only_effective else ())]
         # The rows are read, and checked against the view, in the ranking's statement (a statement for the rows
         # and one for the gate cost about as much as the ranking itself at 10k memories); the LIMIT inside keeps
         # FTS5's plan as it was, the LEFT JOINs keep a rowid without a version, or outside the view, to be refused.
@@ -125,13 +127,12 @@ class LexicalSearch:
                 f'FROM "{table}" WHERE "{table}" MATCH ? {effective} ORDER BY score, rowid LIMIT ?) r '
                 "LEFT JOIN memories m ON m.id = r.rowid LEFT JOIN effective e ON e.agent_id = ? AND e.key = m.key "
                 "AND e.taint = ? AND e.memory_id = r.rowid",
-                [*parameters, limit, agent_id, int(view)],
+                [*parameters, limit, agent_id, held_at],
             ),
             key=_ranking_order,
         )
         # A rowid without a version, or whose version the view does not hold, can only be a tampered index: it is
         # not held, and _check_in_view refuses it.
-        held_at = int(view)
         return [_Ranked(row[0], row[3], -row[1], table, held_at, row[3:], row[2] is not None) for row in ranked]
 
     def _boosted_terms(self, table: str, match: str) -> list[str]:
@@ -240,7 +241,7 @@ class _Ranked(NamedTuple):
     key: str
     score: float
     table: str | None
-    view: int
+    view: int | str
     row: tuple[Any, ...] | None = None
     held: bool | None = None
     """True or False when the ranking's statement checked it against the view, None when it is still to check."""

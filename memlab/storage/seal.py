@@ -269,7 +269,7 @@ def check_versions(rows: Iterable[Sequence[Any]], audited: Audited, prefix: str,
                 problems.append(f"{where}: its content, tags or context do not match its commitment (edited)")
         elif (agent, ref) not in purges or salt is not None or content or source or occurred_at:
             problems.append(f"{where}: marked purged, but no purge of it is audited (or content remains)")
-        digest = chain.version_digest(agent, key, level, version, saved_at, saved_by, commitment or "")
+        digest = chain.version_digest(agent, key, stored(label), version, saved_at, saved_by, commitment or "")
         if (agent, ref) not in saves:
             problems.append(f"{where}: no audited save wrote it (forged, or its level, key or version edited)")
         elif saves[agent, ref] != digest:

@@ -583,9 +583,7 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
         """FTS5's ranking of the view at a categorised label, from that view's own index."""
         if agent_id is None or match is None:
             return []
-        view = self._label_view(agent_id, taint)
-        # _rank names the view a hit must be in (the second gate) as a level; this one is a label's.
-        return [ranked._replace(view=view) for ranked in self._rank(view_table(agent_id, taint), match, limit, 0)]
+        return self._rank(agent_id, view_table(agent_id, taint), match, limit, self._label_view(agent_id, taint))
 
     def verify(self) -> Verification:
         """Recompute the audit chain and check every version and view against it (``memlab.storage.verify``)."""

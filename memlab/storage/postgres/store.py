@@ -24,6 +24,7 @@ from memlab.levels import Level
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.search.query import query_terms
 from memlab.search.ranking import Ranking, when_words
+from memlab.storage.label_codes import stored
 from memlab.storage.postgres.connection import Connection, _label
 from memlab.storage.postgres.schema import RANKINGS, _indexing
 from memlab.storage.postgres.sql import (
@@ -171,7 +172,8 @@ class PostgresStorage(Connection):
                     new.occurred_at,
                     label.categories,
                 )
-                sealed = seal(agent, new, level, memory.version, saved_by)
+                # The digest covers the label as SQLite stores it (label_codes.stored): one rule for both backends.
+                sealed = seal(agent, new, stored(label), memory.version, saved_by)
                 digests.append(sealed.digest)
                 rows.append(
                     (agent, new.key, new.content, sealed.tags, new.source, new.occurred_at)
