@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["PostgresServer", "find_bindir", "round_trips", "running_server"]
+__all__ = ["PostgresServer", "find_bindir", "protocol_trace", "round_trips", "running_server"]
 
 TEMPLATE = "memlab_template"
 
@@ -94,29 +94,39 @@ class PostgresServer:
 
 
 @contextmanager
-def round_trips(connections: Iterable) -> Iterator[list[int]]:
-    """Count the round trips made on psycopg ``connections`` inside the block (the count is in the yielded
-    list once the block ends): how often the client, having sent, read the server's answer, from libpq's trace
-    of the protocol, one trace per connection."""
+def protocol_trace(connections: Iterable) -> Iterator[list[list[list[str]]]]:
+    """libpq's trace of the protocol on psycopg ``connections`` inside the block: per connection, its messages as
+    their tab-separated fields (sender ``F``, the client, or ``B``, the server; length; message; ...), in the
+    yielded list once the block ends."""
     from psycopg import pq
 
     traced = [(conn, tempfile.TemporaryFile("w+")) for conn in connections]
     for conn, trace in traced:
         conn.pgconn.trace(trace.fileno())
         conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
-    counted = [0]
+    messages: list[list[list[str]]] = []
     try:
-        yield counted
+        yield messages
     finally:
         for conn, trace in traced:
             conn.pgconn.untrace()
             trace.seek(0)
-            last = ""
-            for line in trace:
-                sender = line.split("\t", 1)[0]  # F: the client (frontend), B: the server (backend)
-                counted[0] += sender == "B" and last == "F"
-                last = sender
+            messages.append([line.rstrip("\n").split("\t") for line in trace])
             trace.close()
+
+
+@contextmanager
+def round_trips(connections: Iterable) -> Iterator[list[int]]:
+    """Count the round trips made on psycopg ``connections`` inside the block (the count is in the yielded
+    list once the block ends): how often the client, having sent, read the server's answer (``protocol_trace``)."""
+    counted = [0]
+    with protocol_trace(connections) as traces:
+        yield counted
+    for messages in traces:
+        last = ""
+        for sender, *_ in messages:
+            counted[0] += sender == "B" and last == "F"
+            last = sender
 
 
 _server: PostgresServer | None = None

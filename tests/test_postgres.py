@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import tempfile
 import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,7 +24,7 @@ from memlab.storage import PostgresStorage, verify_path
 from memlab.storage import postgres as backend
 from memlab.storage.postgres import claim
 from tests.conftest import fixed_clock
-from tests.pgserver import round_trips
+from tests.pgserver import protocol_trace, round_trips
 
 REFUSED = psycopg.errors.InsufficientPrivilege
 
@@ -200,26 +199,17 @@ def test_each_call_is_one_transaction_of_three_round_trips(pg_url):
 def _statements(connections) -> Iterator[list[str]]:
     """The statements executed on psycopg ``connections`` inside the block (in the list once the block ends), from
     libpq's trace of the protocol: one per Execute message, each shown by its Parse or Bind message."""
-    traced = [(conn, tempfile.TemporaryFile("w+")) for conn in connections]
-    for conn, trace in traced:
-        conn.pgconn.trace(trace.fileno())
-        conn.pgconn.set_trace_flags(psycopg.pq.Trace.SUPPRESS_TIMESTAMPS)
     executed: list[str] = []
-    try:
+    with protocol_trace(connections) as traces:
         yield executed
-    finally:
-        for conn, trace in traced:
-            conn.pgconn.untrace()
-            trace.seek(0)
-            shown = ""
-            for line in trace:
-                sender, _length, message, *rest = line.rstrip("\n").split("\t")
-                if sender == "F" and message in {"Parse", "Bind"} and not shown:
-                    shown = rest[0][:60]
-                elif sender == "F" and message == "Execute":
-                    executed.append(shown)
-                    shown = ""
-            trace.close()
+    for messages in traces:
+        shown = ""
+        for sender, _length, message, *rest in messages:
+            if sender == "F" and message in {"Parse", "Bind"} and not shown:
+                shown = rest[0][:60]
+            elif sender == "F" and message == "Execute":
+                executed.append(shown)
+                shown = ""
 
 
 def test_each_call_sends_the_fewest_statements(pg_url):

@@ -76,9 +76,7 @@ def load_locomo(
         >>> load_locomo().summary()["queries_per_category"]
         {'1': 282, '2': 321, '3': 92, '4': 841}
     """
-    wanted = set(categories)
-    if not wanted or not wanted <= {1, 2, 3, 4, 5}:
-        raise InvalidArgument(f"categories must be some of 1, 2, 3, 4, 5, not {sorted(wanted, key=str)}")
+    wanted = _wanted_categories(categories)
     documents: list[Document] = []
     queries: list[Query] = []
     qrels: dict[str, dict[str, int]] = {}
@@ -207,3 +205,15 @@ def _dia_ids(value: str | list[str]) -> set[str]:
             if match:
                 found.add(f"D{int(match[1])}:{int(match[2])}")
     return found
+
+
+def _wanted_categories(categories: Iterable[int]) -> set[int]:
+    """The LoCoMo question categories asked for, as a set.
+
+    Raises:
+        InvalidArgument: none, or one outside 1-5.
+    """
+    wanted = set(categories)
+    if not wanted or not wanted <= {1, 2, 3, 4, 5}:
+        raise InvalidArgument(f"categories must be some of 1, 2, 3, 4, 5, not {sorted(wanted, key=str)}")
+    return wanted

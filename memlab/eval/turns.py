@@ -21,9 +21,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from memlab.errors import InvalidArgument
 from memlab.eval.collections import Collection, Document, Query, checked_key
-from memlab.eval.locomo import _DIALOG_SESSION, LOCOMO_CATEGORIES, LOCOMO_PATH, _dia_ids, _read_locomo, _session_date
+from memlab.eval.locomo import (
+    _DIALOG_SESSION,
+    LOCOMO_CATEGORIES,
+    LOCOMO_PATH,
+    _dia_ids,
+    _read_locomo,
+    _session_date,
+    _wanted_categories,
+)
 
 __all__ = ["load_locomo_turns"]
 
@@ -39,9 +46,7 @@ def load_locomo_turns(path: str | Path = LOCOMO_PATH, *, categories: Iterable[in
         CollectionError: the file is missing, is not JSON, or is not laid out like LoCoMo.
         InvalidArgument: a category outside 1-5.
     """
-    wanted = set(categories)
-    if not wanted or not wanted <= {1, 2, 3, 4, 5}:
-        raise InvalidArgument(f"categories must be some of 1, 2, 3, 4, 5, not {sorted(wanted, key=str)}")
+    wanted = _wanted_categories(categories)
     documents: list[Document] = []
     queries: list[Query] = []
     qrels: dict[str, dict[str, int]] = {}
