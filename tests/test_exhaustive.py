@@ -387,7 +387,7 @@ def test_every_trace_ends_with_the_stores_its_steps_make_from_empty_ones(name):
 def test_the_policy_lab_pages_lattice_examples_are_what_memlab_labels_does():
     """The ``>>>`` examples of docs/policy-lab.md run as doctests: the page's lattice semantics is the code's."""
     page = (Path(__file__).resolve().parent.parent / "docs" / "policy-lab.md").read_text(encoding="utf-8")
-    examples = "\n".join(block for block in re.findall(r"```python\n(.*?)```", page, re.DOTALL) if ">>>" in block)
+    examples = "\n".join(re.findall(r"```pycon\n(.*?)```", page, re.DOTALL))
     test = doctest.DocTestParser().get_doctest(examples, {}, "docs/policy-lab.md", "docs/policy-lab.md", 0)
     assert len(test.examples) >= 8
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)

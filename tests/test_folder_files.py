@@ -22,8 +22,8 @@ from memlab.storage.folder_files import (
     DESCRIPTORS_PER_FILE,
     MAX_OPEN_FILES,
     MIN_OPEN_FILES,
-    OPEN_FILES,
     AgentFile,
+    OpenFiles,
     keep_wal_on_close,
     open_files_allowed,
 )
@@ -312,16 +312,18 @@ def test_store_folders_sized_by_the_process_share_its_budget_of_open_files(tmp_p
 
     Guards: the eviction by this store's own count alone (``or self._over_shared_budget()`` dropped)."""
     monkeypatch.setattr(memlab.storage.folder, "open_files_allowed", lambda: 4)
-    before = OPEN_FILES.count
+    # A count of this test's own: stores other tests left open in this process would otherwise share the budget.
+    shared = OpenFiles()
+    monkeypatch.setattr(memlab.storage.folder, "OPEN_FILES", shared)
     with MemoryStore(tmp_path / "a", layout="folder") as first, MemoryStore(tmp_path / "b", layout="folder") as second:
         for agent in ("ann", "bob", "cid", "dan"):
             first.session(Level.PUBLIC, agent=agent).memory_save("note", f"{agent}'s note")
-        assert len(first.storage._files) == 4 and OPEN_FILES.count == before + 4  # type: ignore[attr-defined]
+        assert len(first.storage._files) == 4 and shared.count == 4  # type: ignore[attr-defined]
         for agent in ("eve", "fay", "gus"):
             second.session(Level.PUBLIC, agent=agent).memory_save("note", f"{agent}'s note")
             # the second keeps one file open, whatever it opens, while the first holds the rest
             assert len(second.storage._files) == 1  # type: ignore[attr-defined]
-            assert OPEN_FILES.count <= before + 5
+            assert shared.count <= 5
         assert second.session(Level.PUBLIC, agent="eve").memory_get("note") is not None
         sized = FolderStorage(tmp_path / "c", cache_size=3)  # a number given is the store's own
         try:
@@ -330,7 +332,7 @@ def test_store_folders_sized_by_the_process_share_its_budget_of_open_files(tmp_p
             assert len(sized._files) == 3
         finally:
             sized.close()
-    assert OPEN_FILES.count == before  # every file counted is given back when its store closes
+    assert shared.count == 0  # every file counted is given back when its store closes
 
 
 def test_a_cache_size_given_leaves_the_descriptor_limit_alone(tmp_path, low_limit):
