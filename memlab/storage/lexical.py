@@ -10,12 +10,14 @@ from functools import partial
 from typing import Any, NamedTuple
 
 from memlab.errors import IntegrityError
+from memlab.labels import Label
 from memlab.levels import Level
 from memlab.records import Hit
 from memlab.search.analyzers import Analyzer, SnippetTerms
 from memlab.search.ranking import Ranking
 from memlab.storage.fts_tables import fts_table
 from memlab.storage.indexes import _level_bit
+from memlab.storage.label_codes import view_table
 from memlab.storage.rows import _MEMORY_COLUMNS, _memory
 from memlab.viewrules import ViewRules
 
@@ -35,6 +37,7 @@ class LexicalSearch:
     _boosted: dict[tuple[str, str], bool]
     """(index, quoted term) -> whether the term earns the tag boost there, as of ``_boosted_at``."""
     _boosted_at: int
+    _label_view: Callable[[int, Label], str]
 
     def _check_in_view(self, agent_id: int | None, ranked: list[_Ranked]) -> None:
         """Fail closed when an index returned a version outside the view it must hold: the second gate, after the
@@ -69,21 +72,39 @@ class LexicalSearch:
         ).fetchone()[0]
 
     def _lexical(
-        self, agent_id: int | None, indexed: int, taint: Level, match: str | None, limit: int
+        self, agent_id: int | None, indexed: int, taint: Level | Label, match: str | None, limit: int
     ) -> list[_Ranked]:
-        """FTS5's ranking of the session's view, as the rules say it is searched."""
+        """FTS5's ranking of the session's view at ``taint`` (a level or a categorised label), as the rules say it
+        is searched: from the indexes ``_indexes`` picks, and when it picks several (match first, shadow among the
+        matches) per key the hit from the first index that found one."""
+        indexes = [] if match is None else self._indexes(agent_id, indexed, taint)
+        ranked = [
+            self._rank(agent_id, index.table, match, limit, index.view, only_effective=index.filtered)
+            for index in indexes
+        ]
+        if len(ranked) < 2:
+            return ranked[0] if ranked else []
+        return sorted(_first_per_key(ranked, lambda item: item.key), key=lambda item: -item.score)[:limit]
+
+    def _indexes(self, agent_id: int | None, indexed: int, taint: Level | Label) -> list[_Index]:
+        """The FTS5 indexes a search at ``taint`` ranks, in order of precedence, each with the stored form of the
+        view whose versions it may return (``label_codes``): the one place a search chooses its index."""
+        if type(taint) is Label:
+            # A categorised label's view has its own index, made on its first use (IndexUpkeep._label_view), which
+            # holds exactly that view. The rules that search other indexes (global statistics, match first) refuse
+            # compartments (MemoryStore._check_compartments): a categorised version is in no level's index.
+            return [] if agent_id is None else [_Index(view_table(agent_id, taint), self._label_view(agent_id, taint))]
         used = [level for level in Level if indexed & _level_bit(level) and self.rules.can_read(level, taint)]
-        if not used or match is None:
+        if not used:
             return []
         if self.rules.global_statistics:
-            return self._rank(agent_id, fts_table(agent_id, None), match, limit, taint, only_effective=True)
+            return [_Index(fts_table(agent_id, None), int(taint), filtered=True)]
         if self.rules.shadow_before_match:
             # The index of the highest used level <= taint holds exactly the session's effective view.
-            return self._rank(agent_id, fts_table(agent_id, max(used)), match, limit, max(used))
-        # Match first, shadow among the matches: each used level's view is searched and, per key,
-        # the hit from the highest level wins, even when a higher version did not match.
-        ranked = (self._rank(agent_id, fts_table(agent_id, level), match, limit, level) for level in reversed(used))
-        return sorted(_first_per_key(ranked, lambda item: item.key), key=lambda item: -item.score)[:limit]
+            return [_Index(fts_table(agent_id, max(used)), int(max(used)))]
+        # Match first, shadow among the matches: each used level's view is searched and, per key, the hit from the
+        # highest level wins, even when a higher version did not match.
+        return [_Index(fts_table(agent_id, level), int(level)) for level in reversed(used)]
 
     def _rank(
         self,
@@ -91,15 +112,14 @@ class LexicalSearch:
         table: str,
         match: str,
         limit: int,
-        view: Level | str,
+        view: int | str,
         *,
         only_effective: bool = False,
     ) -> list[_Ranked]:
-        """The top ``limit`` matches of index ``table``, which holds ``agent_id``'s effective view at ``view`` (a
-        level, or a categorised label's stored form: ``label_codes``) (or, ``only_effective``, every live version,
-        filtered to that view), each with its row and whether the view holds it (the second gate, in the same
-        statement)."""
-        held_at = view if isinstance(view, str) else int(view)
+        """The top ``limit`` matches of index ``table``, which holds ``agent_id``'s effective view at ``view`` (its
+        stored form: a level's integer or a categorised label's text, ``label_codes``) (or, ``only_effective``,
+        every live version, filtered to that view), each with its row and whether the view holds it (the second
+        gate, in the same statement)."""
         # Rank by the store's Ranking: bm25(...) with its column weights, minus the tag boost, ties in rowid (save)
         # order. The boost is decided from the index's own statistics (_boosted_terms), then the
         # tagged memories are one subquery: a memory earns it when one of its one-word tags is a boosted word of
@@ -116,7 +136,7 @@ class LexicalSearch:
         effective = ""
         if only_effective:
             effective = "AND rowid IN (SELECT memory_id FROM effective WHERE agent_id = ? AND taint = ?)"
-        parameters += [match, *((agent_id, held_at) if only_effective else ())]
+        parameters += [match, *((agent_id, view) if only_effective else ())]
         # The rows are read, and checked against the view, in the ranking's statement (a statement for the rows
         # and one for the gate cost about as much as the ranking itself at 10k memories); the LIMIT inside keeps
         # FTS5's plan as it was, the LEFT JOINs keep a rowid without a version, or outside the view, to be refused.
@@ -127,13 +147,13 @@ class LexicalSearch:
                 f'FROM "{table}" WHERE "{table}" MATCH ? {effective} ORDER BY score, rowid LIMIT ?) r '
                 "LEFT JOIN memories m ON m.id = r.rowid LEFT JOIN effective e ON e.agent_id = ? AND e.key = m.key "
                 "AND e.taint = ? AND e.memory_id = r.rowid",
-                [*parameters, limit, agent_id, held_at],
+                [*parameters, limit, agent_id, view],
             ),
             key=_ranking_order,
         )
         # A rowid without a version, or whose version the view does not hold, can only be a tampered index: it is
         # not held, and _check_in_view refuses it.
-        return [_Ranked(row[0], row[3], -row[1], table, held_at, row[3:], row[2] is not None) for row in ranked]
+        return [_Ranked(row[0], row[3], -row[1], table, view, row[3:], row[2] is not None) for row in ranked]
 
     def _boosted_terms(self, table: str, match: str) -> list[str]:
         """The query's terms (quoted, as in ``match``) that earn the tag boost in index ``table``: one-word tags
@@ -230,6 +250,16 @@ def _row_count(conn: sqlite3.Connection, table: str) -> int:
         if not byte & 0x80:
             break
     return total
+
+
+class _Index(NamedTuple):
+    """An FTS5 index a search ranks, and the stored form of the view whose versions it may return (a level's
+    integer or a categorised label's text); ``filtered`` when it holds more than that view (the global index of
+    the ``global-stats`` variant) and its matches are filtered to the view."""
+
+    table: str
+    view: int | str
+    filtered: bool = False
 
 
 class _Ranked(NamedTuple):

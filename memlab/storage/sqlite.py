@@ -40,7 +40,7 @@ from memlab.storage.audit import Audit
 from memlab.storage.erasure import Erasure
 from memlab.storage.fts_tables import create_fts_table, indexed_columns, tag_words
 from memlab.storage.indexes import _ALL_LEVELS, IndexUpkeep, _labelled, _level_bit, live_versions
-from memlab.storage.label_codes import as_label, as_taint, stored, view_table
+from memlab.storage.label_codes import as_label, as_taint, stored
 from memlab.storage.lexical import LexicalSearch, _first_per_key
 from memlab.storage.rows import _MEMORY_COLUMNS, _memory
 from memlab.storage.schema import FORMAT, LATE_TRIGGERS, SCHEMA_VERSION, add_late_triggers, check_meta, ensure_schema
@@ -568,22 +568,13 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
         with self._write():
             agent_id, indexed = self._agent(agent)
             taint = as_taint(taint)
-            if type(taint) is Label:  # a categorised label's view has its own index (label_codes.view_table)
-                lexical = self._labelled_lexical(agent_id, taint, match, depth) if ranking.lexical > 0 else []
-            else:
-                lexical = self._lexical(agent_id, indexed, taint, match, depth) if ranking.lexical > 0 else []
+            lexical = self._lexical(agent_id, indexed, taint, match, depth) if ranking.lexical > 0 else []
             dense = [] if vector is None else self._dense(agent_id, self._view_of(agent_id, taint), vector, depth)
             self._check_in_view(agent_id, lexical + dense)
             ranked = _fuse(lexical, dense, ranking) if fused else lexical or dense
             hits = self._hits(ranked[:limit], match, query)
             self._append_audit(audit(hits))
         return hits
-
-    def _labelled_lexical(self, agent_id: int | None, taint: Label, match: str | None, limit: int) -> list:
-        """FTS5's ranking of the view at a categorised label, from that view's own index."""
-        if agent_id is None or match is None:
-            return []
-        return self._rank(agent_id, view_table(agent_id, taint), match, limit, self._label_view(agent_id, taint))
 
     def verify(self) -> Verification:
         """Recompute the audit chain and check every version and view against it (``memlab.storage.verify``)."""
