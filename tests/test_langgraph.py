@@ -24,12 +24,15 @@ from memlab import InvalidArgument, Level, MemoryStore
 from memlab.arguments import MAX_CONTENT_CHARS
 from memlab.integrations import langgraph as integration
 from memlab.integrations.langgraph import MemlabStore
+from memlab.labels import Label
 from tests.backends import BACKENDS, open_store
 from tests.test_layers import _modules, imports
 
 NAMESPACES = [("a",), ("a", "b"), ("b",), ("a", "b", "c"), ("users", "ann")]
 KEYS = ["k1", "k2", "k3"]
 WORDS = ["lisbon", "atlas", "beta", "march"]
+HR, LEGAL, BOTH = "CONFIDENTIAL:hr", "CONFIDENTIAL:legal", "CONFIDENTIAL:hr,legal"
+TAINTS = [*Level, "INTERNAL:hr", HR, BOTH]
 
 
 class Reference(InMemoryStore):
@@ -99,7 +102,7 @@ def apply(graph_store, operation):
 
 
 @settings(max_examples=150)
-@given(sequences, st.sampled_from(list(Level)))
+@given(sequences, st.sampled_from(TAINTS))
 def test_the_same_operations_give_the_same_items_as_langgraphs_in_memory_store(sequence, taint):
     # Guards: max_depth truncating one label too deep; a search dropping its filter; a delete of a missing item
     # raising NotFound.
@@ -124,6 +127,7 @@ def test_each_filter_operator_selects_what_langgraphs_selects(operator, operand)
         assert observed(graph_store.search(("a",), filter=where)) == observed(reference.search(("a",), filter=where))
 
 
+@pytest.mark.parametrize("low, high", [("PUBLIC", "CONFIDENTIAL"), (HR, LEGAL), (HR, "RESTRICTED")])
 @settings(max_examples=150)
 @given(
     st.builds(
@@ -132,17 +136,21 @@ def test_each_filter_operator_selects_what_langgraphs_selects(operator, operand)
         sequences,
     )
 )
-def test_a_public_store_observes_the_same_whatever_a_confidential_one_does_on_the_same_store(sequence):
-    # Noninterference: PUBLIC's observations with the CONFIDENTIAL operations interleaved are those without them.
-    # Guards: list_namespaces listing every agent under the prefix, not only those with a memory it can see.
+def test_a_low_store_observes_the_same_whatever_a_store_it_cannot_read_does_on_the_same_store(low, high, sequence):
+    # Noninterference: the observations of a store at ``low`` with the operations of one at ``high`` (which does not
+    # flow to it: above it, or in another compartment) interleaved are those without them; an hr store learns
+    # nothing of a legal store's writes.
+    # Guards: list_namespaces listing every agent under the prefix, not only those with a memory it can see; and
+    # MemlabStore acting at a label's level only (``self._taint = label.level``: hr then reads legal's puts), seen
+    # failing on the hr/legal case only.
     with MemoryStore() as shared, MemoryStore() as alone:
-        public, confidential = MemlabStore(shared, taint="PUBLIC"), MemlabStore(shared, taint="CONFIDENTIAL")
-        public_alone = MemlabStore(alone, taint="PUBLIC")
-        for high, operation in sequence:
-            if high:
-                apply(confidential, operation)
+        observer, other = MemlabStore(shared, taint=low), MemlabStore(shared, taint=high)
+        observer_alone = MemlabStore(alone, taint=low)
+        for high_step, operation in sequence:
+            if high_step:
+                apply(other, operation)
             else:
-                assert observed(apply(public, operation)) == observed(apply(public_alone, operation)), operation
+                assert observed(apply(observer, operation)) == observed(apply(observer_alone, operation)), operation
 
 
 def test_a_namespace_whose_memories_are_all_above_the_taint_is_neither_listed_nor_searched():
@@ -196,6 +204,49 @@ def test_a_higher_put_shadows_a_lower_one_and_its_delete_reveals_it_again():
     assert confidential.get(("sam",), "plan").value == {"text": "beta in March"}
     confidential.delete(("sam",), "plan")  # nothing at CONFIDENTIAL: a no-op, as in LangGraph
     assert public.get(("sam",), "plan").value == {"text": "beta in March"}
+
+
+def test_a_store_at_a_label_puts_there_and_reads_only_what_flows_to_it():
+    store = MemoryStore()
+    hr, legal = MemlabStore(store, taint=HR), MemlabStore(store, taint=Label.parse(LEGAL))
+    hr.put(("team",), "review", {"text": "atlas review"})
+    legal.put(("firm",), "case", {"text": "atlas lawsuit"})
+    MemlabStore(store, taint="PUBLIC").put(("team",), "lunch", {"text": "atlas lunch"})
+    assert hr.taint == Label.parse(HR) and repr(hr) == "MemlabStore(taint=CONFIDENTIAL:hr)"
+    assert store.versions("team").set_index("key")["classification"].to_dict() == {"lunch": "PUBLIC", "review": HR}
+    assert legal.get(("team",), "review") is None and hr.get(("firm",), "case") is None
+    assert hr.list_namespaces() == [("team",)] and legal.list_namespaces() == [("firm",), ("team",)]
+    assert [item.key for item in legal.search(("team",), query="atlas")] == ["lunch"]
+    both = MemlabStore(store, taint=BOTH)
+    assert both.list_namespaces() == [("firm",), ("team",)]
+    assert sorted(item.key for item in both.search((), query="atlas")) == ["case", "lunch", "review"]
+    assert MemlabStore(store, taint="RESTRICTED").list_namespaces() == [("team",)]  # a level reads no category
+    assert set(store.audit()["taint"]) == {HR, LEGAL, "PUBLIC", BOTH, "RESTRICTED"}
+
+
+@pytest.mark.parametrize(
+    "taint, message",
+    [
+        ("CONFIDENTIAL:", "no categories"),
+        ("SECRET:hr", "unknown level"),
+        ("CONFIDENTIAL:h\x00r", "not a name"),
+        ("CONFIDENTIAL:" + ",".join(f"c{n}" for n in range(17)), "at most 16"),
+        (3, "a label is a string"),
+    ],
+)
+def test_a_malformed_label_is_refused_when_the_store_is_made_and_nothing_is_written(taint, message):
+    store = MemoryStore()
+    with pytest.raises(InvalidArgument, match=message):
+        MemlabStore(store, taint=taint)
+    assert store.audit().empty and store.sessions().empty
+
+
+def test_a_label_the_stores_policy_cannot_keep_is_refused_when_the_store_is_made():
+    store = MemoryStore(policy="global-stats")
+    with pytest.raises(InvalidArgument, match="compartments not supported under policy 'global-stats'"):
+        MemlabStore(store, taint=HR)
+    assert store.audit().empty and store.sessions().empty
+    assert MemlabStore(store, taint="CONFIDENTIAL").taint is Level.CONFIDENTIAL
 
 
 def test_the_taint_is_the_hosts_and_a_classification_in_a_value_is_data():

@@ -13,6 +13,9 @@ audit exactly as for any other door.
   plain text (the tools, MCP) reads as ``{"content": text}``.
 - The taint is the host's: fixed when the store is made, for every namespace. No operation, config or value
   can change it; a ``classification`` (or ``taint``) field in a value is data like any other.
+- The taint may be a label with categories (``"CONFIDENTIAL:hr"``, a ``memlab.labels.Label``): puts are classified
+  at it, and gets, searches and listings read only what flows to it in the lattice, so a store at
+  ``CONFIDENTIAL:hr`` learns nothing of what one at ``CONFIDENTIAL:legal`` writes.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from langgraph.store.base import (
 )
 
 from memlab import InvalidArgument, Level, Memory, NotFound
+from memlab.labels import Label
 
 if TYPE_CHECKING:
     from memlab import MemoryStore, Session
@@ -61,7 +65,8 @@ class MemlabStore(BaseStore):
     ``memory_delete`` (a key with no version at the taint is left as it is, as LangGraph's stores do), and
     ``search`` and ``list_namespaces`` one ``memory_search`` (with a query) or ``memory_list`` per agent under
     the prefix they read. Every call appends its audit row. A namespace whose memories are all above the taint
-    is not listed, and nothing above the taint is ever returned.
+    is not listed, and nothing above the taint is ever returned. At a label with categories "above" is the
+    lattice's: nothing is returned that does not flow to it (``Label.can_flow_to``).
 
     Items carry the version's ``saved_at`` as both ``created_at`` and ``updated_at`` (as LangGraph's
     ``InMemoryStore`` stamps a put; every version stays in memlab's history). Without a query, ``search``
@@ -87,18 +92,27 @@ class MemlabStore(BaseStore):
 
     __slots__ = ("_store", "_taint", "_sessions", "_lock")
 
-    def __init__(self, store: MemoryStore, *, taint: Level | str) -> None:
+    def __init__(self, store: MemoryStore, *, taint: Level | Label | str) -> None:
+        """A LangGraph store over ``store`` at ``taint``: a level, or a label with categories.
+
+        Raises:
+            InvalidArgument: ``taint`` is not a level or a label (``"CONFIDENTIAL:"``, an unknown level, a bad
+                category), or has categories that ``store``'s backend or policy cannot keep; nothing is written.
+        """
+        label = Label.parse(taint)
+        store._check_compartments(label)  # refused now, not at the first operation
         self._store = store
-        self._taint = Level.parse(taint)
+        self._taint: Level | Label = label if label.categories else label.level
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return f"MemlabStore(taint={self._taint.name})"
+        return f"MemlabStore(taint={self._taint if type(self._taint) is Label else self._taint.name})"
 
     @property
-    def taint(self) -> Level:
-        """The level every operation acts at: the host's choice, fixed for the store's life."""
+    def taint(self) -> Level | Label:
+        """The level or label every operation acts at: the host's choice, fixed for the store's life (a ``Level``
+        when it has no categories)."""
         return self._taint
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
