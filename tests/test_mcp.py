@@ -564,3 +564,47 @@ def test_a_server_configured_by_the_docs_env_block_serves_that_store_agent_and_t
     with MemoryStore(db) as store:
         (row,) = store.sessions()[["agent", "initial_taint"]].values.tolist()
         assert row == [server["env"]["MEMLAB_AGENT"], server["env"]["MEMLAB_TAINT"]]
+
+
+def test_servers_at_two_compartments_on_one_file_see_only_their_own_and_a_server_at_both_sees_each(tmp_path):
+    """Three live servers on one file, as a host runs them for two teams and their common lead: one at
+    ``CONFIDENTIAL:hr`` configured only by ``MEMLAB_TAINT`` (no ``--taint``), one at ``--taint CONFIDENTIAL:legal``,
+    one at both. What hr saves is classified at its label; legal's get, search, list, delete and recall answer as
+    for a key that does not exist; the server at both reads each team's.
+
+    Guards: serve taking its taint from the flag only (the hr server then starts at PUBLIC and saves there), and
+    ``ViewRules.can_read_label`` reading the levels only (legal then reads hr's salary): both seen failing."""
+    db, log = tmp_path / "memories", tmp_path / "server.log"
+    hr_server = ["env", "MEMLAB_TAINT=CONFIDENTIAL:hr", sys.executable, "-m", "memlab.cli", "serve", "--db", str(db)]
+    servers = [hr_server, default_command(db, "CONFIDENTIAL:legal"), default_command(db, "CONFIDENTIAL:hr,legal")]
+
+    async def scenario():
+        async with connect_all(servers, log=log) as (hr, legal, both):
+            saved = (await call(hr, "memory_save", {"key": "salary", "content": "Sam earns 90k", "tags": ["pay"]}))[1]
+            assert saved["classification"] == "CONFIDENTIAL:hr"
+            await call(legal, "memory_save", {"key": "case", "content": "Sam's contract dispute", "tags": ["pay"]})
+            assert (await call(legal, "memory_get", {"key": "salary"}))[1] == {"found": False, "key": "salary"}
+            assert (await call(legal, "memory_get", {"key": "bonus"}))[1] == {"found": False, "key": "bonus"}
+            found = (await call(legal, "memory_search", {"query": "how much does Sam earn? salary"}))[1]
+            assert [hit["key"] for hit in found["results"]] == ["case"]
+            listed = (await call(legal, "memory_list", {"tag": "pay"}))[1]["memories"]
+            assert [memory["key"] for memory in listed] == ["case"]
+            error, _, text = await call(legal, "memory_delete", {"key": "salary"})
+            assert error and text == "not_found: no memory with key 'salary' at this session's level"
+            recall = text_of(await legal.read_resource("memory://recall"))
+            assert "90k" not in recall and "contract dispute" in recall
+            found = (await call(both, "memory_search", {"query": "Sam salary contract"}))[1]
+            assert sorted((hit["key"], hit["classification"]) for hit in found["results"]) == [
+                ("case", "CONFIDENTIAL:legal"),
+                ("salary", "CONFIDENTIAL:hr"),
+            ]
+
+    run(scenario, log)
+    with MemoryStore(db) as store:
+        assert sorted(store.sessions()["initial_taint"]) == [
+            "CONFIDENTIAL:hr",
+            "CONFIDENTIAL:hr,legal",
+            "CONFIDENTIAL:legal",
+        ]
+        assert store.session(taint="CONFIDENTIAL:hr").memory_get("salary").content == "Sam earns 90k"
+        assert store.verify().ok
