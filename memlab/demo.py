@@ -25,8 +25,8 @@ def effective_views(sessions: list[Session]) -> pd.DataFrame:
     Reads through each session's own ``memory_list``, so the reads appear in the audit like any others.
     """
     columns = {
-        f"{session.id} @ {session.taint.name}": {
-            memory.key: f"{memory.content} ({memory.classification.name})" for memory in session.memory_list()
+        f"{session.id} @ {session.label}": {
+            memory.key: f"{memory.content} ({memory.label})" for memory in session.memory_list()
         }
         for session in sessions
     }

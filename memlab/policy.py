@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memlab.arguments import shown
+from memlab.labels import Label
 from memlab.levels import Level, can_flow_to
 from memlab.viewrules import ViewRules
 
@@ -51,16 +52,28 @@ class ToolCall:
     """A tool call on its way to the session: hooks see and may change its arguments and notes.
 
     A hook sees who calls (agent, session id) and at which taint, never the session itself: a hook cannot
-    escalate, read or write through it.
+    escalate, read or write through it. Under compartments the taint may be a ``Label``, which is not totally
+    ordered: a hook compares through the lattice, ``call.label`` with ``Label.can_flow_to``, never with ``<``.
+
+    Examples:
+        >>> call = ToolCall("memory_save", {}, taint=Label.parse("CONFIDENTIAL:hr"))
+        >>> Label(Level.CONFIDENTIAL).can_flow_to(call.label), call.label.can_flow_to(Label(Level.RESTRICTED))
+        (True, False)
     """
 
     tool: str
     arguments: dict[str, Any]
-    taint: Level = Level.PUBLIC
-    """The session's taint when the call began: what the policy, the storage and the audit use."""
+    taint: Level | Label = Level.PUBLIC
+    """The session's taint when the call began: what the policy, the storage and the audit use (a ``Level``, or
+    a ``Label`` with categories)."""
     agent: str = "main"
     session_id: str = ""
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> Label:
+        """The call's taint as a ``Label`` (a level is the label without categories): what a hook compares."""
+        return Label.parse(self.taint)
 
 
 Hook = Callable[[ToolCall], ToolCall]

@@ -25,6 +25,7 @@ from matplotlib import rc_context
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from memlab.labels import Label
 from memlab.levels import Level
 from memlab.store import MemoryStore
 from memlab.widgets.render import LEVEL_COLOURS
@@ -141,7 +142,7 @@ def audit_timeline_figure(audit: pd.DataFrame) -> ThemedFigure:
     axis = figure.subplots()
     sessions = list(dict.fromkeys(audit["session_id"]))
     for row in audit.itertuples(index=False):
-        level = Level.parse(row.taint)
+        level = Label.parse(row.taint).level  # a label's categories are named in the audit, its hue is its level's
         y = sessions.index(row.session_id)
         fill = LEVEL_COLOURS[level] if row.outcome == "ok" else "none"
         axis.scatter(

@@ -23,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 
+from memlab.labels import Label
 from memlab.levels import Level
 from memlab.plaintext import clock_time
 
@@ -124,15 +125,15 @@ def plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
-def badge(level: Level | str) -> str:
-    """A small label naming ``level``, in the level's hue.
+def badge(level: Level | Label | str) -> str:
+    """A small label naming ``level`` (a level, or a label with categories: named whole), in its level's hue.
 
     Examples:
-        >>> "#c62828" in badge(Level.RESTRICTED)
-        True
+        >>> "#c62828" in badge(Level.RESTRICTED), ">CONFIDENTIAL:hr<" in badge("confidential:hr")
+        (True, True)
     """
-    level = Level.parse(level)
-    return pill(level.name, LEVEL_COLOURS[level])
+    label = Label.parse(level)
+    return pill(str(label), LEVEL_COLOURS[label.level])
 
 
 def level_button(button: Any, level: Level) -> None:
@@ -226,7 +227,9 @@ def level_row(column: str) -> Callable[[Mapping[str, Any]], str]:
 
     def style(row: Mapping[str, Any]) -> str:
         value = row.get(column)
-        return f"background:{LEVEL_TINTS[Level.parse(value)]}" if isinstance(value, (str, Level)) and value else ""
+        if not isinstance(value, (str, Level, Label)) or not value:
+            return ""
+        return f"background:{LEVEL_TINTS[Label.parse(value).level]}"
 
     return style
 

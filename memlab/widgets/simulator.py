@@ -25,6 +25,7 @@ import pandas as pd
 
 from memlab import tools
 from memlab.errors import InvalidArgument, MemlabError
+from memlab.labels import Label
 from memlab.levels import Level
 from memlab.session import Session
 from memlab.store import MemoryStore
@@ -191,10 +192,12 @@ class SessionPanel(Panel):
         return outcome
 
     def escalate(self, level: Level) -> None:
-        """Raise the session's taint to ``level`` (taint only goes up); the store's change redraws every session."""
+        """Raise the session's taint to ``level``, keeping its categories (taint only goes up the lattice); the
+        store's change redraws every session."""
+        target = Label(level, self.session.label.categories)
         try:
-            self.session.escalate(level, reason=self.reason.value.strip() or "simulator")
-            self.result.value = f"<b>escalated</b> to {badge(level)}"
+            self.session.escalate(target, reason=self.reason.value.strip() or "simulator")
+            self.result.value = f"<b>escalated</b> to {badge(target)}"
         except MemlabError as error:
             self.result.value = json_html({"error": {"code": error.code, "message": str(error)}})
 
@@ -204,14 +207,14 @@ class SessionPanel(Panel):
         Args:
             versions: ``versions_table`` of the session's agent, when the caller has read it already.
         """
-        session, taint = self.session, self.session.taint
-        self.widget.layout.border = f"2px solid {LEVEL_COLOURS[taint]}"
+        session, taint, label = self.session, self.session.taint, self.session.label
+        self.widget.layout.border = f"2px solid {LEVEL_COLOURS[label.level]}"
         self.header.value = (
             f"<b>{html.escape(session.id)}</b> · agent <code>{html.escape(session.agent)}</code> · taint {badge(taint)}"
         )
-        for level, button in self.escalate_buttons.items():
-            button.disabled = level <= taint
-            button.layout.display = "none" if level <= taint else None
+        for level, button in self.escalate_buttons.items():  # a level at or below the taint's is no escalation
+            button.disabled = level <= label.level
+            button.layout.display = "none" if level <= label.level else None
         view = effective_view(session.store, session.agent, taint, versions=versions)
         changes, self._drawn = view_changes(self._drawn, view), view
         # Four narrow columns fit a session's column; "new" marks the key itself.

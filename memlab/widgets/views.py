@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from memlab.labels import Label
 from memlab.levels import Level
 from memlab.store import MemoryStore
 
@@ -96,7 +97,7 @@ def versions_table(store: MemoryStore, agent: str = "main") -> pd.DataFrame:
 
 
 def effective_view(
-    store: MemoryStore, agent: str, taint: Level | str, *, versions: pd.DataFrame | None = None
+    store: MemoryStore, agent: str, taint: Level | Label | str, *, versions: pd.DataFrame | None = None
 ) -> pd.DataFrame:
     """What a session of ``agent`` at ``taint`` sees: per key, its effective version, in key order.
 
@@ -112,7 +113,7 @@ def effective_view(
         >>> effective_view(store, "main", "PUBLIC")["content"].tolist()
         ['Sam']
     """
-    if versions is None:
+    if versions is None or Label.parse(taint).categories:  # the history's columns are the four levels'
         return store.view(taint, agent)[VIEW_COLUMNS]
     return versions[versions[seen_column(taint)]].reset_index(drop=True)[VIEW_COLUMNS]
 
