@@ -9,6 +9,7 @@ from memlab import InvalidArgument, Level, MemoryStore
 from memlab.demo import effective_views
 from memlab.labels import Label
 from memlab.widgets import simulator
+from memlab.widgets.audit import filter_audit, taint_timeline, timeline_html
 from memlab.widgets.figures import audit_timeline_figure
 from memlab.widgets.render import LEVEL_COLOURS, badge, level_row
 
@@ -91,3 +92,24 @@ def test_the_audit_timeline_and_the_tables_draw_labelled_sessions_in_their_level
     table = effective_views([hr, legal])
     assert list(table.columns) == ["hr @ CONFIDENTIAL:hr", "legal @ CONFIDENTIAL:legal"]
     assert table.loc["salary"].tolist() == ["Sam earns 90k (CONFIDENTIAL:hr)", "—"]
+
+
+def test_the_audit_viewer_filters_by_a_label_and_draws_its_taint_timeline():
+    """The audit viewer's filter takes a label as it takes a level, and the taint timeline draws a session's
+    stretches at labels, each named whole in its level's hue.
+
+    Guards: timeline_html reading a stretch's taint as a level (``Level.parse(row["level"])``: it refuses
+    'CONFIDENTIAL:hr'), seen failing."""
+    store = MemoryStore()
+    hr = store.session(taint=HR, session_id="hr")
+    hr.memory_save("salary", "Sam earns 90k")
+    hr.escalate("RESTRICTED:hr", reason="payroll")
+    hr.memory_get("salary")
+    store.session(taint="PUBLIC", session_id="wiki").memory_list()
+    assert filter_audit(store.audit(), levels=[HR])["tool"].tolist() == ["memory_save"]
+    assert filter_audit(store.audit(), levels=["restricted:hr", "PUBLIC"])["tool"].tolist() == [
+        "memory_get",
+        "memory_list",
+    ]
+    drawn = timeline_html(taint_timeline(store))
+    assert ">CONFIDENTIAL:hr<" in drawn and ">RESTRICTED:hr<" in drawn and LEVEL_COLOURS[Level.RESTRICTED] in drawn

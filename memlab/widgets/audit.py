@@ -20,6 +20,7 @@ import ipywidgets as widgets
 import pandas as pd
 
 from memlab import Verification
+from memlab.labels import Label
 from memlab.levels import Level
 from memlab.store import MemoryStore
 from memlab.widgets.render import LEVEL_COLOURS, THEME, Panel, badge, clock_time, html_table, level_row, pill, plural
@@ -62,7 +63,7 @@ def filter_audit(
         if wanted:
             keep &= audit[column].isin(list(wanted))
     if levels:
-        keep &= audit["taint"].isin([Level.parse(level).name for level in levels])
+        keep &= audit["taint"].isin([str(Label.parse(level)) for level in levels])  # a level, or a label
     at = pd.to_datetime(audit["at"], utc=True, format="ISO8601")
     if since is not None:
         keep &= at >= _utc(since)
@@ -141,9 +142,10 @@ def timeline_html(timeline: pd.DataFrame) -> str:
             else:
                 position = list(stretches.index).index(index)
                 left, width = 100 * position / len(stretches), 100 / len(stretches)
-            level = Level.parse(row["level"])
+            taint = Label.parse(row["level"])  # a label is drawn in its level's hue, named whole
+            level = taint.level
             tip = html.escape(f"{row['level']} from {row['start']} to {row['end']} {row['reason']}".strip())
-            label = level.name if width >= _SHORT else level.name[0]
+            label = str(taint) if width >= _SHORT else level.name[0]
             bars.append(
                 f'<div title="{tip}" style="position:absolute;left:{left:.2f}%;width:max({width:.2f}%,1.2em);'
                 f"top:0;bottom:0;background:{LEVEL_COLOURS[level]};color:#ffffff;font-size:11px;line-height:18px;"
