@@ -13,7 +13,9 @@ one audited ``memory_recall`` call of the session, as ``memlab.mcp_resources`` s
 opened a CONFIDENTIAL document, say — the host sends the JSON-RPC request ``memlab/escalate`` with params
 ``{"level": "CONFIDENTIAL", "reason": "..."}``; the reply is ``{"taint": "CONFIDENTIAL"}``. A level below
 the current taint is refused with a JSON-RPC error (``-32602``) and the taint stays where it was; every
-escalation is recorded with its reason (``MemoryStore.taint_events()``). Why a custom request method:
+escalation is recorded with its reason (``MemoryStore.taint_events()``). Under compartments ``--taint`` (or
+``MEMLAB_TAINT``) and ``level`` may be labels (``CONFIDENTIAL:hr``): the taint then goes only up the lattice,
+and a label incomparable with it is refused the same way. Why a custom request method:
 
 - A model reaches a server only through the host, and a host turns a model's tool use into ``tools/call``
   for a tool that ``tools/list`` offered. ``memlab/escalate`` is neither a tool nor listed, so no model
@@ -78,7 +80,8 @@ ANNOTATIONS: dict[str, types.ToolAnnotations] = {
 
 
 class EscalateParams(types.RequestParams):
-    """Params of ``memlab/escalate``: the level to raise the taint to, and why (kept with the taint event)."""
+    """Params of ``memlab/escalate``: the level or label to raise the taint to, and why (kept with the taint
+    event)."""
 
     level: str
     reason: str = ""
