@@ -110,8 +110,9 @@ def _level_like(name: str) -> bool:
 DEFAULT_HOOKS: tuple[Hook, ...] = (strip_level_arguments,)
 
 
-Visible = Callable[[str], Level | None]
-"""The classification of a key's version in the caller's effective view (None: the key is not visible)."""
+Visible = Callable[[str], Level | Label | None]
+"""The classification of a key's version in the caller's effective view (None: the key is not visible); a
+``Label`` when it has categories."""
 
 
 def run_hooks(hooks: Sequence[Hook], call: ToolCall) -> ToolCall:
@@ -151,12 +152,13 @@ class Policy:
         """May a session at ``taint`` read a version classified ``classification``?"""
         return can_flow_to(classification, taint)
 
-    def save_level(self, taint: Level, *, initial_taint: Level) -> Level:
+    def save_level(self, taint: Level | Label, *, initial_taint: Level | Label) -> Level | Label:
         """The classification a save gets: ``taint``, the session's taint when the call began (no caller's
-        choice, no write-down); ``initial_taint`` is the taint the session started at."""
+        choice, no write-down); ``initial_taint`` is the taint the session started at. Either may be a label
+        with categories: a variant compares them through the lattice (``Label.can_flow_to``), never with ``<``."""
         return taint
 
-    def delete_level(self, key: str, taint: Level, *, visible: Visible) -> Level:
+    def delete_level(self, key: str, taint: Level | Label, *, visible: Visible) -> Level | Label:
         """The level whose current version of ``key`` a delete soft-deletes: exactly the call's taint.
 
         ``visible`` tells the classification of a key's version in the caller's effective view, for variants
