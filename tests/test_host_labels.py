@@ -12,6 +12,7 @@ from memlab.widgets import simulator
 from memlab.widgets.audit import filter_audit, taint_timeline, timeline_html
 from memlab.widgets.figures import audit_timeline_figure
 from memlab.widgets.render import LEVEL_COLOURS, badge, level_row
+from tests.conftest import fixed_clock
 
 HR, LEGAL = "CONFIDENTIAL:hr", "CONFIDENTIAL:legal"
 
@@ -96,11 +97,12 @@ def test_the_audit_timeline_and_the_tables_draw_labelled_sessions_in_their_level
 
 def test_the_audit_viewer_filters_by_a_label_and_draws_its_taint_timeline():
     """The audit viewer's filter takes a label as it takes a level, and the taint timeline draws a session's
-    stretches at labels, each named whole in its level's hue.
+    stretches at labels, each named whole in its level's hue (on a fixed clock, so each of a session's two
+    stretches is half its bar, wide enough to be named).
 
     Guards: timeline_html reading a stretch's taint as a level (``Level.parse(row["level"])``: it refuses
     'CONFIDENTIAL:hr'), seen failing."""
-    store = MemoryStore()
+    store = MemoryStore(clock=fixed_clock)
     hr = store.session(taint=HR, session_id="hr")
     hr.memory_save("salary", "Sam earns 90k")
     hr.escalate("RESTRICTED:hr", reason="payroll")
