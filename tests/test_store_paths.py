@@ -35,23 +35,20 @@ def test_any_other_new_path_becomes_a_store_folder(tmp_path, name):
     assert (tmp_path / name).is_dir()
 
 
-def test_an_existing_folder_named_notes_db_opens_as_the_folder_it_is(tmp_path):
-    # A store folder an earlier memlab made at notes.db keeps opening as itself, its memories there.
-    path = tmp_path / "notes.db"
-    with MemoryStore(path, layout="folder") as store:
-        store.session().memory_save("kept", "in the folder")
+@pytest.mark.parametrize(
+    ("name", "layout", "kind"),
+    [("notes.db", "folder", FolderStorage), ("memories", "file", SqliteStorage)],
+    ids=["a-folder-named-notes-db", "a-file-without-the-suffix"],
+)
+def test_an_existing_path_opens_as_what_it_is_whatever_its_name_says(tmp_path, name, layout, kind):
+    # A store folder an earlier memlab made at notes.db keeps opening as itself, its memories there; so does a
+    # file whose name has no SQLite suffix.
+    path = tmp_path / name
+    with MemoryStore(path, layout=layout) as store:
+        store.session().memory_save("kept", f"in the {layout}")
     with MemoryStore(path) as store:
-        assert isinstance(store.storage, FolderStorage)
-        assert store.session().memory_get("kept").content == "in the folder"
-
-
-def test_an_existing_file_without_the_suffix_opens_as_the_file_it_is(tmp_path):
-    path = tmp_path / "memories"
-    with MemoryStore(path, layout="file") as store:
-        store.session().memory_save("kept", "in the file")
-    with MemoryStore(path) as store:
-        assert isinstance(store.storage, SqliteStorage)
-        assert store.session().memory_get("kept").content == "in the file"
+        assert isinstance(store.storage, kind)
+        assert store.session().memory_get("kept").content == f"in the {layout}"
 
 
 @pytest.mark.parametrize(
