@@ -4,12 +4,14 @@ Usage, from the repository's root (``memlab[dense]`` installed)::
 
     python benchmarks/replay_fusion.py collect locomo locomo-topical locomo-turns --to /tmp/rankings
     python benchmarks/replay_fusion.py replay /tmp/rankings
+    python benchmarks/replay_fusion.py tune /tmp/rankings
 
 ``collect`` runs a collection's ``memlab`` row (FTS5, the lexical default) and ``dense`` row (MiniLM alone) at
 the depth ``memlab eval`` reads (100: the fusion reads each input that deep when asked for 100) and keeps each
 query's two rankings, with the ``hybrid`` row's run to check the replay against the store. ``replay`` prints,
 for every rule in ``RULES``, S@10 and nDCG@10 on each half of the agents (``memlab.eval.tuning.halves``): a
-rule is chosen on one half and read on the other. The rules are functions of the two rankings only, as the
+rule is chosen on one half and read on the other; ``tune`` replays ``memlab eval --tune``'s hybrid grid on
+LoCoMo's halves for the rule before and the rule now. The rules are functions of the two rankings only, as the
 store's ``_fuse`` is (memlab/storage/vectors.py).
 """
 
@@ -133,6 +135,44 @@ def replay(folder: Path, rules: dict[str, Rule]) -> None:
             print(f"{name:58} {cells[0]:>16} {cells[1]:>16} {cells[2]:>16}")
 
 
+TUNED_RULES: dict[str, Callable[[Run, Run, float, float], Run]] = {
+    "x agreement@10, read 100 deep (before)": lambda lexical, dense, weight, k: rrf(
+        lexical, dense, 1, weight * agreement_top10(lexical, dense), k
+    ),
+    "x weighted agreement (now)": lambda lexical, dense, weight, k: rrf(
+        lexical, dense, 1, weight * agreement_weighted(lexical, dense, k), k
+    ),
+}
+
+
+def tune(folder: Path, collection: str = "locomo") -> None:
+    """The hybrid's dense weight and k chosen on each half by the whole grid of ``memlab eval --tune`` (its
+    objective: S@10 + nDCG@10 of the top 10), each half answered with the other half's choice."""
+    from memlab.eval.tuning import HYBRID_GRID
+
+    kept = pickle.loads((folder / f"{collection}.pickle").read_bytes())
+    other = {"first": "second", "second": "first"}
+    for name, rule in TUNED_RULES.items():
+        chosen = {}
+        for half, queries in kept["halves"].items():
+            scored = {}
+            for weight in HYBRID_GRID["dense"]:
+                for k in HYBRID_GRID["fusion_k"]:
+                    runs = {q: cut(rule(kept["memlab"][q], kept["dense"][q], weight, k), 10) for q in queries}
+                    scored[weight, k] = sum(measure(kept["qrels"], runs, queries))
+            chosen[half] = max(scored, key=scored.__getitem__)  # the first best, in grid order
+        runs = {
+            q: rule(kept["memlab"][q], kept["dense"][q], *chosen[other[half]])
+            for half, queries in kept["halves"].items()
+            for q in queries
+        }
+        s10, ndcg = measure(kept["qrels"], runs, list(kept["memlab"]))
+        print(
+            f"{collection}, {name}: first half answered with dense, k = {chosen['second']}, second with "
+            f"{chosen['first']}; held-out S@10 / nDCG@10 {s10:.3f} / {ndcg:.3f}"
+        )
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -141,9 +181,13 @@ def main(argv: list[str]) -> int:
     gather.add_argument("--to", type=Path, required=True)
     again = commands.add_parser("replay")
     again.add_argument("folder", type=Path)
+    tuning = commands.add_parser("tune")
+    tuning.add_argument("folder", type=Path)
     args = parser.parse_args(argv)
     if args.command == "collect":
         collect(args.collections, args.to)
+    elif args.command == "tune":
+        tune(args.folder)
     else:
         replay(args.folder, RULES)
     return 0
