@@ -70,16 +70,22 @@ def test_the_fused_top_results_do_not_depend_on_how_many_are_asked():
     with MemoryStore(embedder=WordsEmbedder(), ranking=Ranking.hybrid()) as store:
         session = store.session()
         session.memory_save_many(
-            [{"key": f"k{n}", "content": " ".join(draw.sample(vocabulary, 4))} for n in range(160)]
+            [
+                {"key": f"k{n}", "content": " ".join(draw.sample(vocabulary, 4)), "tags": draw.sample(vocabulary, 1)}
+                for n in range(160)
+            ]
         )
-        differing = []
-        for _ in range(40):
-            query = " ".join(draw.sample(vocabulary, 3))
-            top = [hit.memory.key for hit in session.memory_search(query, max_results=10)]
-            deep = [hit.memory.key for hit in session.memory_search(query, max_results=100)]
-            if top != deep[:10]:
-                differing.append(query)
-        assert differing == []
+        queries = [" ".join(draw.sample(vocabulary, 3)) for _ in range(40)]
+        for ranking in (Ranking.hybrid(), Ranking(), Ranking.dense_only()):
+            store.ranking = ranking
+            differing = []
+            for query in queries:
+                for asked in (1, 10, 37):
+                    top = [hit.memory.key for hit in session.memory_search(query, max_results=asked)]
+                    deep = [hit.memory.key for hit in session.memory_search(query, max_results=100)]
+                    if top != deep[:asked]:
+                        differing.append((query, asked))
+            assert differing == [], ranking
 
 
 def test_with_no_fts5_match_the_dense_ranking_stands_alone():
