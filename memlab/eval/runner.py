@@ -306,7 +306,8 @@ def results_of(
     order = [query.id for query in collection.queries if query.id in done[configurations[0].name][0]]
     for row in configurations:
         ranking, indexed, searched = done[row.name]
-        frame = per_query(collection.qrels, ranking).reindex(order, fill_value=0.0).rename_axis("query").reset_index()
+        frame = per_query(collection.qrels, in_order(ranking))
+        frame = frame.reindex(order, fill_value=0.0).rename_axis("query").reset_index()
         frames.append(frame.assign(row=row.name, analyzer=row.analyzer, category=frame["query"].map(categories)))
         timings.append(
             {
@@ -320,6 +321,15 @@ def results_of(
     timing["index_vs_baseline"] = timing["index_seconds"] / timing.loc[baseline, "index_seconds"]
     described = {row.name: row.describe() for row in configurations}
     return _tabulate(collection.name, baseline, pd.concat(frames, ignore_index=True), timing, described)
+
+
+def in_order(run: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """A store's run scored by its order (the first of n documents n, the next n - 1, ...), for the measures.
+
+    ``search`` keeps each query's documents in the order the session returned them, with the store's scores;
+    ir-measures reads scores as 32-bit floats and ranks ties by document id, so scores that differ in the
+    seventh digit (a tag boost of 2 over bm25 near 0) would be measured in another order than the store's."""
+    return {query: {doc: float(len(found) - rank) for rank, doc in enumerate(found)} for query, found in run.items()}
 
 
 def _tabulate(

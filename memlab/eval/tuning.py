@@ -33,7 +33,7 @@ from memlab.errors import InvalidArgument
 from memlab.eval.collections import Collection
 from memlab.eval.configurations import CONFIGURATIONS, Configuration
 from memlab.eval.measures import per_query
-from memlab.eval.runner import Results, cached_embedder, load, results_of, run_configuration, search
+from memlab.eval.runner import Results, cached_embedder, in_order, load, results_of, run_configuration, search
 from memlab.search.ranking import Ranking
 from memlab.store import MemoryStore
 
@@ -103,7 +103,7 @@ def halves(collection: Collection) -> dict[str, list[str]]:
 
 
 def _objective(collection: Collection, run: dict[str, dict[str, float]], queries: Sequence[str]) -> float:
-    table = per_query(collection.qrels, run).reindex(list(queries), fill_value=0.0)
+    table = per_query(collection.qrels, in_order(run)).reindex(list(queries), fill_value=0.0)
     return float(sum(table[measure].mean() for measure in OBJECTIVE))
 
 

@@ -12,7 +12,7 @@ the session cannot see.
 
 The defaults were chosen by held-out evidence (``memlab eval --tune``, ``memlab.eval.tuning``; the figures are
 in the README): tuned on LoCoMo conversations 0-4, the search chose exactly these values (and on 5-9 the same
-but a boost of 4); each half's choice, used on the other half, gives success@10 0.763.
+but a boost of 4, and key and tags at 0); each half's choice, used on the other half, gives success@10 0.762.
 
 A ranking tuned on a researcher's own collection travels as a file: ``memlab eval --tune --save ranking.json``
 writes it with the held-out figures it was chosen on, and ``Ranking.load`` reads it back, refusing anything it

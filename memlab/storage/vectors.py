@@ -16,8 +16,9 @@ if TYPE_CHECKING:
     from memlab.search.dense import Embedder
 
 _VECTOR_VIEWS = 4  # effective views' matrices kept per connection (100k vectors of 384 floats: 154 MB)
-FUSION_DEPTH = 50  # how deep each ranking is read when two are fused (RRF's weight at rank 50 is ~1/50)
-AGREEMENT_DEPTH = 10  # the dense ranking's top read for its agreement with FTS5: what success@10 reads
+# How deep each ranking is read when two are fused, whatever the limit: memory_search's cap on max_results
+# (memlab.arguments.MAX_RESULTS_CAP), so a search's first ten are the first ten of the same search for 100.
+FUSION_DEPTH = 100
 
 
 class VectorSearch:
@@ -118,10 +119,11 @@ def _fuse(lexical: list[_Ranked], dense: list[_Ranked], ranking: Ranking) -> lis
     The dense ranking's weight is scaled by its ``agreement`` with FTS5 on this query (``_agreement``): where the
     model's nearest memories are ones FTS5 also matched it reorders them at full weight, and where they share no
     word with the query it cannot push them above FTS5's matches. On short chat turns MiniLM alone is weak and
-    plain RRF fell below FTS5 alone (locomo-turns, docs/relevance-lab.md)."""
+    plain RRF fell below FTS5 alone (locomo-turns, docs/relevance-lab.md). Both rankings are read
+    ``FUSION_DEPTH`` deep, so the order does not depend on how many results are asked."""
     scores: dict[str, float] = {}
     first_found: dict[str, _Ranked] = {}
-    dense_weight = ranking.dense * _agreement(lexical, dense)
+    dense_weight = ranking.dense * _agreement(lexical, dense, ranking.fusion_k)
     for weight, ranked in ((ranking.lexical, lexical), (dense_weight, dense)):
         for rank, item in enumerate(ranked, start=1):
             scores[item.key] = scores.get(item.key, 0.0) + weight / (ranking.fusion_k + rank)
@@ -130,11 +132,15 @@ def _fuse(lexical: list[_Ranked], dense: list[_Ranked], ranking: Ranking) -> lis
     return [first_found[key]._replace(score=scores[key]) for key in order]
 
 
-def _agreement(lexical: list[_Ranked], dense: list[_Ranked]) -> float:
-    """The share of the dense ranking's top ``AGREEMENT_DEPTH`` keys that FTS5 matched too, of as many as could
-    be (FTS5 may match fewer); 1 when FTS5 matched nothing (the dense ranking is then all there is). Both
-    rankings are of the session's effective view, so the weight depends on nothing else."""
+def _agreement(lexical: list[_Ranked], dense: list[_Ranked], k: float) -> float:
+    """How much of the dense ranking FTS5 matched too, each rank weighed as the fusion weighs it (``1 / (k +
+    rank)``), as a share of as much as could be: the weight of the dense ranking's first ranks, as many as FTS5
+    matched keys. 1 when FTS5 matched nothing (the dense ranking is then all there is). Both rankings are of the
+    session's effective view, so the weight depends on nothing else."""
     found = {item.key for item in lexical}
-    top = list(dict.fromkeys(item.key for item in dense))[:AGREEMENT_DEPTH]
-    possible = min(len(top), len(found))
-    return 1.0 if possible == 0 else sum(key in found for key in top) / possible
+    keys = list(dict.fromkeys(item.key for item in dense))
+    possible = sum(1 / (k + rank) for rank in range(1, min(len(keys), len(found)) + 1))
+    if possible == 0:
+        return 1.0
+    agreeing = sum(1 / (k + rank) for rank, key in enumerate(keys, start=1) if key in found)
+    return min(1.0, agreeing / possible)
