@@ -166,7 +166,8 @@ class Floor:
         with self.conn.pipeline():
             self._begin(taint)
             head = self.conn.execute(HEAD, (AGENT, taint))
-            rows = self.conn.execute(self.search_sql, (terms, AGENT, taint, taint, limit)).fetchall()
+            parameters = {"terms": terms, "agent": AGENT, "level": taint, "categories": [], "limit": limit}
+            rows = self.conn.execute(self.search_sql, parameters).fetchall()
             refs = [f"{row[0]}@{NAMES[row[3]]}/v{row[4]}" for row in rows]
             self._audit(head, session, taint, "memory_search", None, query, refs)
         return [row[0] for row in rows]
