@@ -405,7 +405,7 @@ def test_a_schema_1_store_gains_the_context_columns_in_place(pg_url):
         assert [h.memory.key for h in s.memory_search("tea November")] == ["note"]
         assert s.memory_get("plan").source is None and store.verify().ok
     with psycopg.connect(pg_url, autocommit=True, options="-c search_path=memlab") as conn:
-        assert conn.execute("SELECT value FROM memlab_meta WHERE name = 'schema_version'").fetchone() == ("5",)
+        assert conn.execute("SELECT value FROM memlab_meta WHERE name = 'schema_version'").fetchone() == ("6",)
 
 
 def test_a_schema_2_store_trades_its_forgeable_policies_for_the_claim(pg_url):
