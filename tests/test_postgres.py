@@ -633,3 +633,32 @@ def test_a_session_role_that_cannot_log_in_is_a_clear_error(pg_url, monkeypatch)
     monkeypatch.setattr("memlab.storage.postgres.connection._LOGIN_SECONDS", 1.0)
     with pytest.raises(SchemaError, match="cannot log in as the session role"):
         PostgresStorage(pg_url, session_url=pg_url.replace("postgres@", "no_such_role@"))
+
+
+def test_a_search_makes_a_snippet_only_when_it_is_read_and_then_the_same_one(pg_url, monkeypatch):
+    """As on SQLite (tests/test_snippets.py): a hit makes its snippet when it is first read, once, from the
+    version's content and the search's terms alone; a caller that reads none pays nothing for them.
+
+    Guards: PostgresStorage.search calling analyzer.snippet for every hit before it returns (eager snippets, as
+    before): seen failing, two snippets made before any was read."""
+    from memlab.search.analyzers import Analyzer
+
+    made: list[str] = []
+    snippet = Analyzer.snippet
+
+    def counted(self, text, terms, *, tokens=16):
+        made.append(text)
+        return snippet(self, text, terms, tokens=tokens)
+
+    with MemoryStore(pg_url) as store:
+        session = store.session()
+        session.memory_save("run", "She loves running marathons in the rain")
+        session.memory_save("walk", "He walks and runs to work, " + "then more words " * 10 + "and runs home")
+        monkeypatch.setattr(Analyzer, "snippet", counted)
+        hits = session.memory_search("runs")
+        assert len(hits) == 2 and made == []
+        terms = store.storage.analyzer.snippet_terms("runs")
+        expected = [snippet(store.storage.analyzer, hit.memory.content, terms, tokens=16) for hit in hits]
+        assert [hit.snippet for hit in hits] == expected and len(made) == 2
+        assert [hit.snippet for hit in hits] == expected and len(made) == 2  # made once
+        assert "**running**" in hits[[hit.memory.key for hit in hits].index("run")].snippet

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from typing import Any
 
 from memlab.errors import InvalidArgument
 from memlab.labels import SHADOWING_RULES, Ambiguous, Label, maximal
 from memlab.levels import Level
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
+from memlab.search.analyzers import Analyzer, SnippetTerms
 from memlab.search.query import query_terms
 from memlab.search.ranking import Ranking, when_words
 from memlab.storage.label_codes import stored
@@ -414,13 +416,11 @@ class PostgresStorage(Connection):
             if terms:
                 parameters = {"terms": terms, "agent": agent, "limit": limit, **_claimed(label)}
                 rows = cursor.execute(self._search_sql, parameters).fetchall()
-                snippet_terms = self.analyzer.snippet_terms(query)
+                # A hit's snippet is made when it is first read, the query's snippet terms once for every hit
+                # (as on SQLite): a caller that reads no snippet pays nothing for them.
+                snippet_terms = _lazy_terms(self.analyzer, query)
                 hits = [
-                    Hit(
-                        _memory(row[:-1]),
-                        row[-1],
-                        self.analyzer.snippet(row[1], snippet_terms, tokens=_SNIPPET_TOKENS),
-                    )
+                    Hit(_memory(row[:-1]), row[-1], partial(_snippet, self.analyzer, row[1], snippet_terms))
                     for row in rows
                 ]
             self._append_audits(cursor, agent, head, [audit(hits)])
@@ -571,6 +571,23 @@ class PostgresStorage(Connection):
     def close(self) -> None:
         self._pool.close()
         self._owner.close()
+
+
+def _lazy_terms(analyzer: Analyzer, query: str) -> Callable[[], SnippetTerms]:
+    """``analyzer.snippet_terms(query)``, worked out on the first call."""
+    made: list[SnippetTerms] = []
+
+    def terms() -> SnippetTerms:
+        if not made:
+            made.append(analyzer.snippet_terms(query))
+        return made[0]
+
+    return terms
+
+
+def _snippet(analyzer: Analyzer, content: str, terms: Callable[[], SnippetTerms]) -> str:
+    """A hit's snippet, when it is first read."""
+    return analyzer.snippet(content, terms(), tokens=_SNIPPET_TOKENS)
 
 
 def _claimed(label: Label) -> dict[str, Any]:
