@@ -662,3 +662,37 @@ def test_a_search_makes_a_snippet_only_when_it_is_read_and_then_the_same_one(pg_
         assert [hit.snippet for hit in hits] == expected and len(made) == 2
         assert [hit.snippet for hit in hits] == expected and len(made) == 2  # made once
         assert "**running**" in hits[[hit.memory.key for hit in hits].index("run")].snippet
+
+
+def test_a_search_finds_its_matches_once_whatever_the_store_s_size(pg_url):
+    """A session's search looks its query up in the index once (``matches``, which verifies the claim too), not
+    once per version of the agent: with ``matches`` joined in place, the plan PostgreSQL makes for any parameters
+    (a prepared statement's, from its sixth execution) rescanned it for every version the session may read (200
+    look-ups and 606 verifications of the claim for 200 such memories, about ten times the search's time).
+
+    Guards: ``_search_sql`` joining ``matches(q)`` in its FROM list instead of a materialized query of its own:
+    seen 200 calls from the sixth execution."""
+    import hashlib
+    import hmac
+
+    with MemoryStore(pg_url) as store:
+        for level in (Level.PUBLIC, Level.INTERNAL, Level.CONFIDENTIAL):
+            store.session(level).memory_save_many(
+                [{"key": f"k{i}", "content": f"note {i} about things"} for i in range(int(level), 300, 3)]
+            )
+        sql, key = store.storage._search_sql, store.storage._key
+    with psycopg.connect(pg_url, options="-c search_path=memlab") as conn:
+        conn.execute("SET track_functions = 'all'")  # a superuser's setting, then the session role
+        conn.execute("SET ROLE memlab_session")
+        txid = conn.execute("SELECT pg_current_xact_id()::text").fetchone()[0]
+        message = f"main|1|{txid}"
+        mac = hmac.new(key, message.encode(), hashlib.sha256).hexdigest()
+        conn.execute("SELECT set_config('memlab.claim', %s, true)", (f"{message}|{mac}",))
+        calls = "SELECT funcname, calls FROM pg_stat_xact_user_functions"
+        for _ in range(8):  # and so again, prepared: PostgreSQL plans the sixth execution on for any parameters
+            before = dict(conn.execute(calls).fetchall())
+            parameters = {"terms": "note | thing", "agent": "main", "level": 1, "categories": [], "limit": 10}
+            rows = conn.execute(sql, parameters, prepare=True).fetchall()
+            made = {name: count - before.get(name, 0) for name, count in conn.execute(calls).fetchall()}
+            assert len(rows) == 10 and made["matches"] == 1, made
+        conn.rollback()

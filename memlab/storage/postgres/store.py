@@ -434,7 +434,9 @@ class PostgresStorage(Connection):
         # gates every row read here. Shadowing first: a match counts only if it is the version its key's view
         # holds; after the match (a policy variant): shadowing only among the matching versions.
         # Ties go in save order: ``matches`` numbers the matches it finds in that order (the session cannot read
-        # the table-wide id, which counts every label's saves).
+        # the table-wide id, which counts every label's saves). The matches are found once, in a materialized
+        # query of their own: joined in place, the plan for any parameters (a prepared statement's) rescanned
+        # ``matches`` once per readable version of the agent (200 look-ups for 200 memories, about 10x the time).
         also = "" if self.rules.shadow_before_match else "AND {}.document @@ q"
         beside = "NOT (h.classification <= m.classification AND h.categories <@ m.categories)"
         if self.rules.shadowing == "refuse":
@@ -452,9 +454,9 @@ class PostgresStorage(Connection):
             )
         chosen = f"NOT EXISTS (SELECT 1 FROM memories h WHERE {_readable('h', also.format('h'))} AND {rival})"
         return (
-            f"SELECT {_COLUMNS}, {RANKINGS[self.rank_function]} AS score "
-            f"FROM to_tsquery('{_indexing(self.schema, self.config)}', %(terms)s) q, "
-            "matches(q) x, memories m WHERE m.key = x.match_key AND m.classification = x.match_level "
+            f"WITH x AS MATERIALIZED (SELECT * FROM to_tsquery('{_indexing(self.schema, self.config)}', %(terms)s) q, "
+            f"matches(q)) SELECT {_COLUMNS}, {RANKINGS[self.rank_function]} AS score "
+            "FROM x, memories m WHERE m.key = x.match_key AND m.classification = x.match_level "
             "AND m.categories = x.match_categories AND m.version = x.match_version "
             f"AND {_LIVE} AND m.document @@ q AND {chosen} "
             "ORDER BY score DESC, x.saved_order LIMIT %(limit)s"
