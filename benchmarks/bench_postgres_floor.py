@@ -166,7 +166,8 @@ class Floor:
         with self.conn.pipeline():
             self._begin(taint)
             head = self.conn.execute(HEAD, (AGENT, taint))
-            rows = self.conn.execute(self.search_sql, (terms, AGENT, taint, taint, limit)).fetchall()
+            parameters = {"terms": terms, "agent": AGENT, "level": taint, "categories": [], "limit": limit}
+            rows = self.conn.execute(self.search_sql, parameters).fetchall()
             refs = [f"{row[0]}@{NAMES[row[3]]}/v{row[4]}" for row in rows]
             self._audit(head, session, taint, "memory_search", None, query, refs)
         return [row[0] for row in rows]
@@ -289,6 +290,76 @@ def bench_size(corpus: Corpus, size: int, args: argparse.Namespace, fresh: Calla
     return lines
 
 
+def verifications(fresh: Callable[[], str], calls: int = 20) -> list[str]:
+    """How often one call of memlab and of the lean floor verifies the claim (``claimed()``'s calls, from the
+    function statistics of a small store of its own, counted once its connections have ended), and what one
+    verification costs the server (the backend's CPU time in ``/proc``, where the server is on this machine)."""
+    url = fresh()
+    with MemoryStore(url) as store:
+        store.session(Level.INTERNAL).memory_save_many(
+            [{"key": f"k{i}", "content": f"note {i} about things"} for i in range(300)]
+        )
+        role, key = store.storage.session_role, store.storage._key
+    with psycopg.connect(url, autocommit=True) as owner:
+        owner.execute(f"ALTER ROLE {role} IN DATABASE {owner.info.dbname} SET track_functions = 'all'")
+
+        def verified() -> int:
+            time.sleep(1.0)  # a backend's statistics reach the views shortly after it ends
+            owner.execute("SELECT pg_stat_clear_snapshot()")
+            row = owner.execute("SELECT calls FROM pg_stat_user_functions WHERE funcname = 'claimed'").fetchone()
+            return row[0] if row else 0
+
+        operations = {
+            "get": (lambda s, i: s.memory_get(f"k{i}"), lambda f, sid, i: f.get(sid, 1, f"k{i}")),
+            "single save": (
+                lambda s, i: s.memory_save(f"k{i}", "again"),
+                lambda f, sid, i: f.save(sid, 1, f"k{i}", "again", ()),
+            ),
+            "search": (lambda s, i: s.memory_search("note things"), lambda f, sid, i: f.search(sid, 1, "note things")),
+        }
+        lines = ["verifications of the claim per call (claimed() calls; memlab | lean floor):"]
+        for name, (memlab_call, floor_call) in operations.items():
+            counts = []
+            for side in ("memlab", "lean"):
+                before = verified()
+                with MemoryStore(url) as counted:  # its connections end with it, and so do the floor's
+                    if side == "memlab":
+                        session = counted.session(Level.INTERNAL)
+                        for i in range(calls):
+                            memlab_call(session, i)
+                    else:
+                        floor = Floor(counted.storage, lean=True)
+                        for i in range(calls):
+                            floor_call(floor, "counted", i)
+                        floor.conn.close()
+                counts.append((verified() - before) / calls)
+            lines.append(f"  {name:<12} {counts[0]:5.1f} | {counts[1]:5.1f}")
+        with psycopg.connect(url, user=role, options="-c search_path=memlab") as conn:
+            txid = conn.execute("SELECT pg_current_xact_id()::text").fetchone()[0]
+            message = f"main|1|{txid}"
+            mac = hmac.new(key, message.encode(), hashlib.sha256).hexdigest()
+            conn.execute("SELECT set_config('memlab.claim', %s, true)", (f"{message}|{mac}",))
+            pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+            stat = Path(f"/proc/{pid}/schedstat")
+            if stat.exists():
+                spent = {}
+                for what in ("1", "memlab.claimed()"):
+                    loop = f"DO $$ BEGIN FOR i IN 1..5000 LOOP PERFORM {what}; END LOOP; END $$"
+                    conn.execute(loop)
+                    samples = []
+                    for _ in range(5):
+                        start = int(stat.read_text().split()[0])
+                        conn.execute(loop)
+                        samples.append((int(stat.read_text().split()[0]) - start) / 5000 / 1e3)
+                    spent[what] = min(samples)
+                lines.append(
+                    f"one verification: {spent['memlab.claimed()'] - spent['1']:.1f} µs of the backend's CPU "
+                    "(min of 5 loops of 5,000, less an empty loop's)"
+                )
+            conn.rollback()
+    return lines
+
+
 def print_lines(title: str, lines: list[tuple]) -> None:
     print(f"\n{title}")
     print(
@@ -328,6 +399,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 f"N = {size:,} memories, one agent (p50, medians of {args.repeats} runs)",
                 bench_size(corpus, size, args, fresh),
             )
+        print("\n" + "\n".join(verifications(fresh)))
     print(f"\ntotal {time.perf_counter() - started:.0f} s")
 
 

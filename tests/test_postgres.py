@@ -405,7 +405,7 @@ def test_a_schema_1_store_gains_the_context_columns_in_place(pg_url):
         assert [h.memory.key for h in s.memory_search("tea November")] == ["note"]
         assert s.memory_get("plan").source is None and store.verify().ok
     with psycopg.connect(pg_url, autocommit=True, options="-c search_path=memlab") as conn:
-        assert conn.execute("SELECT value FROM memlab_meta WHERE name = 'schema_version'").fetchone() == ("5",)
+        assert conn.execute("SELECT value FROM memlab_meta WHERE name = 'schema_version'").fetchone() == ("6",)
 
 
 def test_a_schema_2_store_trades_its_forgeable_policies_for_the_claim(pg_url):
@@ -633,3 +633,66 @@ def test_a_session_role_that_cannot_log_in_is_a_clear_error(pg_url, monkeypatch)
     monkeypatch.setattr("memlab.storage.postgres.connection._LOGIN_SECONDS", 1.0)
     with pytest.raises(SchemaError, match="cannot log in as the session role"):
         PostgresStorage(pg_url, session_url=pg_url.replace("postgres@", "no_such_role@"))
+
+
+def test_a_search_makes_a_snippet_only_when_it_is_read_and_then_the_same_one(pg_url, monkeypatch):
+    """As on SQLite (tests/test_snippets.py): a hit makes its snippet when it is first read, once, from the
+    version's content and the search's terms alone; a caller that reads none pays nothing for them.
+
+    Guards: PostgresStorage.search calling analyzer.snippet for every hit before it returns (eager snippets, as
+    before): seen failing, two snippets made before any was read."""
+    from memlab.search.analyzers import Analyzer
+
+    made: list[str] = []
+    snippet = Analyzer.snippet
+
+    def counted(self, text, terms, *, tokens=16):
+        made.append(text)
+        return snippet(self, text, terms, tokens=tokens)
+
+    with MemoryStore(pg_url) as store:
+        session = store.session()
+        session.memory_save("run", "She loves running marathons in the rain")
+        session.memory_save("walk", "He walks and runs to work, " + "then more words " * 10 + "and runs home")
+        monkeypatch.setattr(Analyzer, "snippet", counted)
+        hits = session.memory_search("runs")
+        assert len(hits) == 2 and made == []
+        terms = store.storage.analyzer.snippet_terms("runs")
+        expected = [snippet(store.storage.analyzer, hit.memory.content, terms, tokens=16) for hit in hits]
+        assert [hit.snippet for hit in hits] == expected and len(made) == 2
+        assert [hit.snippet for hit in hits] == expected and len(made) == 2  # made once
+        assert "**running**" in hits[[hit.memory.key for hit in hits].index("run")].snippet
+
+
+def test_a_search_finds_its_matches_once_whatever_the_store_s_size(pg_url):
+    """A session's search looks its query up in the index once (``matches``, which verifies the claim too), not
+    once per version of the agent: with ``matches`` joined in place, the plan PostgreSQL makes for any parameters
+    (a prepared statement's, from its sixth execution) rescanned it for every version the session may read (200
+    look-ups and 606 verifications of the claim for 200 such memories, about ten times the search's time).
+
+    Guards: ``_search_sql`` joining ``matches(q)`` in its FROM list instead of a materialized query of its own:
+    seen 200 calls from the sixth execution."""
+    import hashlib
+    import hmac
+
+    with MemoryStore(pg_url) as store:
+        for level in (Level.PUBLIC, Level.INTERNAL, Level.CONFIDENTIAL):
+            store.session(level).memory_save_many(
+                [{"key": f"k{i}", "content": f"note {i} about things"} for i in range(int(level), 300, 3)]
+            )
+        sql, key = store.storage._search_sql, store.storage._key
+    with psycopg.connect(pg_url, options="-c search_path=memlab") as conn:
+        conn.execute("SET track_functions = 'all'")  # a superuser's setting, then the session role
+        conn.execute("SET ROLE memlab_session")
+        txid = conn.execute("SELECT pg_current_xact_id()::text").fetchone()[0]
+        message = f"main|1|{txid}"
+        mac = hmac.new(key, message.encode(), hashlib.sha256).hexdigest()
+        conn.execute("SELECT set_config('memlab.claim', %s, true)", (f"{message}|{mac}",))
+        calls = "SELECT funcname, calls FROM pg_stat_xact_user_functions"
+        for _ in range(8):  # and so again, prepared: PostgreSQL plans the sixth execution on for any parameters
+            before = dict(conn.execute(calls).fetchall())
+            parameters = {"terms": "note | thing", "agent": "main", "level": 1, "categories": [], "limit": 10}
+            rows = conn.execute(sql, parameters, prepare=True).fetchall()
+            made = {name: count - before.get(name, 0) for name, count in conn.execute(calls).fetchall()}
+            assert len(rows) == 10 and made["matches"] == 1, made
+        conn.rollback()

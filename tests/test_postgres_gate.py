@@ -330,6 +330,122 @@ def test_the_session_role_may_write_what_memlab_writes(pg_url):
         conn.execute("ROLLBACK")
 
 
+# Each write of the control above, as the session role, in a transaction whose claim does not verify.
+OWN_WRITES = {
+    "a version": "INSERT INTO memories (agent, key, content, tags, classification, version, saved_at, saved_by, "
+    "commitment, current) VALUES ('main', 'new', 'v', '[]', 1, 1, 'now', 's', 'c', true)",
+    "a version's mark": "UPDATE memories SET current = current",
+    "an audit row": "INSERT INTO audit (agent, taint, seq, at, session_id, tool, outcome, records, notes, hash) "
+    "VALUES ('main', 'INTERNAL', 99, 'now', 's', 'memory_get', 'ok', '[]', '[]', 'h')",
+    "a session": "INSERT INTO sessions (id, agent, taint, created_at) VALUES ('y', 'main', 'INTERNAL', 'now')",
+    "a move of the head": "UPDATE chain_heads SET seq = seq",
+}
+UNVERIFIED = {
+    "no claim": lambda url, txid: None,
+    "a made-up mac": lambda url, txid: f"main|1|{txid}|{'ab' * 32}",
+    "the mac of another transaction": lambda url, txid: _claim(url, "main", Level.INTERNAL, str(int(txid) - 1)),
+}
+
+
+@pytest.mark.parametrize("write", list(OWN_WRITES))
+@pytest.mark.parametrize("claim", list(UNVERIFIED))
+def test_a_claim_that_does_not_verify_writes_nothing_even_at_the_agent_and_taint_it_names(pg_url, write, claim):
+    """P4: the policies that admit a row only at exactly the claim compare it with the claim ``claimed()``
+    verified, not with the text of the setting: a claim naming main at INTERNAL, as the role's own SQL sets it
+    with no mac, a made-up one, or the mac of an earlier transaction, admits none of the writes the true
+    claim admits (``test_the_session_role_may_write_what_memlab_writes``).
+
+    Guards: ``gate._equality_policies`` comparing with the setting's own parts
+    (the agent and level split from ``current_setting('memlab.claim', true)`` in place of ``claimed()``): seen
+    failing, the made-up mac and the replayed one wrote the version, the audit row, the session and the head's
+    move (the mark stayed refused by the reads' policy)."""
+    with MemoryStore(pg_url, clock=fixed_clock) as store:
+        store.session(Level.INTERNAL, session_id="mains").memory_save("k", "v")
+    with _attacker(pg_url) as conn:
+        conn.execute("BEGIN")
+        txid = conn.execute("SELECT pg_current_xact_id()::text").fetchone()[0]
+        forged = UNVERIFIED[claim](pg_url, txid)
+        if forged is not None:
+            conn.execute("SELECT set_config('memlab.claim', %s, true)", (forged,))
+        try:
+            changed = conn.execute(OWN_WRITES[write]).rowcount
+        except REFUSED:
+            changed = 0
+        assert changed == 0
+        conn.execute("ROLLBACK")
+
+
+def _verifications(conn: psycopg.Connection, statement: str) -> int:
+    """How often ``statement`` called ``claimed()`` (this transaction's function statistics)."""
+    count = "SELECT coalesce(sum(calls), 0) FROM pg_stat_xact_user_functions WHERE funcname = 'claimed'"
+    before = conn.execute(count).fetchone()[0]
+    conn.execute(statement)
+    return conn.execute(count).fetchone()[0] - before
+
+
+def test_a_policy_that_admits_exactly_the_claim_verifies_it_once(pg_url):
+    """Every call locks its chain's head, appends an audit row and moves the head, each through policies that
+    admit a row only at exactly the claim: each comparison verifies the claim once (the MAC over the claim costs
+    ~8 µs of server CPU per verification), where a sub-select per column verified it three times, six for the
+    move's USING and WITH CHECK. The reads' policy, which compares by ``<=`` and ``<@``, still verifies per
+    column (three): a row comparison has one operator for all of its columns.
+
+    Guards: the chain_heads and audit policies with a sub-select per column (``agent = (SELECT
+    claimed_agent()) AND taint = (SELECT claimed_taint()) AND ...``): seen 3 for the head's lock."""
+    with MemoryStore(pg_url, clock=fixed_clock) as store:
+        store.session(Level.INTERNAL).memory_save("k", "v")
+    _assert_verified_once(pg_url)
+
+
+def _assert_verified_once(pg_url: str) -> None:
+    with _owner(pg_url) as owner:
+        (key,) = owner.execute("SELECT key FROM claim_key").fetchone()
+    with psycopg.connect(pg_url, options="-c search_path=memlab") as conn:
+        conn.execute("SET track_functions = 'all'")  # a superuser's setting, then the session role
+        conn.execute("SET ROLE memlab_session")
+        txid = conn.execute("SELECT pg_current_xact_id()::text").fetchone()[0]
+        message = f"main|1|{txid}"
+        claim = f"{message}|{hmac.new(bytes(key), message.encode(), hashlib.sha256).hexdigest()}"
+        conn.execute("SELECT set_config('memlab.claim', %s, true)", (claim,))
+        head = "chain_heads WHERE agent = 'main' AND taint = 1 AND categories = '{}'"
+        assert _verifications(conn, f"SELECT seq, hash FROM {head} FOR UPDATE") == 1
+        (seq,) = conn.execute(f"SELECT seq FROM {head}").fetchone()
+        assert _verifications(conn, OWN_WRITES["an audit row"]) == 1
+        assert _verifications(conn, f"UPDATE {head.replace(' WHERE', ' SET seq = seq + 1 WHERE')}") == 2
+        assert _verifications(conn, "SELECT key FROM memories WHERE agent = 'main' AND key = 'k'") == 3
+        assert conn.execute(f"SELECT seq FROM {head}").fetchone() == (seq + 1,)  # the move was admitted
+        conn.rollback()
+
+
+def test_a_schema_5_store_gets_the_policies_that_verify_once_and_admits_what_it_admitted(pg_url):
+    """A store made before (schema 5: a sub-select per column in every policy) opens as schema 6 with the
+    equality policies made anew; its sessions read and write as before, and its chain verifies.
+
+    Guards: ``_upgrade_5_sql`` not run on open (the old policies kept: seen 4 verifications for the head's lock)."""
+    with MemoryStore(pg_url, clock=fixed_clock) as store:
+        store.session(Level.INTERNAL).memory_save("k", "v")
+    agent_is, taint = "agent = (SELECT claimed_agent())", "(SELECT claimed_taint())"
+    at_chain = f"{agent_is} AND taint = {taint} AND categories = (SELECT claimed_categories())"
+    with _owner(pg_url) as owner, owner.transaction():
+        for statement in (
+            "DROP POLICY chain_heads_read ON chain_heads",
+            "DROP POLICY audit_append ON audit",
+            f"CREATE POLICY chain_heads_read ON chain_heads FOR SELECT TO memlab_session USING ({at_chain})",
+            "CREATE POLICY audit_append ON audit FOR INSERT TO memlab_session WITH CHECK "
+            f"({agent_is} AND taint = (SELECT claimed_label()))",
+            "UPDATE memlab_meta SET value = '5' WHERE name = 'schema_version'",
+        ):
+            owner.execute(statement)
+    with MemoryStore(pg_url, clock=fixed_clock) as store:
+        session = store.session(Level.INTERNAL)
+        assert session.memory_get("k").content == "v"
+        assert session.memory_save("k", "w").version == 2
+        assert store.verify().ok
+    with _owner(pg_url) as owner:
+        assert owner.execute("SELECT value FROM memlab_meta WHERE name = 'schema_version'").fetchone() == ("6",)
+    _assert_verified_once(pg_url)
+
+
 # -- P5: purge and the files on disk -----------------------------------------------------------------------
 
 SECRET = b"xylophonequartz"

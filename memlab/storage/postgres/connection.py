@@ -31,6 +31,7 @@ from memlab.storage.postgres.schema import (
     _upgrade_2_sql,
     _upgrade_3_sql,
     _upgrade_4_sql,
+    _upgrade_5_sql,
 )
 from memlab.storage.postgres.sql import _IDENTIFIER, Head, _lock_head, _redact, _require_psycopg
 from memlab.storage.schema import check_meta_values
@@ -175,6 +176,10 @@ class Connection:
                     self._owner.execute(statement)
                 _new_key(self._owner)
                 meta["schema_version"] = "5"
+            if meta.get("format") == FORMAT and meta.get("schema_version") == "5" and _IDENTIFIER.fullmatch(role):
+                for statement in _upgrade_5_sql(self.schema, role):
+                    self._owner.execute(statement)
+                meta["schema_version"] = "6"
         meta = check_meta_values(meta, FORMAT, SCHEMA_VERSION, self.analyzer.name, self.rules.signature)
         if meta.get("session_role") != self.session_role:
             raise SchemaError(f"this store's sessions run as {meta.get('session_role')!r}, not {self.session_role!r}")

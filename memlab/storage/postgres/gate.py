@@ -67,19 +67,51 @@ def _new_key(cursor) -> None:
     )
 
 
+# The label as the audit, the sessions and the taint events write it, from a verified claim ``c``
+# (``claimed()``'s array): ``CONFIDENTIAL`` or ``CONFIDENTIAL:hr``.
+_LABEL_SQL = (
+    f"(ARRAY{[level.name for level in Level]})[c[2]::int + 1] || CASE WHEN c[3] = '' THEN '' ELSE ':' || c[3] END"
+)
+
+
+def _equality_policies(schema: str, role: str) -> list[tuple[str, str, str]]:
+    """The policies that admit a row only at exactly the claim (table, name, the rest of its CREATE POLICY):
+    versions written and marked at the claimed label, the claimed chain's head, audit rows and sessions of the
+    claimed agent at that label.
+
+    Each compares the row's columns with the claim's as one row against one sub-select, whose FROM calls
+    ``claimed()`` once: the claim is verified once for the comparison, where a sub-select per column
+    (``claimed_agent()``, ``claimed_taint()``, ...) verified it once per column (a move of the head, USING and
+    WITH CHECK, verified it six times). A claim that does not verify is NULL in every column, and a row
+    compared with NULLs is not admitted."""
+    claim = f"FROM {schema}.claimed() AS claim(c)"
+    named = f"(SELECT c[1], c[2]::smallint, string_to_array(c[3], ',') {claim})"
+    at_label = f"(agent, classification, categories) = {named}"
+    at_chain = f"(agent, taint, categories) = {named}"
+    as_written = f"(agent, taint) = (SELECT c[1], {_LABEL_SQL} {claim})"
+    return [
+        ("memories", "memories_write", f"FOR INSERT TO {role} WITH CHECK ({at_label})"),
+        ("memories", "memories_mark", f"FOR UPDATE TO {role} USING ({at_label}) WITH CHECK ({at_label})"),
+        ("chain_heads", "chain_heads_read", f"FOR SELECT TO {role} USING ({at_chain})"),
+        ("chain_heads", "chain_heads_move", f"FOR UPDATE TO {role} USING ({at_chain}) WITH CHECK ({at_chain})"),
+        ("audit", "audit_append", f"FOR INSERT TO {role} WITH CHECK ({as_written})"),
+        ("sessions", "sessions_add", f"FOR INSERT TO {role} WITH CHECK ({as_written})"),
+    ]
+
+
 def _gate_sql(schema: str, role: str) -> list[str]:
     """The claim, the row-level security policies, the grants and the trigger that gate the session role.
 
-    Every policy compares with ``claimed_agent()``, ``claimed_taint()``, ``claimed_categories()`` or
-    ``claimed_label()`` in a sub-select, so each is computed once per statement (an InitPlan), not once per row:
-    a claim that does not verify names no agent, no taint and no categories, and admits nothing."""
+    Every policy compares with the claim in a sub-select (``claimed_agent()``, ``claimed_taint()``, ... or, where
+    the row must equal it, one row of them: ``_equality_policies``), so each is computed once per statement (an
+    InitPlan), not once per row: a claim that does not verify names no agent, no taint and no categories, and
+    admits nothing."""
     agent_is = f"agent = (SELECT {schema}.claimed_agent())"
     taint = f"(SELECT {schema}.claimed_taint())"
     categories = f"(SELECT {schema}.claimed_categories())"
     label = f"(SELECT {schema}.claimed_label())"
     # Readable: at or below the claimed level, with no category the claim lacks; written: at exactly the label.
     readable = f"{agent_is} AND classification <= {taint} AND categories <@ {categories}"
-    at_label = f"{agent_is} AND classification = {taint} AND categories = {categories}"
     definer = "SECURITY DEFINER SET search_path = pg_catalog, pg_temp"
     functions = (*CLAIM_FUNCTIONS, "matches(tsquery)", "open_chain()", "save_order(text[])")
     return [
@@ -108,14 +140,12 @@ def _gate_sql(schema: str, role: str) -> list[str]:
         f"$$ SELECT string_to_array(({schema}.claimed())[3], ',') $$",
         # The label as the audit, the sessions and the taint events write it: ``CONFIDENTIAL`` or ``CONFIDENTIAL:hr``.
         "CREATE FUNCTION claimed_label() RETURNS text LANGUAGE sql STABLE AS "
-        f"$$ SELECT (ARRAY{[level.name for level in Level]})[c[2]::int + 1] "
-        f"|| CASE WHEN c[3] = '' THEN '' ELSE ':' || c[3] END FROM (SELECT {schema}.claimed() AS c) AS claim $$",
+        f"$$ SELECT {_LABEL_SQL} FROM (SELECT {schema}.claimed() AS c) AS claim $$",
         # Sessions read one agent's versions the claimed label may read, and write versions and their marks at
         # exactly it; every other table a session writes is gated by the agent and the label too, below.
         "ALTER TABLE memories ENABLE ROW LEVEL SECURITY",
         f"CREATE POLICY memories_read ON memories FOR SELECT TO {role} USING ({readable})",
-        f"CREATE POLICY memories_write ON memories FOR INSERT TO {role} WITH CHECK ({at_label})",
-        f"CREATE POLICY memories_mark ON memories FOR UPDATE TO {role} USING ({at_label}) WITH CHECK ({at_label})",
+        *(f"CREATE POLICY {name} ON {table} {rule}" for table, name, rule in _equality_policies(schema, role)),
         # A set deletion is final, for every role: a purge only ever sets one that is not set yet.
         "CREATE FUNCTION deletions_are_final() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp "
         "AS $$ BEGIN IF NEW.deleted_at IS DISTINCT FROM OLD.deleted_at "
@@ -125,11 +155,6 @@ def _gate_sql(schema: str, role: str) -> list[str]:
         "CREATE TRIGGER deletions_are_final BEFORE UPDATE OF deleted_at, deleted_by ON memories FOR EACH ROW "
         "WHEN (OLD.deleted_at IS NOT NULL) EXECUTE FUNCTION deletions_are_final()",
         "ALTER TABLE chain_heads ENABLE ROW LEVEL SECURITY",
-        f"CREATE POLICY chain_heads_read ON chain_heads FOR SELECT TO {role} "
-        f"USING ({agent_is} AND taint = {taint} AND categories = {categories})",
-        f"CREATE POLICY chain_heads_move ON chain_heads FOR UPDATE TO {role} "
-        f"USING ({agent_is} AND taint = {taint} AND categories = {categories}) "
-        f"WITH CHECK ({agent_is} AND taint = {taint} AND categories = {categories})",
         # A session's first call at a label opens its chain; the genesis is the database's random, not the session's.
         f"CREATE FUNCTION open_chain() RETURNS void LANGUAGE sql VOLATILE {definer} AS $$ "
         f"INSERT INTO {schema}.chain_heads (agent, taint, categories, genesis, seq, hash) SELECT a, t, c, g, 0, g "
@@ -138,9 +163,7 @@ def _gate_sql(schema: str, role: str) -> list[str]:
         "gen_random_uuid()::text || gen_random_uuid()::text, 'UTF8')), 'hex') AS g) AS head WHERE a IS NOT NULL "
         "ON CONFLICT (agent, taint, categories) DO NOTHING $$",
         "ALTER TABLE audit ENABLE ROW LEVEL SECURITY",
-        f"CREATE POLICY audit_append ON audit FOR INSERT TO {role} WITH CHECK ({agent_is} AND taint = {label})",
         "ALTER TABLE sessions ENABLE ROW LEVEL SECURITY",
-        f"CREATE POLICY sessions_add ON sessions FOR INSERT TO {role} WITH CHECK ({agent_is} AND taint = {label})",
         # Whether ``id`` is a session of the claimed agent (the session role cannot read the sessions).
         f"CREATE FUNCTION is_claimed_session(id text) RETURNS boolean LANGUAGE sql STABLE {definer} AS $$ "
         f"SELECT EXISTS (SELECT 1 FROM {schema}.sessions s WHERE s.id = $1 AND s.agent = {schema}.claimed_agent()) $$",

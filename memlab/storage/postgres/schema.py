@@ -8,12 +8,13 @@ rows a session cannot see.
 
 from __future__ import annotations
 
-from memlab.storage.postgres.gate import CLAIM_FUNCTIONS, _gate_sql
+from memlab.storage.postgres.gate import CLAIM_FUNCTIONS, _equality_policies, _gate_sql
 
 FORMAT = "memlab-postgres"
 # 2: the context columns (source, occurred_at and its words); 3: the signed claim; 4: english without stopwords;
-# 5: compartments (versions and chains carry categories, the claim and the policies gate on them)
-SCHEMA_VERSION = 5
+# 5: compartments (versions and chains carry categories, the claim and the policies gate on them); 6: the
+# policies that admit exactly the claim verify it once per comparison
+SCHEMA_VERSION = 6
 # A version's categories (``memlab.labels``): a text[] of names, sorted, empty under the four-level order.
 CATEGORIES = "categories text[] NOT NULL DEFAULT '{}'"
 # The analyzers PostgreSQL can serve, and the text search configuration each becomes.
@@ -178,4 +179,15 @@ def _upgrade_4_sql(schema: str, role: str) -> list[str]:
         *_ungate_sql(schema, role),
         *_gate_sql(schema, role),
         "UPDATE memlab_meta SET value = '5' WHERE name = 'schema_version'",
+    ]
+
+
+def _upgrade_5_sql(schema: str, role: str) -> list[str]:
+    """Schema 5 to 6 (in the schema's search path): the policies that admit a row only at exactly the claim made
+    anew, each verifying the claim once (``gate._equality_policies``); they admit exactly what they admitted."""
+    policies = _equality_policies(schema, role)
+    return [
+        *(f"DROP POLICY IF EXISTS {name} ON {table}" for table, name, _ in policies),
+        *(f"CREATE POLICY {name} ON {table} {rule}" for table, name, rule in policies),
+        "UPDATE memlab_meta SET value = '6' WHERE name = 'schema_version'",
     ]
