@@ -479,14 +479,15 @@ def exhaustive_all(
     budget: float | None = 120.0,
 ) -> list[Exhaustive]:
     """``exhaustive`` for every policy and check, estimated as a whole before anything runs (``budget`` bounds the
-    total); policy by policy, check by check. Over a label alphabet the policies that do not keep compartments
-    (``keeps_compartments``) are left out."""
+    total); policy by policy, check by check.
+
+    Raises:
+        InvalidArgument: as ``exhaustive`` does, for any of the policies, before anything runs.
+    """
     alphabet = alphabet or Alphabet()
-    chosen = [resolve(policy) for policy in policies]
-    if alphabet.over_labels:
-        chosen = [policy for policy in chosen if keeps_compartments(policy)]
     for check in checks:
         _validate("strict", check, depth)
+    chosen = [_validate(policy, "noninterference", depth, alphabet) for policy in policies]
     if budget is not None and chosen:
         guesses = [(check, estimate(chosen[0], check=check, depth=depth, alphabet=alphabet)) for check in checks]
         _refuse_over(budget, depth, [(f"{check} x {len(chosen)}", guess) for check, guess in guesses], len(chosen))
