@@ -498,8 +498,6 @@ def test_the_configurations_follow_the_lattice():
 @pytest.mark.parametrize("policy", ["strict", "refuse-ambiguous"])
 @pytest.mark.parametrize("name", check.CHECKS)
 def test_the_safe_shadowing_rules_have_a_bounded_proof_over_labels(name, policy):
-    """Guards: the shadowing judge's newest of several maximal versions taken as the oldest (``max`` -> ``min``
-    in ``checks._effective``), which strict's store contradicts."""
     result = check.exhaustive(policy, check=name, depth=2, alphabet=LABELS, budget=None)
     assert not result.leak, str(result)
     assert (result.traces_after, result.traces_before) == LABELS_DEPTH_2[name]
@@ -509,7 +507,8 @@ def test_the_safe_shadowing_rules_have_a_bounded_proof_over_labels(name, policy)
 
 def test_strict_over_labels_has_several_maximal_versions_to_judge():
     """The label proof is not empty: a session at CONFIDENTIAL:hr,legal reading a key saved in both compartments
-    gets the newest of the two, and the shadowing judge expects exactly that."""
+    gets the newest of the two, and the shadowing judge expects exactly that. Guards: the judge's newest of several
+    maximal versions taken as the oldest (``max`` -> ``min`` in ``checks._effective``)."""
     actors = (check.Actor("s1", Label.parse("CONFIDENTIAL:hr")), check.Actor("s2", Label.parse("CONFIDENTIAL:legal")))
     both = check.Actor("s3", Label.parse("CONFIDENTIAL:hr,legal"))
     steps = [
