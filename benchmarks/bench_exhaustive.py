@@ -4,10 +4,10 @@ Two measures, over the default alphabet (``memlab.check.Alphabet()``) unless ``-
 over the label alphabet with ``--alphabet compartments`` (``Alphabet.compartments()``: PUBLIC, CONFIDENTIAL:hr,
 CONFIDENTIAL:legal, CONFIDENTIAL:hr,legal; policies that do not keep compartments are left out):
 
-* depth by depth, per check, ``strict`` (or ``--policy``) judged exhaustively (no leak, so every distinct trace): the traces after
-  and before reductions and the seconds taken; the next depth is only estimated (``check.estimate``: counted
-  traces times a timed sample) once the run would pass ``--limit`` seconds, so the table says how deep one minute
-  and ten minutes reach;
+* depth by depth, per check, ``strict`` (or ``--policy``) judged exhaustively (no leak, so every distinct trace):
+  the traces after and before reductions and the seconds taken; the next depth is only estimated
+  (``check.estimate``: counted traces times a timed sample) once the run would pass ``--limit`` seconds, so the
+  table says how deep one minute and ten minutes reach;
 * for each shipped variant and each check that catches it: the random checker's scenarios until the leak
   (``Counterexample.trials``, 300 trials at most, seed 0) against the exhaustive search's traces until its first
   leak (shortest first), with both counterexamples' lengths.

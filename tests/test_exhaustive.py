@@ -480,7 +480,8 @@ def test_the_configurations_follow_the_lattice():
     Guards: high labels chosen as those strictly above the bound (``_flows(bound, label) and label != bound``),
     which leaves out CONFIDENTIAL:legal against an observer at CONFIDENTIAL:hr."""
     seen = {
-        (str(c.level), str(c.actors[1].start), str(c.actors[1].taint)) for c in configurations("noninterference", LABELS)
+        (str(c.level), str(c.actors[1].start), str(c.actors[1].taint))
+        for c in configurations("noninterference", LABELS)
     }
     assert ("CONFIDENTIAL:hr", "PUBLIC", "CONFIDENTIAL:legal") in seen
     assert ("CONFIDENTIAL:hr", "CONFIDENTIAL:legal", "CONFIDENTIAL:legal") in seen
@@ -544,7 +545,10 @@ def test_write_down_across_compartments_is_a_leak():
     """Content saved at CONFIDENTIAL:hr,legal copied into a CONFIDENTIAL:hr record (frozen-taint) stays at its level
     but loses a category: a session at CONFIDENTIAL:hr reads legal's content. Guards: the write-down judge
     comparing levels only (``first.level > result.label.level``)."""
-    actors = (check.Actor("s1", Label.parse("CONFIDENTIAL:hr")), check.Actor("s2", Label.parse("CONFIDENTIAL:hr,legal")))
+    actors = (
+        check.Actor("s1", Label.parse("CONFIDENTIAL:hr")),
+        check.Actor("s2", Label.parse("CONFIDENTIAL:hr,legal")),
+    )
     steps = [
         check.Step("s2", "memory_save", (("key", "k1"), ("content", "apple"), ("tags", ()))),
         check.Step("s1", "escalate", (("level", "CONFIDENTIAL:hr,legal"),)),
@@ -603,7 +607,9 @@ def test_prefix_sharing_over_labels_gives_every_trace_the_judges_verdict():
     it (s1 at PUBLIC, s2 at CONFIDENTIAL:hr): the walk's verdicts are the judge's, from empty stores."""
     policy = resolve("newest-over-all-labels")
     (configuration,) = [
-        c for c in configurations("shadowing", LABELS) if [str(a.start) for a in c.actors] == ["PUBLIC", "CONFIDENTIAL:hr"]
+        c
+        for c in configurations("shadowing", LABELS)
+        if [str(a.start) for a in c.actors] == ["PUBLIC", "CONFIDENTIAL:hr"]
     ]
     leaks = 0
     for length in (1, 2, 3):
@@ -626,7 +632,15 @@ def test_bad_label_alphabets_are_clear_errors():
         check.Alphabet.compartments(("HR!",))
     with pytest.raises(InvalidArgument, match=rf"at most {check.MAX_LABELS} levels or labels, not 8"):
         check.Alphabet.compartments(("hr", "legal", "ops"))
-    too_many = ["PUBLIC", "INTERNAL", "CONFIDENTIAL", "RESTRICTED", "CONFIDENTIAL:hr", "CONFIDENTIAL:legal", "INTERNAL:hr"]
+    too_many = [
+        "PUBLIC",
+        "INTERNAL",
+        "CONFIDENTIAL",
+        "RESTRICTED",
+        "CONFIDENTIAL:hr",
+        "CONFIDENTIAL:legal",
+        "INTERNAL:hr",
+    ]
     with pytest.raises(InvalidArgument, match=rf"at most {check.MAX_LABELS}"):
         check.Alphabet(levels=tuple(too_many))
     with pytest.raises(InvalidArgument, match="'global-stats' does not keep compartments"):

@@ -218,13 +218,13 @@ def _effective(policy: Policy, current: Current, taint: Level | Label, key: str)
     ``labels.SHADOWING_RULES`` (a faulty one claims to show the newest); ``AMBIGUOUS`` under ``refuse``.
     """
     taint = Label.parse(taint)
-    live = {label: (memory, order) for (name, label), (memory, alive, order) in current.items() if name == key and alive}
+    live = {
+        label: (memory, order) for (name, label), (memory, alive, order) in current.items() if name == key and alive
+    }
     readable = [
-        label
-        for label in live
-        if policy.readable(label.level, taint.level) and label.categories <= taint.categories
+        label for label in live if policy.readable(label.level, taint.level) and label.categories <= taint.categories
     ]
-    maximal = [label for label in readable if not any(other != label and label.can_flow_to(other) for other in readable)]
+    maximal = [label for label in readable if not any(o != label and label.can_flow_to(o) for o in readable)]
     if not maximal:
         return None
     if len(maximal) > 1 and policy.shadowing == "refuse":
