@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from memlab import Level, check
+from memlab import Level, MemoryStore, check
 from memlab.check import bounded, prefixes
 from memlab.check.bounded import configurations
-from memlab.check.checks import CHECKERS
+from memlab.check.checks import AMBIGUOUS, CHECKERS, _effective
 from memlab.check.prefixes import verdicts, walk
 from memlab.check.reductions import count_traces, enumerate_traces, normalise
 from memlab.check.scenarios import act, memories_of, open_world
@@ -669,3 +669,18 @@ def test_cli_exhaustive_over_labels(capsys):
         assert message in capsys.readouterr().err
     assert main(["check", "--exhaustive", "--depth", "1", "--categories", "hr"]) == 2
     assert "add --alphabet compartments" in capsys.readouterr().err
+
+
+def test_the_shadowing_judge_expects_no_version_of_an_ambiguous_key_under_refuse():
+    """Two maximal versions (hr's, then legal's) at CONFIDENTIAL:hr,legal: ``newest`` expects legal's, ``refuse``
+    expects neither (a store returning either would be caught). Guards: the judge without its ``refuse`` case
+    (``return AMBIGUOUS``), which would accept the newest under refuse."""
+    hr, legal, both = (Label.parse(text) for text in ("CONFIDENTIAL:hr", "CONFIDENTIAL:legal", "CONFIDENTIAL:hr,legal"))
+    store = MemoryStore()
+    first = store.session(hr).memory_save("k1", "apple")
+    second = store.session(legal).memory_save("k1", "berry")
+    current = {("k1", hr): (first, True, 0), ("k1", legal): (second, True, 1)}
+    assert _effective(resolve("strict"), current, both, "k1") == second
+    assert _effective(resolve("refuse-ambiguous"), current, both, "k1") == AMBIGUOUS
+    assert _effective(resolve("refuse-ambiguous"), current, hr, "k1") == first  # one maximal version: no ambiguity
+    assert _effective(resolve("strict"), {**current, ("k1", legal): (second, False, 2)}, both, "k1") == first
