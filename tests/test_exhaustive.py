@@ -10,6 +10,8 @@ import types
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memlab import Level, MemoryStore, check
 from memlab.check import bounded, prefixes
@@ -684,3 +686,45 @@ def test_the_shadowing_judge_expects_no_version_of_an_ambiguous_key_under_refuse
     assert _effective(resolve("refuse-ambiguous"), current, both, "k1") == AMBIGUOUS
     assert _effective(resolve("refuse-ambiguous"), current, hr, "k1") == first  # one maximal version: no ambiguity
     assert _effective(resolve("strict"), {**current, ("k1", legal): (second, False, 2)}, both, "k1") == first
+
+
+_POOL = [
+    Label.parse(text)
+    for text in (
+        "PUBLIC",
+        "INTERNAL",
+        "CONFIDENTIAL",
+        "INTERNAL:hr",
+        "CONFIDENTIAL:hr",
+        "CONFIDENTIAL:legal",
+        "CONFIDENTIAL:hr,legal",
+        "RESTRICTED:legal",
+    )
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(_POOL), min_size=2, max_size=check.MAX_LABELS, unique=True))
+def test_any_label_alphabet_is_ordered_and_configured_by_the_lattice(labels):
+    """For any alphabet of labels: the levels are kept in an order where a label follows every label that flows
+    to it, and noninterference has exactly one configuration per (bound, start, raised) with the raised label not
+    flowing to the bound and the start flowing to the raised one. Guards: the labels sorted by name
+    (``_lattice_order`` returning ``(str(label),)``), which puts CONFIDENTIAL before PUBLIC."""
+    alphabet = check.Alphabet(keys=("k1",), tag=None, levels=tuple(labels))
+    ordered = [Label.parse(label) for label in alphabet.levels]
+    assert sorted(ordered, key=str) == sorted(labels, key=str)
+    for i, earlier in enumerate(ordered):
+        assert not any(later != earlier and later.can_flow_to(earlier) for later in ordered[i + 1 :])
+    expected = {
+        (str(bound), str(start), str(raised))
+        for bound in labels
+        for raised in labels
+        if not raised.can_flow_to(bound)
+        for start in labels
+        if start.can_flow_to(raised)
+    }
+    found = [
+        (str(c.level), str(c.actors[1].start), str(c.actors[1].taint))
+        for c in configurations("noninterference", alphabet)
+    ]
+    assert len(found) == len(set(found)) and set(found) == expected

@@ -66,7 +66,7 @@ class Alphabet:
     Per session the steps are: a save of each key with each content and with all contents in one memory
     (untagged and tagged), a delete and a get of
     each key, a list (all, and by the tag), a search for each content word; write-down's sessions also copy a key
-    to a key and escalate to each level. Each level gives the configurations: the observer's bound and the high
+    to a key and escalate to each level (over labels, to each label above their start). Each level gives the configurations: the observer's bound and the high
     session's start and escalation (noninterference), the two sessions' levels (the other checks).
 
     ``levels`` may hold labels with categories (``Alphabet.compartments()``: PUBLIC, CONFIDENTIAL:hr,
