@@ -671,6 +671,10 @@ def test_cli_exhaustive_over_labels(capsys):
         assert message in capsys.readouterr().err
     assert main(["check", "--exhaustive", "--depth", "1", "--categories", "hr"]) == 2
     assert "add --alphabet compartments" in capsys.readouterr().err
+    # A depth the label alphabet cannot finish says how long it would take, and runs nothing.
+    assert main([*argv[:2], "--depth", "4", *argv[4:], "--policy", "strict"]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("memlab check: depth 4 would take about") and "raise the budget" in error
 
 
 def test_the_shadowing_judge_expects_no_version_of_an_ambiguous_key_under_refuse():
