@@ -65,6 +65,19 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument(
         "--budget", type=float, default=120.0, help="with --exhaustive: seconds it may take (default 120, estimated)"
     )
+    check.add_argument(
+        "--alphabet",
+        default="levels",
+        choices=["levels", "compartments"],
+        help="with --exhaustive: the default levels PUBLIC, INTERNAL, CONFIDENTIAL, or compartments: PUBLIC and "
+        "CONFIDENTIAL with every non-empty set of --categories (default levels)",
+    )
+    check.add_argument(
+        "--categories",
+        default=None,
+        metavar="NAMES",
+        help="with --alphabet compartments: comma-separated category names (default hr,legal)",
+    )
     _json_flag(check, "the table (as --save writes it), or one policy's results")
     evaluate = _command(
         commands, "eval", "compare search configurations (context, boost, analyzers) on LoCoMo or a TREC-style folder"
@@ -544,9 +557,14 @@ def _check_exhaustive(args: argparse.Namespace, checks: tuple[str, ...]) -> int:
     try:
         if args.save:
             raise InvalidArgument("--save writes the random checks' table: leave out --exhaustive")
-        results = check.exhaustive_all(
-            [args.policy] if args.policy else names(), checks=checks, depth=args.depth, budget=args.budget
-        )
+        alphabet = _alphabet(args)
+        chosen = [args.policy] if args.policy else names()
+        if alphabet.over_labels and not args.policy:
+            left_out = [name for name in chosen if not check.keeps_compartments(name)]
+            chosen = [name for name in chosen if name not in left_out]
+            if left_out:
+                print(f"memlab check: left out (no compartments): {', '.join(left_out)}", file=sys.stderr)
+        results = check.exhaustive_all(chosen, checks=checks, depth=args.depth, alphabet=alphabet, budget=args.budget)
     except MemlabError as error:
         print(f"memlab check: {error}", file=sys.stderr)
         return 2
@@ -558,6 +576,20 @@ def _check_exhaustive(args: argparse.Namespace, checks: tuple[str, ...]) -> int:
     # As for the random checks: one named policy fails on any leak; over every policy only strict's leak fails.
     sound = policies.resolve(None).name
     return 1 if any(result.leak and (args.policy or result.policy == sound) for result in results) else 0
+
+
+def _alphabet(args: argparse.Namespace):
+    """The exhaustive checker's alphabet that ``--alphabet`` and ``--categories`` name."""
+    from memlab import check
+    from memlab.errors import InvalidArgument
+
+    if args.alphabet == "levels":
+        if args.categories is not None:
+            raise InvalidArgument("--categories names the compartments alphabet's: add --alphabet compartments")
+        return check.Alphabet()
+    if args.categories is None:
+        return check.Alphabet.compartments()
+    return check.Alphabet.compartments([name.strip() for name in args.categories.split(",") if name.strip()])
 
 
 if __name__ == "__main__":

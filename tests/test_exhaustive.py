@@ -10,16 +10,19 @@ import types
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from memlab import Level, check
+from memlab import Level, MemoryStore, check
 from memlab.check import bounded, prefixes
 from memlab.check.bounded import configurations
-from memlab.check.checks import CHECKERS
+from memlab.check.checks import AMBIGUOUS, CHECKERS, _effective
 from memlab.check.prefixes import verdicts, walk
 from memlab.check.reductions import count_traces, enumerate_traces, normalise
 from memlab.check.scenarios import act, memories_of, open_world
 from memlab.cli import main
 from memlab.errors import InvalidArgument
+from memlab.labels import Label
 from memlab.policies import names, resolve
 from tests.reference_model import ReferenceStore
 
@@ -393,3 +396,339 @@ def test_the_policy_lab_pages_lattice_examples_are_what_memlab_labels_does():
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     runner.run(test)
     assert runner.summarize(verbose=False).failed == 0
+
+
+# -- over a label alphabet: compartments ------------------------------------------------------------------
+
+# The label alphabet (PUBLIC, CONFIDENTIAL:hr, CONFIDENTIAL:legal, CONFIDENTIAL:hr,legal) with the tests' names.
+LABELS = check.Alphabet.compartments(keys=("k1",), tag=None)
+
+# Distinct traces of at most 2 steps over LABELS, after reductions and before, per check (strict and
+# refuse-ambiguous alike: the counts depend on the alphabet only).
+LABELS_DEPTH_2 = {"noninterference": (440, 3120), "shadowing": (564, 2720), "write_down": (520, 1236)}
+
+# (check, policy) -> the shortest counterexample over LABELS at depth 3: the observer's (or leaking save's)
+# label, the sessions' labels, and the steps ("!" = high). Policies that do not keep compartments are refused.
+SHORTEST_OVER_LABELS = {
+    ("noninterference", "newest-over-all-labels"): (
+        "CONFIDENTIAL:hr",
+        ["low (CONFIDENTIAL:hr)", "high (PUBLIC->CONFIDENTIAL:legal)"],
+        [
+            "low.memory_save(key='k1', content='apple', tags=())",
+            "!high.memory_save(key='k1', content='apple', tags=())",
+            "low.memory_get(key='k1')",
+        ],
+    ),
+    ("shadowing", "newest-over-all-labels"): (
+        "CONFIDENTIAL:hr",
+        ["s1 (PUBLIC)", "s2 (CONFIDENTIAL:hr)"],
+        [
+            "s2.memory_save(key='k1', content='apple', tags=())",
+            "s1.memory_save(key='k1', content='apple', tags=())",
+            "s2.memory_get(key='k1')",
+        ],
+    ),
+    ("noninterference", "frozen-taint"): (
+        "PUBLIC",
+        ["low (PUBLIC)", "high (PUBLIC->CONFIDENTIAL:hr)"],
+        ["!high.memory_save(key='k1', content='apple', tags=())", "low.memory_get(key='k1')"],
+    ),
+    ("write_down", "frozen-taint"): (
+        "PUBLIC",
+        ["s1 (PUBLIC)", "s2 (CONFIDENTIAL:hr)"],
+        [
+            "s1.escalate(level='CONFIDENTIAL:hr')",
+            "s2.memory_save(key='k1', content='apple', tags=())",
+            "s1.copy(from='k1', to='k1')",
+        ],
+    ),
+    ("noninterference", "existence-oracle"): (
+        "CONFIDENTIAL:hr",
+        ["low (CONFIDENTIAL:hr)", "high (PUBLIC->CONFIDENTIAL:legal)"],
+        ["!high.memory_save(key='k1', content='apple', tags=())", "low.memory_get(key='k1')"],
+    ),
+    ("noninterference", "write-down-delete"): (
+        "PUBLIC",
+        ["low (PUBLIC)", "high (PUBLIC->CONFIDENTIAL:hr)"],
+        [
+            "low.memory_save(key='k1', content='apple', tags=())",
+            "!high.memory_delete(key='k1')",
+            "low.memory_get(key='k1')",
+        ],
+    ),
+}
+
+
+def test_the_label_alphabet_is_the_stated_lattice():
+    assert [str(label) for label in LABELS.levels] == [
+        "PUBLIC",
+        "CONFIDENTIAL:hr",
+        "CONFIDENTIAL:legal",
+        "CONFIDENTIAL:hr,legal",
+    ]
+    assert str(LABELS).endswith("labels PUBLIC, CONFIDENTIAL:hr, CONFIDENTIAL:legal, CONFIDENTIAL:hr,legal")
+    assert LABELS.over_labels and not SMALL.over_labels
+    # A label without categories is its level, in any spelling and order.
+    same = check.Alphabet(keys=("k1",), tag=None, levels=("confidential:legal,hr", "public", "CONFIDENTIAL:hr"))
+    assert same.levels[0] is Level.PUBLIC and [str(label) for label in same.levels][1:] == [
+        "CONFIDENTIAL:hr",
+        "CONFIDENTIAL:hr,legal",
+    ]
+
+
+def test_the_configurations_follow_the_lattice():
+    """The high session is raised to every label that does not flow to the observer's (incomparable ones
+    included), from a start that flows to it; a write-down session escalates only up the lattice.
+    Guards: high labels chosen as those strictly above the bound (``_flows(bound, label) and label != bound``),
+    which leaves out CONFIDENTIAL:legal against an observer at CONFIDENTIAL:hr."""
+    seen = {
+        (str(c.level), str(c.actors[1].start), str(c.actors[1].taint))
+        for c in configurations("noninterference", LABELS)
+    }
+    assert ("CONFIDENTIAL:hr", "PUBLIC", "CONFIDENTIAL:legal") in seen
+    assert ("CONFIDENTIAL:hr", "CONFIDENTIAL:legal", "CONFIDENTIAL:legal") in seen
+    assert not any(bound == "CONFIDENTIAL:hr,legal" for bound, _, _ in seen)  # the top hides nothing
+    assert not any(high in ("PUBLIC", "CONFIDENTIAL:hr") for bound, _, high in seen if bound == "CONFIDENTIAL:hr")
+    assert len(seen) == 20
+    for configuration in configurations("write_down", LABELS):
+        for symbol in configuration.symbols:
+            if symbol.step.tool == "escalate":
+                start = next(actor.start for actor in configuration.actors if actor.name == symbol.step.actor)
+                target = dict(symbol.step.arguments)["level"]
+                assert str(start) != target and Label.parse(start).can_flow_to(Label.parse(target))
+
+
+@pytest.mark.parametrize("policy", ["strict", "refuse-ambiguous"])
+@pytest.mark.parametrize("name", check.CHECKS)
+def test_the_safe_shadowing_rules_have_a_bounded_proof_over_labels(name, policy):
+    result = check.exhaustive(policy, check=name, depth=2, alphabet=LABELS, budget=None)
+    assert not result.leak, str(result)
+    assert (result.traces_after, result.traces_before) == LABELS_DEPTH_2[name]
+    assert result.traces == result.traces_after
+    assert "labels PUBLIC, CONFIDENTIAL:hr, CONFIDENTIAL:legal, CONFIDENTIAL:hr,legal" in str(result)
+
+
+def test_strict_over_labels_has_several_maximal_versions_to_judge():
+    """The label proof is not empty: a session at CONFIDENTIAL:hr,legal reading a key saved in both compartments
+    gets the newest of the two, and the shadowing judge expects exactly that. Guards: the judge's newest of several
+    maximal versions taken as the oldest (``max`` -> ``min`` in ``checks._effective``)."""
+    actors = (check.Actor("s1", Label.parse("CONFIDENTIAL:hr")), check.Actor("s2", Label.parse("CONFIDENTIAL:legal")))
+    both = check.Actor("s3", Label.parse("CONFIDENTIAL:hr,legal"))
+    steps = [
+        check.Step("s1", "memory_save", (("key", "k1"), ("content", "apple"), ("tags", ()))),
+        check.Step("s2", "memory_save", (("key", "k1"), ("content", "berry"), ("tags", ()))),
+        check.Step("s3", "memory_get", (("key", "k1"),)),
+    ]
+    world = open_world(resolve("strict"), (*actors, both), steps, with_high=True)
+    try:
+        results = [act(world.sessions[step.actor], step, number) for number, step in enumerate(steps)]
+    finally:
+        world.store.close()
+    assert results[2].content == "berry #1"
+    assert CHECKERS["shadowing"].judge(resolve("strict"), None, (*actors, both), steps) is None
+    refused = CHECKERS["shadowing"].judge(resolve("refuse-ambiguous"), None, (*actors, both), steps)
+    assert refused is None  # refuse answers "ambiguous", and returns neither version
+
+
+@pytest.mark.parametrize("name,policy", sorted(SHORTEST_OVER_LABELS))
+def test_every_variant_has_its_shortest_counterexample_over_labels(name, policy):
+    result = check.exhaustive(policy, check=name, depth=3, alphabet=LABELS, budget=None)
+    level, actors, steps = SHORTEST_OVER_LABELS[name, policy]
+    assert result.leak, str(result)
+    found = result.counterexample
+    shown = [row["session"] for row in found.rows()]
+    assert (str(found.level), sorted(set(shown)), _described(found)) == (level, sorted(actors), steps)
+    assert found.replay() is not None
+    if len(steps) > 1:
+        assert not check.exhaustive(policy, check=name, depth=len(steps) - 1, alphabet=LABELS, budget=None).leak
+
+
+def test_write_down_across_compartments_is_a_leak():
+    """Content saved at CONFIDENTIAL:hr,legal copied into a CONFIDENTIAL:hr record (frozen-taint) stays at its level
+    but loses a category: a session at CONFIDENTIAL:hr reads legal's content. Guards: the write-down judge
+    comparing levels only (``first.level > result.label.level``)."""
+    actors = (
+        check.Actor("s1", Label.parse("CONFIDENTIAL:hr")),
+        check.Actor("s2", Label.parse("CONFIDENTIAL:hr,legal")),
+    )
+    steps = [
+        check.Step("s2", "memory_save", (("key", "k1"), ("content", "apple"), ("tags", ()))),
+        check.Step("s1", "escalate", (("level", "CONFIDENTIAL:hr,legal"),)),
+        check.Step("s1", "copy", (("from", "k1"), ("to", "k1"))),
+    ]
+    found = CHECKERS["write_down"].judge(resolve("frozen-taint"), None, actors, steps)
+    assert found is not None and str(found.level) == "CONFIDENTIAL:hr"
+    assert found.observed == "'apple #0' saved at CONFIDENTIAL:hr"
+    assert CHECKERS["write_down"].judge(resolve("strict"), None, actors, steps) is None
+
+
+def test_the_variants_a_check_does_not_catch_pass_it_over_labels_to_depth_2():
+    for name in check.CHECKS:
+        caught = {policy for check_name, policy in SHORTEST_OVER_LABELS if check_name == name}
+        for policy in sorted(set(names()) - caught - {"strict"}):
+            if check.keeps_compartments(policy):
+                assert not check.exhaustive(policy, check=name, depth=2, alphabet=LABELS, budget=None).leak, policy
+
+
+@pytest.mark.parametrize("name", check.CHECKS)
+def test_every_trace_over_labels_reduces_to_one_that_is_enumerated(name):
+    """The reductions over labels, against brute force (as ``test_every_trace_reduces_to_one_that_is_enumerated``)."""
+    for configuration in configurations(name, LABELS):
+        symbols, rules = configuration.symbols, configuration.rules
+        index = {symbol.step: number for number, symbol in enumerate(symbols)}
+        kept = {
+            tuple(index[step] for step in trace)
+            for length in (1, 2)
+            for trace in enumerate_traces(symbols, 3, rules, length)
+        }
+        reduced = {normalise(trace, symbols, 3, rules) for trace in _raw_traces(symbols, 2)}
+        assert reduced - {None} == kept
+
+
+@pytest.mark.parametrize("policy", ["newest-over-all-labels", "refuse-ambiguous", "frozen-taint"])
+def test_a_trace_over_labels_and_its_reduction_get_the_same_verdict_from_the_real_store(policy):
+    rng = random.Random(policy)
+    for name in check.CHECKS:
+        judge = CHECKERS[name].judge
+        for configuration in configurations(name, check.Alphabet.compartments()):
+            symbols = configuration.symbols
+            for _ in range(2):
+                trace = tuple(rng.randrange(len(symbols)) for _ in range(3))
+                reduced = normalise(trace, symbols, 3, configuration.rules)
+                steps = [symbols[number].step for number in trace]
+                leaks = judge(resolve(policy), configuration.level, configuration.actors, steps) is not None
+                kept = [] if reduced is None else [symbols[number].step for number in reduced]
+                leaks_reduced = bool(kept) and (
+                    judge(resolve(policy), configuration.level, configuration.actors, kept) is not None
+                )
+                assert leaks == leaks_reduced, (name, trace, reduced)
+
+
+def test_prefix_sharing_over_labels_gives_every_trace_the_judges_verdict():
+    """newest-over-all-labels' shadowing leak, every kept trace of at most 3 steps of the configuration that shows
+    it (s1 at PUBLIC, s2 at CONFIDENTIAL:hr): the walk's verdicts are the judge's, from empty stores."""
+    policy = resolve("newest-over-all-labels")
+    (configuration,) = [
+        c
+        for c in configurations("shadowing", LABELS)
+        if [str(a.start) for a in c.actors] == ["PUBLIC", "CONFIDENTIAL:hr"]
+    ]
+    leaks = 0
+    for length in (1, 2, 3):
+        shared = list(verdicts(policy, "shadowing", configuration, 3, length))
+        assert shared == list(_verdicts_of_the_judge(policy, "shadowing", configuration, length))
+        leaks += sum(leaked for _, leaked in shared)
+    assert leaks > 0
+
+
+def test_bad_label_alphabets_are_clear_errors():
+    with pytest.raises(InvalidArgument, match=r"alphabet label 'CONFIDENTIAL:': .* no categories after it"):
+        check.Alphabet(levels=("PUBLIC", "CONFIDENTIAL:"))
+    with pytest.raises(InvalidArgument, match=r"alphabet label 'SECRET:hr'"):
+        check.Alphabet(levels=("PUBLIC", "SECRET:hr"))
+    with pytest.raises(InvalidArgument, match="at least one category"):
+        check.Alphabet.compartments(())
+    with pytest.raises(InvalidArgument, match="categories are a list of names"):
+        check.Alphabet.compartments("hr")
+    with pytest.raises(InvalidArgument, match=r"is not a name"):
+        check.Alphabet.compartments(("HR!",))
+    with pytest.raises(InvalidArgument, match=rf"at most {check.MAX_LABELS} levels or labels, not 8"):
+        check.Alphabet.compartments(("hr", "legal", "ops"))
+    too_many = [
+        "PUBLIC",
+        "INTERNAL",
+        "CONFIDENTIAL",
+        "RESTRICTED",
+        "CONFIDENTIAL:hr",
+        "CONFIDENTIAL:legal",
+        "INTERNAL:hr",
+    ]
+    with pytest.raises(InvalidArgument, match=rf"at most {check.MAX_LABELS}"):
+        check.Alphabet(levels=tuple(too_many))
+    with pytest.raises(InvalidArgument, match="'global-stats' does not keep compartments"):
+        check.exhaustive("global-stats", depth=1, alphabet=LABELS)
+    with pytest.raises(InvalidArgument, match="'shadow-after-match' does not keep compartments"):
+        check.exhaustive_all(["strict", "shadow-after-match"], depth=1, alphabet=LABELS)
+
+
+def test_cli_exhaustive_over_labels(capsys):
+    argv = ["check", "--exhaustive", "--depth", "1", "--check", "shadowing", "--alphabet", "compartments"]
+    assert main([*argv, "--policy", "strict"]) == 0
+    assert "labels PUBLIC, CONFIDENTIAL:hr, CONFIDENTIAL:legal, CONFIDENTIAL:hr,legal" in capsys.readouterr().out
+    assert main([*argv, "--categories", "ops", "--json"]) == 0
+    captured = capsys.readouterr()
+    results = json.loads(captured.out)
+    assert results[0]["alphabet"]["levels"] == ["PUBLIC", "CONFIDENTIAL:ops"]
+    assert "global-stats" not in {result["policy"] for result in results}
+    assert captured.err == "memlab check: left out (no compartments): shadow-after-match, global-stats\n"
+    for extra, message in [
+        (["--categories", ","], "a compartments alphabet needs at least one category"),
+        (["--categories", "hr,legal,ops"], "at most 6 levels or labels, not 8"),
+        (["--categories", "HR!"], "category 'HR!' is not a name"),
+        (["--policy", "global-stats"], "'global-stats' does not keep compartments"),
+    ]:
+        assert main([*argv, *extra]) == 2
+        assert message in capsys.readouterr().err
+    assert main(["check", "--exhaustive", "--depth", "1", "--categories", "hr"]) == 2
+    assert "add --alphabet compartments" in capsys.readouterr().err
+    # A depth the label alphabet cannot finish says how long it would take, and runs nothing.
+    assert main([*argv[:2], "--depth", "4", *argv[4:], "--policy", "strict"]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("memlab check: depth 4 would take about") and "raise the budget" in error
+
+
+def test_the_shadowing_judge_expects_no_version_of_an_ambiguous_key_under_refuse():
+    """Two maximal versions (hr's, then legal's) at CONFIDENTIAL:hr,legal: ``newest`` expects legal's, ``refuse``
+    expects neither (a store returning either would be caught). Guards: the judge without its ``refuse`` case
+    (``return AMBIGUOUS``), which would accept the newest under refuse."""
+    hr, legal, both = (Label.parse(text) for text in ("CONFIDENTIAL:hr", "CONFIDENTIAL:legal", "CONFIDENTIAL:hr,legal"))
+    store = MemoryStore()
+    first = store.session(hr).memory_save("k1", "apple")
+    second = store.session(legal).memory_save("k1", "berry")
+    current = {("k1", hr): (first, True, 0), ("k1", legal): (second, True, 1)}
+    assert _effective(resolve("strict"), current, both, "k1") == second
+    assert _effective(resolve("refuse-ambiguous"), current, both, "k1") == AMBIGUOUS
+    assert _effective(resolve("refuse-ambiguous"), current, hr, "k1") == first  # one maximal version: no ambiguity
+    assert _effective(resolve("strict"), {**current, ("k1", legal): (second, False, 2)}, both, "k1") == first
+
+
+_POOL = [
+    Label.parse(text)
+    for text in (
+        "PUBLIC",
+        "INTERNAL",
+        "CONFIDENTIAL",
+        "INTERNAL:hr",
+        "CONFIDENTIAL:hr",
+        "CONFIDENTIAL:legal",
+        "CONFIDENTIAL:hr,legal",
+        "RESTRICTED:legal",
+    )
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(_POOL), min_size=2, max_size=check.MAX_LABELS, unique=True))
+def test_any_label_alphabet_is_ordered_and_configured_by_the_lattice(labels):
+    """For any alphabet of labels: the levels are kept in an order where a label follows every label that flows
+    to it, and noninterference has exactly one configuration per (bound, start, raised) with the raised label not
+    flowing to the bound and the start flowing to the raised one. Guards: the labels sorted by name
+    (``_lattice_order`` returning ``(str(label),)``), which puts CONFIDENTIAL before PUBLIC."""
+    alphabet = check.Alphabet(keys=("k1",), tag=None, levels=tuple(labels))
+    ordered = [Label.parse(label) for label in alphabet.levels]
+    assert sorted(ordered, key=str) == sorted(labels, key=str)
+    for i, earlier in enumerate(ordered):
+        assert not any(later != earlier and later.can_flow_to(earlier) for later in ordered[i + 1 :])
+    expected = {
+        (str(bound), str(start), str(raised))
+        for bound in labels
+        for raised in labels
+        if not raised.can_flow_to(bound)
+        for start in labels
+        if start.can_flow_to(raised)
+    }
+    found = [
+        (str(c.level), str(c.actors[1].start), str(c.actors[1].taint))
+        for c in configurations("noninterference", alphabet)
+    ]
+    assert len(found) == len(set(found)) and set(found) == expected

@@ -10,7 +10,8 @@ as text and as HTML in Jupyter); otherwise a ``NoLeak`` says how many scenarios 
 - ``shadowing`` — does every read return, for each key, exactly the session's effective version?
 
 ``exhaustive`` judges every trace up to a depth over a small stated ``Alphabet`` instead of random ones: the
-shortest counterexample, or a bounded proof (``memlab.check.bounded``).
+shortest counterexample, or a bounded proof (``memlab.check.bounded``), over levels or over labels with
+compartments (``Alphabet.compartments()``).
 
 Examples:
     >>> noninterference("strict", trials=50).leak
@@ -26,7 +27,17 @@ from typing import Any
 
 import pandas as pd
 
-from memlab.check.bounded import Alphabet, BudgetExceeded, Estimate, Exhaustive, estimate, exhaustive, exhaustive_all
+from memlab.check.bounded import (
+    MAX_LABELS,
+    Alphabet,
+    BudgetExceeded,
+    Estimate,
+    Exhaustive,
+    estimate,
+    exhaustive,
+    exhaustive_all,
+    keeps_compartments,
+)
 from memlab.check.checks import CHECKERS
 from memlab.check.results import Actor, Counterexample, NoLeak, Step
 from memlab.errors import InvalidArgument
@@ -55,6 +66,8 @@ __all__ = [
     "exhaustive",
     "exhaustive_all",
     "estimate",
+    "keeps_compartments",
+    "MAX_LABELS",
 ]
 
 CHECKS = tuple(CHECKERS)

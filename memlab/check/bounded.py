@@ -19,19 +19,31 @@ import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 from typing import Any
 
-from memlab.check.checks import CHECKERS
+from memlab.check.checks import CHECKERS, _flows, _taint
 from memlab.check.prefixes import verdicts
 from memlab.check.reductions import Rules, Symbol, count_traces, random_prefix
 from memlab.check.results import Actor, Counterexample, Step
 from memlab.check.scenarios import template
 from memlab.errors import InternalError, InvalidArgument
+from memlab.labels import Label
 from memlab.levels import Level
 from memlab.policies import resolve
 from memlab.policy import Policy
 
-__all__ = ["Alphabet", "Exhaustive", "Estimate", "exhaustive", "exhaustive_all", "estimate", "BudgetExceeded"]
+__all__ = [
+    "Alphabet",
+    "MAX_LABELS",
+    "Exhaustive",
+    "Estimate",
+    "exhaustive",
+    "exhaustive_all",
+    "estimate",
+    "keeps_compartments",
+    "BudgetExceeded",
+]
 
 _KEYS, _CONTENTS, _ACTORS = 0, 1, 2  # the groups of interchangeable names
 _GROUPS = 3
@@ -43,44 +55,108 @@ class BudgetExceeded(InvalidArgument):
     code = "budget_exceeded"
 
 
+MAX_LABELS = 6
+"""At most this many levels or labels in an alphabet: the configurations grow with the cube of their number."""
+
+
 @dataclass(frozen=True)
 class Alphabet:
-    """What a trace is made of: the names, the tag and the levels each step may use.
+    """What a trace is made of: the names, the tag and the levels (or labels) each step may use.
 
     Per session the steps are: a save of each key with each content and with all contents in one memory
     (untagged and tagged), a delete and a get of
     each key, a list (all, and by the tag), a search for each content word; write-down's sessions also copy a key
-    to a key and escalate to each level. Each level gives the configurations: the observer's bound and the high
+    to a key and escalate to each level (over labels, to each label above their start). Each level gives the configurations: the observer's bound and the high
     session's start and escalation (noninterference), the two sessions' levels (the other checks).
+
+    ``levels`` may hold labels with categories (``Alphabet.compartments()``: PUBLIC, CONFIDENTIAL:hr,
+    CONFIDENTIAL:legal and CONFIDENTIAL:hr,legal); the configurations then follow the lattice
+    (``Label.can_flow_to``): the high session is raised to every label that does not flow to the observer's,
+    incomparable ones included, and a write-down session escalates only up the lattice from where it starts.
     """
 
     keys: tuple[str, ...] = ("k1", "k2")
     contents: tuple[str, ...] = ("apple", "berry")
     tag: str | None = "t1"
-    levels: tuple[Level, ...] = (Level.PUBLIC, Level.INTERNAL, Level.CONFIDENTIAL)
+    levels: tuple[Level | Label, ...] = (Level.PUBLIC, Level.INTERNAL, Level.CONFIDENTIAL)
+    """Levels, or labels (a label without categories is its level), in any order: kept in the lattice's order."""
 
     def __post_init__(self) -> None:
         if not self.keys or not self.contents:
             raise InvalidArgument("an alphabet needs at least one key and one content")
-        levels = tuple(sorted({Level.parse(level) for level in self.levels}))
+        if isinstance(self.levels, (str, Level, Label)) or not isinstance(self.levels, (list, tuple)):
+            raise InvalidArgument(f"an alphabet's levels are a list of levels or labels, not {self.levels!r}")
+        if len(self.levels) > MAX_LABELS:
+            raise InvalidArgument(
+                f"an alphabet has at most {MAX_LABELS} levels or labels, not {len(self.levels)}: the configurations "
+                "grow with the cube of their number"
+            )
+        levels = tuple(sorted({_taint(_alphabet_label(value)) for value in self.levels}, key=_lattice_order))
         if len(levels) < 2:
             raise InvalidArgument("an alphabet needs at least two levels")
         object.__setattr__(self, "levels", levels)
+
+    @classmethod
+    def compartments(
+        cls,
+        categories: Sequence[str] = ("hr", "legal"),
+        *,
+        level: Level | str = Level.CONFIDENTIAL,
+        below: Level | str = Level.PUBLIC,
+        **names: Any,
+    ) -> Alphabet:
+        """The label alphabet: ``below`` and ``level`` with every non-empty set of ``categories`` (by default
+        PUBLIC, CONFIDENTIAL:hr, CONFIDENTIAL:legal, CONFIDENTIAL:hr,legal: two incomparable compartments, their
+        join and a level under all three). ``names`` are the other fields (keys, contents, tag).
+
+        Raises:
+            InvalidArgument: no category, a malformed one, or more labels than ``MAX_LABELS``.
+
+        Examples:
+            >>> [str(label) for label in Alphabet.compartments().levels]
+            ['PUBLIC', 'CONFIDENTIAL:hr', 'CONFIDENTIAL:legal', 'CONFIDENTIAL:hr,legal']
+        """
+        if isinstance(categories, str) or not isinstance(categories, (list, tuple)):
+            raise InvalidArgument(f"the compartments' categories are a list of names, not {categories!r}")
+        if not categories:
+            raise InvalidArgument("a compartments alphabet needs at least one category")
+        named = sorted(Label.of(level, list(categories)).categories)
+        chosen = [subset for size in range(1, len(named) + 1) for subset in combinations(named, size)]
+        return cls(levels=(Level.parse(below), *(Label.of(level, list(subset)) for subset in chosen)), **names)
+
+    @property
+    def over_labels(self) -> bool:
+        """Whether some label has categories (the configurations follow a lattice, not a total order)."""
+        return any(isinstance(level, Label) for level in self.levels)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "keys": list(self.keys),
             "contents": list(self.contents),
             "tag": self.tag,
-            "levels": [level.name for level in self.levels],
+            "levels": [str(level) for level in self.levels],
         }
 
     def __str__(self) -> str:
         tag = f"tag {self.tag}" if self.tag is not None else "no tag"
+        kind = "labels" if self.over_labels else "levels"
         return (
             f"keys {', '.join(self.keys)}; contents {', '.join(self.contents)}; {tag}; "
-            f"levels {', '.join(level.name for level in self.levels)}"
+            f"{kind} {', '.join(str(level) for level in self.levels)}"
         )
+
+
+def _alphabet_label(value: object) -> Label:
+    try:
+        return Label.parse(value)  # type: ignore[arg-type]
+    except InvalidArgument as error:
+        raise InvalidArgument(f"alphabet label {value!r}: {error}") from None
+
+
+def _lattice_order(label: Level | Label) -> tuple:
+    """A linear extension of the lattice: a label comes after every label that flows to it."""
+    label = Label.parse(label)
+    return (label.level, len(label.categories), sorted(label.categories))
 
 
 @dataclass
@@ -122,7 +198,7 @@ class Exhaustive:
             "counterexample": None
             if found is None
             else {
-                "level": None if found.level is None else found.level.name,
+                "level": None if found.level is None else str(found.level),
                 "steps": [step.describe() + (" [second world]" if step.high else "") for step in found.steps],
                 "step": found.step,
                 "observed": repr(found.observed),
@@ -176,7 +252,7 @@ class Estimate:
 
 @dataclass(frozen=True)
 class _Configuration:
-    level: Level | None
+    level: Level | Label | None
     actors: tuple[Actor, ...]
     symbols: tuple[Symbol, ...]
     rules: Rules
@@ -220,14 +296,20 @@ def _reads(alphabet: Alphabet, actor: str, who: tuple) -> list[Symbol]:
     return symbols
 
 
-def _copies_and_escalations(alphabet: Alphabet, actor: str, who: tuple) -> list[Symbol]:
+def _copies_and_escalations(alphabet: Alphabet, actor: Actor, who: tuple) -> list[Symbol]:
+    """Copies of a key to a key, and escalations: to every level of a levels alphabet (a step down is a refused
+    call, which the pinned counts include), only up the lattice from the actor's start over labels (a step down
+    or across is refused and changes nothing, so a trace with it has the verdict of the trace without it)."""
     symbols = []
     for a, source in enumerate(alphabet.keys):
         for b, target in enumerate(alphabet.keys):
-            step = Step(actor, "copy", (("from", source), ("to", target)))
+            step = Step(actor.name, "copy", (("from", source), ("to", target)))
             symbols.append(Symbol(step, False, (*who[1], (_KEYS, a), (_KEYS, b)), (who[0], "copy")))
-    for level in alphabet.levels:
-        step = Step(actor, "escalate", (("level", level.name),))
+    targets = alphabet.levels
+    if alphabet.over_labels:
+        targets = tuple(label for label in targets if label != actor.start and _flows(actor.start, label))
+    for level in targets:
+        step = Step(actor.name, "escalate", (("level", str(level)),))
         symbols.append(Symbol(step, False, who[1], (who[0], "escalate", level)))
     return symbols
 
@@ -241,15 +323,18 @@ def _who(actors: tuple[Actor, ...], number: int) -> tuple:
 
 
 def configurations(check: str, alphabet: Alphabet) -> list[_Configuration]:
-    """Every configuration of ``check``'s actors over the alphabet's levels, each with its symbols and rules."""
+    """Every configuration of ``check``'s actors over the alphabet's levels (or labels, by the lattice), each with
+    its symbols and rules."""
     levels = alphabet.levels
     found = []
     if check == "noninterference":
-        # The observer sits at the bound: an observer below it is the experiment at its own level.
-        for bound in levels[:-1]:
+        # The observer sits at the bound: an observer below it is the experiment at its own level. The top (every
+        # label flows to it) hides nothing, so it is no bound.
+        for bound in levels:
+            above = [label for label in levels if not _flows(label, bound)]  # incomparable labels included
             low = Actor("low", bound)
             for start in levels:
-                for raised in (level for level in levels if level > bound and level >= start):
+                for raised in (label for label in above if _flows(start, label)):
                     high = Actor("high", start, None if raised == start else raised)
                     actors = (low, high)
                     symbols = [
@@ -260,8 +345,8 @@ def configurations(check: str, alphabet: Alphabet) -> list[_Configuration]:
                     judged = frozenset(n for n, symbol in enumerate(symbols) if not symbol.step.high)
                     found.append(_Configuration(bound, actors, tuple(symbols), Rules(judged, True)))
         return found
-    for first in levels:
-        for second in (level for level in levels if level >= first):  # two sessions: their order is a renaming
+    for index, first in enumerate(levels):
+        for second in levels[index:]:  # two sessions: their order is a renaming
             actors = (Actor("s1", first), Actor("s2", second))
             symbols = []
             for number, actor in enumerate(actors):
@@ -270,7 +355,7 @@ def configurations(check: str, alphabet: Alphabet) -> list[_Configuration]:
                     symbols += [*_reads(alphabet, actor.name, who), *_save_and_delete(alphabet, actor.name, who)]
                 else:
                     saves = [s for s in _save_and_delete(alphabet, actor.name, who) if s.step.tool == "memory_save"]
-                    symbols += [*saves, *_copies_and_escalations(alphabet, actor.name, who)]
+                    symbols += [*saves, *_copies_and_escalations(alphabet, actor, who)]
             judged_tools = (
                 ("memory_get", "memory_list", "memory_search") if check == "shadowing" else ("memory_save", "copy")
             )
@@ -279,12 +364,33 @@ def configurations(check: str, alphabet: Alphabet) -> list[_Configuration]:
     return found
 
 
-def _validate(policy: Policy | str, check: str, depth: int) -> Policy:
+def _validate(policy: Policy | str, check: str, depth: int, alphabet: Alphabet | None = None) -> Policy:
     if check not in CHECKERS:
         raise InvalidArgument(f"unknown check {check!r}; the checks are {', '.join(CHECKERS)}")
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
         raise InvalidArgument(f"the depth must be a whole number of steps, at least 1, not {depth!r}")
-    return resolve(policy)
+    policy = resolve(policy)
+    if alphabet is not None and alphabet.over_labels and not keeps_compartments(policy):
+        raise InvalidArgument(
+            f"policy {policy.name!r} does not keep compartments (a store under it refuses labels with categories): "
+            "check it over a levels alphabet"
+        )
+    return policy
+
+
+def keeps_compartments(policy: Policy | str) -> bool:
+    """Whether a store under ``policy`` keeps labels with categories (``global-stats`` and ``shadow-after-match``
+    do not: their views are not kept per label), so a label alphabet can examine it.
+
+    Examples:
+        >>> keeps_compartments("strict"), keeps_compartments("global-stats")
+        (True, False)
+    """
+    try:
+        template(resolve(policy)).fork().session("CONFIDENTIAL:hr").store.close()
+    except InvalidArgument:
+        return False
+    return True
 
 
 def _counts(check: str, alphabet: Alphabet, depth: int) -> tuple[int, int, int]:
@@ -308,8 +414,8 @@ def estimate(
     as the enumeration does (``memlab.check.prefixes``), the whole time divided by the traces judged. Each
     prefix's own steps and empty worlds are charged to its traces alone (the enumeration shares them more
     widely), so it errs long."""
-    policy = _validate(policy, check, depth)
     alphabet = alphabet or Alphabet()
+    policy = _validate(policy, check, depth, alphabet)
     _, after, _ = _counts(check, alphabet, depth)
     found = configurations(check, alphabet)
     template(policy)  # the policy's empty store, built once per process: untimed
@@ -334,11 +440,12 @@ def exhaustive(
     """Judge every distinct trace of at most ``depth`` steps over ``alphabet``, shortest first; stop at a leak.
 
     Raises:
-        InvalidArgument: an unknown check or policy, or a depth below 1.
+        InvalidArgument: an unknown check or policy, a depth below 1, or a label alphabet for a policy that does not
+            keep compartments (``keeps_compartments``).
         BudgetExceeded: the estimate (``estimate``) is over ``budget`` seconds (None: no limit); nothing ran.
     """
-    policy = _validate(policy, check, depth)
     alphabet = alphabet or Alphabet()
+    policy = _validate(policy, check, depth, alphabet)
     if budget is not None:
         _refuse_over(budget, depth, [(check, estimate(policy, check=check, depth=depth, alphabet=alphabet))])
     number, after, before = _counts(check, alphabet, depth)
@@ -372,11 +479,15 @@ def exhaustive_all(
     budget: float | None = 120.0,
 ) -> list[Exhaustive]:
     """``exhaustive`` for every policy and check, estimated as a whole before anything runs (``budget`` bounds the
-    total); policy by policy, check by check."""
-    chosen = [resolve(policy) for policy in policies]
+    total); policy by policy, check by check.
+
+    Raises:
+        InvalidArgument: as ``exhaustive`` does, for any of the policies, before anything runs.
+    """
+    alphabet = alphabet or Alphabet()
     for check in checks:
         _validate("strict", check, depth)
-    alphabet = alphabet or Alphabet()
+    chosen = [_validate(policy, "noninterference", depth, alphabet) for policy in policies]
     if budget is not None and chosen:
         guesses = [(check, estimate(chosen[0], check=check, depth=depth, alphabet=alphabet)) for check in checks]
         _refuse_over(budget, depth, [(f"{check} x {len(chosen)}", guess) for check, guess in guesses], len(chosen))

@@ -23,7 +23,8 @@ class _Check:
     name = ""
     explanation = ""
     over_labels = False
-    """Whether a policy's ``label_alphabet`` is used: the write-down and shadowing judges order levels only."""
+    """Whether the random search draws a policy's ``label_alphabet``: noninterference only (its sampler knows the
+    lattice). Every judge orders labels by the lattice, so the exhaustive checker's label alphabets use all three."""
 
     def judge(
         self, policy: Policy, level: Level | None, actors: Sequence[Actor], steps: Sequence[Step]
@@ -152,22 +153,22 @@ class _WriteDown(_Check):
 
     def judge(self, policy, level, actors, steps):
         world = open_world(policy, actors, steps, with_high=True)
-        origin: dict[str, Level] = {}  # content -> the classification of the first record that held it
+        origin: dict[str, Label] = {}  # content -> the label of the first record that held it
         try:
             for number, step in enumerate(steps):
                 result = act(world.sessions[step.actor], step, number)
                 if step.tool not in ("memory_save", "copy") or not isinstance(result, Memory):
                     continue
-                first = origin.setdefault(result.content, result.classification)
-                if first > result.classification:
+                first = origin.setdefault(result.content, result.label)
+                if not first.can_flow_to(result.label):
                     return self.leak(
                         policy,
-                        result.classification,
+                        _taint(result.label),
                         actors,
                         steps,
                         number,
-                        f"{result.content!r} saved at {result.classification.name}",
-                        f"saved at {first.name} or above, where that content was first saved",
+                        f"{result.content!r} saved at {result.label}",
+                        f"saved at {first} or above, where that content was first saved",
                     )
         finally:
             world.store.close()
@@ -184,15 +185,13 @@ class _Shadowing(_Check):
 
     def judge(self, policy, level, actors, steps):
         world = open_world(policy, actors, steps, with_high=True)
-        current: dict[tuple[str, Level], tuple[Memory, bool]] = {}  # (key, level) -> (newest version, live)
+        current: Current = {}
         try:
             for number, step in enumerate(steps):
                 session = world.sessions[step.actor]
                 result = act(session, step, number)
-                if step.tool == "memory_save" and isinstance(result, Memory):
-                    current[result.key, result.classification] = (result, True)
-                elif step.tool == "memory_delete" and isinstance(result, Memory):
-                    current[result.key, result.classification] = (result, False)
+                if step.tool in ("memory_save", "memory_delete") and isinstance(result, Memory):
+                    current[result.key, result.label] = (result, step.tool == "memory_save", number)
                 elif step.tool in READS:
                     for memory in memories_of(result):
                         expected = _effective(policy, current, session.taint, memory.key)
@@ -203,12 +202,34 @@ class _Shadowing(_Check):
         return None
 
 
-def _effective(policy: Policy, current: dict, taint: Level, key: str) -> Memory | None:
-    for level in sorted(Level, reverse=True):
-        memory, live = current.get((key, level), (None, False))
-        if live and policy.readable(level, taint):
-            return memory
-    return None
+Current = dict[tuple[str, Label], tuple[Memory, bool, int]]
+"""The shadowing check's own record: (key, label) -> the newest version there, whether it is live, its step."""
+
+AMBIGUOUS = "ambiguous: several maximal versions, none above the others"
+"""The effective version of a key the ``refuse`` rule will not choose for (a read must return none of them)."""
+
+
+def _effective(policy: Policy, current: Current, taint: Level | Label, key: str) -> Memory | str | None:
+    """The session's effective version of ``key`` by the check's own record of saves and deletes, not the store's.
+
+    Among the live versions the session may read (the policy's ``readable`` on levels, the categories by the
+    lattice), the maximal ones: under a total order the one at the highest level, under compartments perhaps
+    several. Of several, the newest (the last saved) under ``newest``, and under a rule that is not one of
+    ``labels.SHADOWING_RULES`` (a faulty one claims to show the newest); ``AMBIGUOUS`` under ``refuse``.
+    """
+    taint = Label.parse(taint)
+    live = {
+        label: (memory, order) for (name, label), (memory, alive, order) in current.items() if name == key and alive
+    }
+    readable = [
+        label for label in live if policy.readable(label.level, taint.level) and label.categories <= taint.categories
+    ]
+    maximal = [label for label in readable if not any(o != label and label.can_flow_to(o) for o in readable)]
+    if not maximal:
+        return None
+    if len(maximal) > 1 and policy.shadowing == "refuse":
+        return AMBIGUOUS
+    return max((live[label] for label in maximal), key=lambda version: version[1])[0]
 
 
 def _flows(low: Level | Label, high: Level | Label) -> bool:

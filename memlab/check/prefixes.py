@@ -99,7 +99,7 @@ class _Branch:
 
     slots: tuple[_Slot, ...]
     states: tuple[_State, ...]
-    seen: Any = field(default=None)  # content -> first level (write-down), (key, level) -> version (shadowing)
+    seen: Any = field(default=None)  # content -> first label (write-down), checks.Current (shadowing)
     leak: int | None = None
 
 
@@ -126,9 +126,9 @@ def _write_down(policy: Policy, branch: _Branch, number: int, step: Step, keep: 
     result, state = branch.slots[0].run(branch.states[0], step, number, keep=keep)
     origin, leak = branch.seen, branch.leak
     if step.tool in ("memory_save", "copy") and isinstance(result, Memory):
-        first = origin.get(result.content, result.classification)
+        first = origin.get(result.content, result.label)
         origin = {**origin, result.content: first}
-        if leak is None and first > result.classification:
+        if leak is None and not first.can_flow_to(result.label):
             leak = number
     return _Branch(branch.slots, (state,), origin, leak)
 
@@ -139,7 +139,7 @@ def _shadowing(policy: Policy, branch: _Branch, number: int, step: Step, keep: b
     taint = state.sessions[step.actor].taint
     current, leak = branch.seen, branch.leak
     if step.tool in ("memory_save", "memory_delete") and isinstance(result, Memory):
-        current = {**current, (result.key, result.classification): (result, step.tool == "memory_save")}
+        current = {**current, (result.key, result.label): (result, step.tool == "memory_save", number)}
     elif step.tool in READS and leak is None:
         if any(memory != _effective(policy, current, taint, memory.key) for memory in memories_of(result)):
             leak = number

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memlab.errors import InvalidArgument
+from memlab.labels import Label
 from memlab.levels import Level
 from memlab.policy import Policy
 
@@ -19,11 +20,11 @@ class Actor:
     """A session in a scenario: it starts at ``start`` and is escalated to ``raised`` before acting."""
 
     name: str
-    start: Level
-    raised: Level | None = None
+    start: Level | Label
+    raised: Level | Label | None = None
 
     @property
-    def taint(self) -> Level:
+    def taint(self) -> Level | Label:
         return self.raised if self.raised is not None else self.start
 
 
@@ -47,7 +48,7 @@ class Counterexample:
 
     check: str
     policy: Policy
-    level: Level | None
+    level: Level | Label | None
     actors: tuple[Actor, ...]
     steps: tuple[Step, ...]
     step: int
