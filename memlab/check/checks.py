@@ -22,9 +22,10 @@ __all__ = ["CHECKERS"]
 class _Check:
     name = ""
     explanation = ""
-    over_labels = False
-    """Whether the random search draws a policy's ``label_alphabet``: noninterference only (its sampler knows the
-    lattice). Every judge orders labels by the lattice, so the exhaustive checker's label alphabets use all three."""
+    over_labels = True
+    """Whether the random search draws a policy's ``label_alphabet`` (every check does: each sampler draws its
+    sessions from the labels given, and every judge orders labels by the lattice, as the exhaustive checker's label
+    alphabets do)."""
 
     def judge(
         self, policy: Policy, level: Level | None, actors: Sequence[Actor], steps: Sequence[Step]
@@ -90,7 +91,6 @@ class _Check:
 class _Noninterference(_Check):
     name = "noninterference"
     explanation = "an observer at or below the level saw something different when sessions above it acted"
-    over_labels = True
 
     def sample(self, rng, levels, length):
         if any(isinstance(level, Label) for level in levels):
@@ -146,7 +146,7 @@ class _WriteDown(_Check):
         for _ in range(length):
             actor = rng.choice(actors).name
             if rng.random() < 0.25:
-                steps.append(Step(actor, "escalate", (("level", rng.choice(levels).name),)))
+                steps.append(Step(actor, "escalate", (("level", str(rng.choice(levels))),)))
             else:  # "copy" is laundering's shape: get one key and save what was read under another
                 steps.append(random_step(rng, actor, ("memory_save", "copy")))
         return None, actors, tuple(steps)
