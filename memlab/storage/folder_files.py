@@ -152,7 +152,7 @@ def _keep_wal_by_handle(conn: sqlite3.Connection, path: Path) -> bool:
     database (``sqlite3_db_filename``), and the option reads back as set. Anything else (another interpreter or
     version, a library not the module's, a closed connection) returns False: the close checkpoints, as before.
     """
-    if not (_HANDLE_LAYOUT and _PLAIN_VARIADIC) or type(conn) is not sqlite3.Connection:
+    if not (_HANDLE_LAYOUT and _PLAIN_VARIADIC) or not isinstance(conn, sqlite3.Connection):
         return False
     library = _library()
     if library is None:
