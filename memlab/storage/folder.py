@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-from concurrent.futures import ThreadPoolExecutor
 import sqlite3
 import stat
 import threading
@@ -428,6 +427,8 @@ class FolderStorage:
                     self._close_file(*self._files.popitem())
                 # Closed without one while the store ran (Closer): each checkpoint waits on the disk with the GIL
                 # released, and several at once share the file system's journal commits.
+                from concurrent.futures import ThreadPoolExecutor  # here: importing memlab stays light
+
                 with ThreadPoolExecutor(max_workers=CLOSE_CHECKPOINTS, thread_name_prefix="memlab-checkpoint") as pool:
                     list(pool.map(checkpoint, sorted(self._closer.kept_wal)))
                 self._closer.kept_wal.clear()
