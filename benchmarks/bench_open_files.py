@@ -3,8 +3,9 @@
 SQLite's unix VFS finds a file's shared lock record by walking a list of every file the process has open (for the
 database and again for its WAL), so an open costs more the more files are open. For k in ``--open`` the script
 holds k small WAL files open (each read once), then opens ``--probes`` more one at a time (connect, a read, one
-write transaction; the close, which checkpoints, untimed) and reports the calling thread's CPU time per probe (``time.thread_time``: what the
-process did, not the wait for a core or the disk). The soft limit on descriptors is raised to the hard one.
+write transaction; the close, which checkpoints, untimed) and reports the calling thread's CPU time per probe
+(``time.thread_time``: what the process did, not the wait for a core or the disk). The soft limit on descriptors
+is raised to the hard one.
 
 Usage::
 
