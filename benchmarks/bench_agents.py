@@ -44,7 +44,9 @@ rotating), each batch timed in wall time and in the calling thread's CPU time (`
 process did, without the time it waited for a core or for the disk): whether the folder's bulk does more work than
 the file's, or waits more.
 
-``--only-random`` builds the folder stores of ``--agents`` and measures only the random-agent calls. With
+``--only-random`` builds the folder stores of ``--agents`` and measures only the random-agent calls; with
+``--profile`` it profiles them instead (``profile_random_gets``: each random get in wall and CPU time, hits and misses
+apart, with the closer's queue as the call found it). With
 ``--store-dir DIR`` (with ``--only-random``) a folder store is built into DIR once and kept, and a later run finds
 it there and measures it without building (a 10,000-agent build takes a quarter of an hour): so two versions of
 memlab can be measured on the same files. Each run adds its sessions' rows and calls' audit rows to it.
@@ -72,6 +74,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_store import WARMUP_CALLS, Corpus, Note, Timings, environment, interleaved  # noqa: E402
 
 from memlab import Level, MemoryStore, Session  # noqa: E402
+from memlab.storage.folder_closer import MAX_PENDING  # noqa: E402
 
 LEVELS = (Level.PUBLIC, Level.CONFIDENTIAL)  # first half of an agent's memories PUBLIC, second half CONFIDENTIAL
 ROTATING_AGENTS = 256
@@ -222,6 +225,62 @@ def random_agent_calls(
     finally:
         store.close()
     return RandomResult(agents, per_agent, cache, open_files, timings)
+
+
+def profile_random_gets(
+    path: Path, agents: int, per_agent: int, target: str, target_key: str, cache_size: int | None, gets: int
+) -> None:
+    """Where a random agent's get spends its time (``--profile``): each call timed in wall time and in the calling
+    thread's CPU time (``time.thread_time``), split by whether the agent's file was open (a hit) or had to be opened
+    (a miss), with the closer's queue as the call found it; the open agent's gets interleaved as the baseline."""
+    store = MemoryStore(path)
+    if cache_size is not None:
+        store.storage.cache_size = cache_size  # type: ignore[attr-defined]
+    folder = store.storage
+    closer = folder._closer  # type: ignore[attr-defined]
+    rows: dict[str, list[tuple[float, float, int]]] = {"open": [], "hit": [], "miss": []}
+    try:
+        sessions = []
+        for a in range(agents):
+            sessions.append(store.session(taint=Level.CONFIDENTIAL, agent=agent_name(a)))
+            sessions[-1].memory_get(f"note-{a * per_agent}")
+        reader = store.session(taint=Level.CONFIDENTIAL, agent=target)
+        rng = random.Random(agents * 13 + per_agent)
+        for n in range(gets + WARMUP_CALLS):
+            a = rng.randrange(agents)
+            for kind, session, key in (
+                ("open", reader, target_key),
+                ("random", sessions[a], f"note-{a * per_agent + rng.randrange(per_agent)}"),
+            ):
+                if kind == "random":
+                    kind = "hit" if agent_name(a) in folder._files else "miss"  # type: ignore[attr-defined]
+                queued = len(closer._queue)
+                wall, cpu = time.perf_counter(), time.thread_time()
+                session.memory_get(key)
+                cpu, wall = time.thread_time() - cpu, time.perf_counter() - wall
+                if n >= WARMUP_CALLS:
+                    rows[kind].append((wall, cpu, queued))
+        open_files = len(folder._files)  # type: ignore[attr-defined]
+    finally:
+        store.close()
+    cache = str(cache_size) if cache_size is not None else f"{open_files} (default)"
+    print(f"  profile, {agents:,} agents × {per_agent}, {cache} files open: memory_get, wall and the caller's CPU")
+    print(
+        f"  {'calls':<6} {'n':>6} {'wall p50':>9} {'wall mean':>10} {'CPU p50':>9} {'CPU mean':>9} {'CPU/wall':>8} "
+        f"{'closer busy':>11} {'queue full':>10}"
+    )
+    for kind, measured in rows.items():
+        if not measured:
+            continue
+        walls, cpus, queues = zip(*measured, strict=True)
+        busy, full = sum(q > 0 for q in queues) / len(queues), sum(q >= MAX_PENDING for q in queues) / len(queues)
+        print(
+            f"  {kind:<6} {len(measured):>6,} {statistics.median(walls) * 1e6:>7.1f}µs "
+            f"{statistics.mean(walls) * 1e6:>8.1f}µs {statistics.median(cpus) * 1e6:>7.1f}µs "
+            f"{statistics.mean(cpus) * 1e6:>7.1f}µs {sum(cpus) / sum(walls):>8.0%} "
+            f"{busy:>11.0%} {full:>10.0%}",
+            flush=True,
+        )
 
 
 def bulk_file_and_folder(corpus: Corpus, size: int) -> None:
@@ -539,9 +598,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--only-random", action="store_true", help="build the folder stores, measure random calls")
     parser.add_argument("--bulk", type=int, metavar="N", help="measure only a bulk load of N memories, file vs folder")
     parser.add_argument("--store-dir", type=Path, help="with --only-random: keep the built stores here, reuse them")
+    parser.add_argument(
+        "--profile", action="store_true", help="with --only-random: profile random gets (hits, misses, the closer)"
+    )
     args = parser.parse_args(argv)
     if args.store_dir is not None and not args.only_random:
         parser.error("--store-dir needs --only-random")
+    if args.profile and not args.only_random:
+        parser.error("--profile needs --only-random")
     counts = [int(s.replace("_", "")) for s in args.agents.split(",") if s.strip()]
     file_counts = [int(s.replace("_", "")) for s in args.file_agents.split(",") if s.strip()]
 
@@ -578,7 +642,12 @@ def main(argv: Sequence[str] | None = None) -> None:
                 build(corpus, path, agents, args.per_agent, "folder")
             else:
                 results.append(bench(corpus, agents, args.per_agent, "folder", args, workdir))
-            if agents >= args.random_agents:
+            if agents >= args.random_agents and args.profile:
+                middle = agents // 2
+                key = agent_notes(corpus, middle, args.per_agent)[0].key
+                for cache_size in (None, OLD_CACHE_SIZE):
+                    profile_random_gets(path, agents, args.per_agent, agent_name(middle), key, cache_size, args.gets)
+            elif agents >= args.random_agents:
                 middle = agents // 2
                 key = agent_notes(corpus, middle, args.per_agent)[0].key
                 for cache_size in (None, OLD_CACHE_SIZE):

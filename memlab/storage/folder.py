@@ -19,8 +19,8 @@ refused: a file written through one would leave the store.
 Opening a file is the costly step, so the store keeps as many open as the process's descriptors allow
 (``memlab.storage.folder_files``: the limit raised toward its hard maximum, all of it but a headroom used, at most
 ``MAX_OPEN_FILES``, shared by the process's store folders), checks each distinct schema once per process, and
-closes the least recently used file on a background thread (``memlab.storage.folder_closer``): a close
-checkpoints the file, which no call waits for.
+closes the least recently used file on a background thread (``memlab.storage.folder_closer``), keeping its WAL where
+SQLite can be told so, which no call waits for; the store checkpoints those files when it closes.
 
 The catalogue is checked against the files: an agent it lists must have its non-empty file, holding that agent
 only, and a file must belong to an agent it lists; anything else is refused on open (``SchemaError``) rather
@@ -60,6 +60,8 @@ from memlab.storage.verify import Verification, read_only
 from memlab.viewrules import ViewRules
 
 __all__ = ["FolderStorage"]
+
+CLOSE_CHECKPOINTS = 8  # files checkpointed at once when the store closes (each holds a connection meanwhile)
 
 
 class FolderStorage:
@@ -423,8 +425,12 @@ class FolderStorage:
                 while self._files:
                     OPEN_FILES.add(-1)
                     self._close_file(*self._files.popitem())
-                for path in sorted(self._closer.kept_wal):
-                    checkpoint(path)  # closed without one while the store ran (Closer)
+                # Closed without one while the store ran (Closer): each checkpoint waits on the disk with the GIL
+                # released, and several at once share the file system's journal commits.
+                from concurrent.futures import ThreadPoolExecutor  # here: importing memlab stays light
+
+                with ThreadPoolExecutor(max_workers=CLOSE_CHECKPOINTS, thread_name_prefix="memlab-checkpoint") as pool:
+                    list(pool.map(checkpoint, sorted(self._closer.kept_wal)))
                 self._closer.kept_wal.clear()
             finally:
                 self._catalogue.close()
