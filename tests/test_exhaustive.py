@@ -138,21 +138,7 @@ def test_every_trace_reduces_to_one_that_is_enumerated(name, alphabet, depth):
 
 @pytest.mark.parametrize("policy", sorted({policy for _, policy in SHORTEST}))
 def test_a_trace_and_its_reduction_get_the_same_verdict_from_the_real_store(policy):
-    rng = random.Random(policy)
-    for name in check.CHECKS:
-        judge = CHECKERS[name].judge
-        for configuration in configurations(name, check.Alphabet()):
-            symbols = configuration.symbols
-            for _ in range(6):
-                trace = tuple(rng.randrange(len(symbols)) for _ in range(3))
-                reduced = normalise(trace, symbols, 3, configuration.rules)
-                steps = [symbols[number].step for number in trace]
-                leaks = judge(resolve(policy), configuration.level, configuration.actors, steps) is not None
-                kept = [] if reduced is None else [symbols[number].step for number in reduced]
-                leaks_reduced = bool(kept) and (
-                    judge(resolve(policy), configuration.level, configuration.actors, kept) is not None
-                )
-                assert leaks == leaks_reduced, (name, trace, reduced)
+    _assert_reductions_keep_the_real_stores_verdicts(policy, check.Alphabet(), draws=6)
 
 
 def test_a_leak_seen_by_a_write_survives_the_reductions():
@@ -587,21 +573,7 @@ def test_every_trace_over_labels_reduces_to_one_that_is_enumerated(name):
 
 @pytest.mark.parametrize("policy", ["newest-over-all-labels", "refuse-ambiguous", "frozen-taint"])
 def test_a_trace_over_labels_and_its_reduction_get_the_same_verdict_from_the_real_store(policy):
-    rng = random.Random(policy)
-    for name in check.CHECKS:
-        judge = CHECKERS[name].judge
-        for configuration in configurations(name, check.Alphabet.compartments()):
-            symbols = configuration.symbols
-            for _ in range(2):
-                trace = tuple(rng.randrange(len(symbols)) for _ in range(3))
-                reduced = normalise(trace, symbols, 3, configuration.rules)
-                steps = [symbols[number].step for number in trace]
-                leaks = judge(resolve(policy), configuration.level, configuration.actors, steps) is not None
-                kept = [] if reduced is None else [symbols[number].step for number in reduced]
-                leaks_reduced = bool(kept) and (
-                    judge(resolve(policy), configuration.level, configuration.actors, kept) is not None
-                )
-                assert leaks == leaks_reduced, (name, trace, reduced)
+    _assert_reductions_keep_the_real_stores_verdicts(policy, check.Alphabet.compartments(), draws=2)
 
 
 def test_prefix_sharing_over_labels_gives_every_trace_the_judges_verdict():
@@ -732,3 +704,23 @@ def test_any_label_alphabet_is_ordered_and_configured_by_the_lattice(labels):
         for c in configurations("noninterference", alphabet)
     ]
     assert len(found) == len(set(found)) and set(found) == expected
+
+
+def _assert_reductions_keep_the_real_stores_verdicts(policy, alphabet, draws):
+    """Random traces of 3 steps of every configuration of every check over ``alphabet``: a trace and its
+    reduction leak alike under the real store."""
+    rng = random.Random(policy)
+    for name in check.CHECKS:
+        judge = CHECKERS[name].judge
+        for configuration in configurations(name, alphabet):
+            symbols = configuration.symbols
+            for _ in range(draws):
+                trace = tuple(rng.randrange(len(symbols)) for _ in range(3))
+                reduced = normalise(trace, symbols, 3, configuration.rules)
+                steps = [symbols[number].step for number in trace]
+                leaks = judge(resolve(policy), configuration.level, configuration.actors, steps) is not None
+                kept = [] if reduced is None else [symbols[number].step for number in reduced]
+                leaks_reduced = bool(kept) and (
+                    judge(resolve(policy), configuration.level, configuration.actors, kept) is not None
+                )
+                assert leaks == leaks_reduced, (name, trace, reduced)

@@ -23,10 +23,10 @@ from memlab.errors import InvalidArgument
 from memlab.labels import SHADOWING_RULES, Ambiguous, Label, maximal
 from memlab.levels import Level
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
-from memlab.search.analyzers import Analyzer, SnippetTerms
 from memlab.search.query import query_terms
 from memlab.search.ranking import Ranking, when_words
 from memlab.storage.label_codes import stored
+from memlab.storage.lexical import _lazy_terms, _snippet
 from memlab.storage.postgres.connection import Connection, _label
 from memlab.storage.postgres.schema import RANKINGS, _indexing
 from memlab.storage.postgres.sql import (
@@ -43,8 +43,6 @@ from memlab.storage.postgres.sql import (
 from memlab.storage.postgres.verify import _verify
 from memlab.storage.seal import chain_rows, deletion, seal
 from memlab.storage.verify import Verification
-
-_SNIPPET_TOKENS = 16
 
 
 def _readable(alias: str, also: str = "") -> str:
@@ -573,23 +571,6 @@ class PostgresStorage(Connection):
     def close(self) -> None:
         self._pool.close()
         self._owner.close()
-
-
-def _lazy_terms(analyzer: Analyzer, query: str) -> Callable[[], SnippetTerms]:
-    """``analyzer.snippet_terms(query)``, worked out on the first call."""
-    made: list[SnippetTerms] = []
-
-    def terms() -> SnippetTerms:
-        if not made:
-            made.append(analyzer.snippet_terms(query))
-        return made[0]
-
-    return terms
-
-
-def _snippet(analyzer: Analyzer, content: str, terms: Callable[[], SnippetTerms]) -> str:
-    """A hit's snippet, when it is first read."""
-    return analyzer.snippet(content, terms(), tokens=_SNIPPET_TOKENS)
 
 
 def _claimed(label: Label) -> dict[str, Any]:
