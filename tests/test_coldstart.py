@@ -81,3 +81,24 @@ def test_the_features_that_need_a_heavy_package_still_load_it(existing_store):
             assert [hit.memory.key for hit in store.session("PUBLIC").memory_search("runner")] == ["k"]
         """
     assert {"pandas", "nltk"} <= set(_loaded_after(code, existing_store))
+
+
+def test_memlab_eval_without_a_t_test_loads_no_scipy():
+    # Guards: `from scipy import stats` at the top of memlab/eval/measures.py (1-2 s of every `memlab eval`, a
+    # third of a second run's CPU beyond its searches, for `--test t` alone).
+    code = """
+        import sys
+        from memlab.cli import main
+        assert main(["eval", "--collection", "tests/fixtures/trec-tiny", "--rows", "porter,memlab"]) in (0, None)
+        print(json.dumps("scipy" in sys.modules))
+        """
+    script = "import json\n" + textwrap.dedent(code)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) is False
+
+
+def test_the_t_test_still_loads_scipy_and_answers():
+    from memlab.eval.measures import paired_test
+
+    assert paired_test([1.0, 0.9, 1.0, 0.8], [0.0, 0.1, 0.2, 0.0], method="t") < 0.01

@@ -3,11 +3,14 @@ safe with two processes filling it, robust to corrupt entries and files; LoCoMo'
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import shutil
 import sqlite3
 import stat
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -294,3 +297,19 @@ def test_tuning_the_hybrid_row_a_second_time_embeds_nothing(tmp_path, monkeypatc
     monkeypatch.setattr(dense.MiniLM, "_model", refuse)  # the tuning's worker processes are forked: they see it
     second = tune(_collection(), rows=["hybrid"], grids=grid, progress=False, workers=1)
     assert second.chosen == first.chosen
+
+
+def test_a_second_eval_never_loads_the_model(tmp_path):
+    # Guards: the onnxruntime session made in MiniLM's constructor (half a second of CPU in each run whose
+    # texts are all cached, a tenth of a second `memlab eval`'s CPU beyond its searches).
+    run(load_trec("tests/fixtures/trec-tiny"), rows=["dense"], progress=False, workers=1, cache=tmp_path)
+    code = f"""
+import json, sys
+from memlab.eval import load_trec, run
+run(load_trec("tests/fixtures/trec-tiny"), rows=["dense", "hybrid"], progress=False, workers=1, cache={str(tmp_path)!r})
+print(json.dumps("onnxruntime" in sys.modules))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) is False
+    assert dense.MiniLM().embed(["a cat sat"]).shape == (1, 384)  # and a text not cached loads it

