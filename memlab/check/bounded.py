@@ -64,10 +64,10 @@ class Alphabet:
     """What a trace is made of: the names, the tag and the levels (or labels) each step may use.
 
     Per session the steps are: a save of each key with each content and with all contents in one memory
-    (untagged and tagged), a delete and a get of
-    each key, a list (all, and by the tag), a search for each content word; write-down's sessions also copy a key
-    to a key and escalate to each level (over labels, to each label above their start). Each level gives the configurations: the observer's bound and the high
-    session's start and escalation (noninterference), the two sessions' levels (the other checks).
+    (untagged and tagged), a delete and a get of each key, a list (all, and by the tag), a search for each
+    content word; write-down's sessions also copy a key to a key and escalate to each level (over labels, to each
+    label above their start). Each level gives the configurations: the observer's bound and the high session's
+    start and escalation (noninterference), the two sessions' levels (the other checks).
 
     ``levels`` may hold labels with categories (``Alphabet.compartments()``: PUBLIC, CONFIDENTIAL:hr,
     CONFIDENTIAL:legal and CONFIDENTIAL:hr,legal); the configurations then follow the lattice
