@@ -166,8 +166,15 @@ HEADLINE: dict[str, Callable[[str], list[str]]] = {
     "bench_bulk-1M-second-wave": target_lines,
     "bench_store-second-wave": target_lines,
     "bench_ranking": target_lines,
-    "bench_floor-merged": target_lines,
+    "bench_floor-wave6": target_lines,
+    "bench_agents-random-wave6": target_lines,
+    "postgres-floor-calls-after": lambda output: [
+        line.rstrip()
+        for line in output.split("\n")
+        if line.startswith(("measure ", "get,", "single save,", "search ")) or " one agent " in line
+    ],
     "coldstart-merged": target_lines,
+    "bench_embedding_cache-second-dense-wave6": target_lines,
     "bench_peers": lambda output: [
         line for line in output.split("\n") if line.startswith("engine ") or re.match(r"\S+\s+1,000,000 ", line)
     ],
