@@ -60,12 +60,16 @@ def _plain_name(limit: int) -> re.Pattern[str]:
     return re.compile(_plain(limit))
 
 
+_PLAIN_KEY = _plain_name(MAX_KEY_CHARS)
+
 # A list of plain tags joined by NUL (no name holds one): one match decides the common list of tags.
 _PLAIN_TAGS = re.compile(f"{_plain(MAX_TAG_CHARS)}(?:\x00{_plain(MAX_TAG_CHARS)})*")
 
 
 def _unicode(name: str, value: str) -> str:
     """``value`` if it is valid Unicode text; a lone surrogate (from a lenient ``json.loads``) is refused."""
+    if value.isascii():  # a flag of the string: ASCII holds no surrogate
+        return value
     found = _SURROGATE.search(value)
     if found:
         raise InvalidArgument(f"{name} holds a lone surrogate at character {found.start()}: it is not valid text")
@@ -77,7 +81,7 @@ def _text(name: str, value: Any, limit: int) -> str:
         raise InvalidArgument(f"{name} must be a string, not {type(value).__name__}")
     if len(value) > limit:
         raise InvalidArgument(f"{name} is {len(value)} characters long; the limit is {limit}")
-    if not value.strip():
+    if not value or value.isspace():  # what strip() would leave empty, without copying the text
         raise InvalidArgument(f"{name} must not be empty")
     return _unicode(name, value)
 
@@ -128,13 +132,15 @@ def summary(value: Any, limit: int) -> str | None:
     length and a digest (never the whole of it); None when it is not text."""
     if not isinstance(value, str):
         return None
-    if len(value) <= limit and not _SURROGATE.search(value):
+    if len(value) <= limit and (value.isascii() or not _SURROGATE.search(value)):
         return value
     digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return f"<{len(value)} chars sha256:{digest}>"
 
 
 def key(value: Any) -> str:
+    if type(value) is str and _PLAIN_KEY.fullmatch(value):  # the common key, as _name decides it first
+        return value
     return _name("key", value, MAX_KEY_CHARS)
 
 

@@ -264,7 +264,7 @@ class Session:
         call = self._tool_call(tool, raw, taint)
         audit: _Audit | None = None
         try:
-            if not isinstance(raw, Mapping):
+            if type(raw) is not dict and not isinstance(raw, Mapping):
                 raise InvalidArgument(f"arguments must be an object, not {type(raw).__name__}")
             call = run_hooks(self.store.hooks, call)
             definition = tooldefs.get(call.tool, host=host)
@@ -280,9 +280,8 @@ class Session:
             self.store.notify()  # every call appended an audit row, whatever its outcome
 
     def _tool_call(self, tool: Any, raw: Any, taint: Level | Label) -> ToolCall:
-        return ToolCall(
-            tool, dict(raw) if isinstance(raw, Mapping) else {}, taint=taint, agent=self.agent, session_id=self.id
-        )
+        given = dict(raw) if type(raw) is dict or isinstance(raw, Mapping) else {}
+        return ToolCall(tool, given, taint=taint, agent=self.agent, session_id=self.id)
 
     def _failed_call(
         self, taint: Level | Label, call: ToolCall, error: Exception, *, write: bool = True

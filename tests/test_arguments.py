@@ -12,6 +12,10 @@ BAD_CALLS = [
     ("memory_save", {"key": "", "content": "x"}, "key must not be empty"),
     ("memory_save", {"key": "   ", "content": "x"}, "key must not be empty"),
     ("memory_save", {"key": "k", "content": ""}, "content must not be empty"),
+    # Guards: arguments._text taking any non-empty text (`if not value`) or only ASCII whitespace as empty (each
+    # seen failing).
+    ("memory_save", {"key": "k", "content": " \t\n "}, "content must not be empty"),
+    ("memory_save", {"key": "k", "content": "\u3000\u00a0\u2028"}, "content must not be empty"),
     ("memory_save", {"key": 7, "content": "x"}, "key must be a string, not int"),
     ("memory_save", {"key": "k", "content": ["x"]}, "content must be a string, not list"),
     ("memory_save", {"key": " k", "content": "x"}, "must not start or end with whitespace"),

@@ -13,6 +13,7 @@ from memlab.storage.label_codes import read_label
 from memlab.storage.seal import AUDIT_FIELDS, chain_rows
 
 _AUDIT_COLUMNS = ", ".join((*AUDIT_FIELDS, "hash"))
+_INSERT_AUDIT = f"INSERT INTO audit ({_AUDIT_COLUMNS}) VALUES ({', '.join('?' * (len(AUDIT_FIELDS) + 1))})"
 
 
 class Audit:
@@ -36,10 +37,7 @@ class Audit:
             head = self.conn.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
             head = (0, self._genesis) if head is None else head
         rows = chain_rows(events, digests, seq=head[0], previous=head[1])
-        self.conn.executemany(
-            f"INSERT INTO audit ({_AUDIT_COLUMNS}) VALUES ({', '.join('?' * (len(AUDIT_FIELDS) + 1))})",
-            rows,
-        )
+        self.conn.executemany(_INSERT_AUDIT, rows)
         if rows:
             self._head = (rows[-1][0], rows[-1][-1])
 

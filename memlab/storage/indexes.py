@@ -34,6 +34,8 @@ class IndexUpkeep:
     _indexed: dict[int, int]
     _label_views_of: dict[int, dict[str, Label]]
     _has_label_views: bool | None
+    _refresh_plans: dict[tuple[int, int, Label], tuple[list[Level], dict[Level, str], str | None]]
+    _index_statements: dict[tuple[str, bool], tuple[str, str]]
 
     def _label_views(self, agent_id: int) -> dict[str, Label]:
         """The categorised labels whose views ``agent_id`` keeps (stored form -> label); cached like levels."""
@@ -124,16 +126,12 @@ class IndexUpkeep:
         reindex: dict[str, tuple[list[int], list[int]]] = {}
         rules = self.rules
         changed = as_label(changed)
-        # A categorised version is in no plain view; the label views are every one the agent keeps.
-        plain = not changed.categories
-        taints = [taint for taint in Level if plain and (taint >= changed.level or not rules.lattice_visibility)]
-        labels = self._label_views(agent_id)
-        if rules.lattice_visibility and rules.shadowing != "newest-overall":
+        taints, tables, everything = self._refresh_plan(agent_id, indexed, changed)
+        labels = self._label_views(agent_id)  # every categorised label's view the agent keeps
+        if labels and rules.lattice_visibility and rules.shadowing != "newest-overall":
             # A version a view cannot read changes nothing it may pick from (labels.maximal): only the views
             # ``changed`` flows to are touched, so a save in one compartment costs nothing in the others.
             labels = {text: label for text, label in labels.items() if rules.can_read_label(changed, label)}
-        tables = {taint: fts_table(agent_id, taint) for taint in taints if indexed & _level_bit(taint)}
-        everything = fts_table(agent_id, None) if rules.global_statistics else None
         for key in keys:
             old, new = before.get(key), after.get(key)
             # A key's winners at every taint, each computed once (a bulk save's new keys have none before).
@@ -168,13 +166,33 @@ class IndexUpkeep:
                     _note_reindex(
                         reindex, view_table(agent_id, label), _indexed_id(previous_winner), _indexed_id(winner)
                     )
-        self.conn.executemany("DELETE FROM effective WHERE agent_id = ? AND key = ? AND taint = ?", removals)
-        self.conn.executemany(
-            "INSERT OR REPLACE INTO effective (agent_id, key, taint, memory_id) VALUES (?, ?, ?, ?)", upserts
-        )
+        if removals:
+            self.conn.executemany("DELETE FROM effective WHERE agent_id = ? AND key = ? AND taint = ?", removals)
+        if upserts:
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO effective (agent_id, key, taint, memory_id) VALUES (?, ?, ?, ?)", upserts
+            )
         for table, (gone, added) in reindex.items():
             self._index_rows(table, gone, remove=True)
             self._index_rows(table, added, remove=False)
+
+    def _refresh_plan(
+        self, agent_id: int, indexed: int, changed: Label
+    ) -> tuple[list[Level], dict[Level, str], str | None]:
+        """What a change at ``changed`` touches at ``agent_id`` with the levels ``indexed``: the plain taints whose
+        views it may change, the FTS5 index of each of them that is kept, and the index over every level (the
+        ``global-stats`` variant's, else None). A function of its arguments and the rules alone, so it is worked out
+        once per connection (every save asks)."""
+        plan = self._refresh_plans.get((agent_id, indexed, changed))
+        if plan is None:
+            rules = self.rules
+            # A categorised version is in no plain view.
+            plain = not changed.categories
+            taints = [taint for taint in Level if plain and (taint >= changed.level or not rules.lattice_visibility)]
+            tables = {taint: fts_table(agent_id, taint) for taint in taints if indexed & _level_bit(taint)}
+            everything = fts_table(agent_id, None) if rules.global_statistics else None
+            plan = self._refresh_plans[agent_id, indexed, changed] = (taints, tables, everything)
+        return plan
 
     def _index_rows(self, table: str, ids: list[int], *, remove: bool) -> None:
         """Add the versions ``ids`` to the FTS5 index ``table``, or remove them (their text says which terms).
@@ -184,13 +202,18 @@ class IndexUpkeep:
         """
         if not ids:
             return
-        command = f'"{table}", rowid, {self._fts_columns}' if remove else f"rowid, {self._fts_columns}"
-        values = f"'delete', id, {self._fts_columns}" if remove else f"id, {self._fts_columns}"
-        select = f'INSERT INTO "{table}" ({command}) SELECT {values} FROM memories'
+        statements = self._index_statements.get((table, remove))
+        if statements is None:
+            command = f'"{table}", rowid, {self._fts_columns}' if remove else f"rowid, {self._fts_columns}"
+            values = f"'delete', id, {self._fts_columns}" if remove else f"id, {self._fts_columns}"
+            select = f'INSERT INTO "{table}" ({command}) SELECT {values} FROM memories'
+            batched = f"{select} WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id"
+            statements = (f"{select} WHERE id = ?", batched)
+            self._index_statements[table, remove] = statements
         if len(ids) < _BATCHED_INDEX_ROWS:
-            self.conn.executemany(f"{select} WHERE id = ?", [(memory_id,) for memory_id in ids])
+            self.conn.executemany(statements[0], [(memory_id,) for memory_id in ids])
         else:
-            self.conn.execute(f"{select} WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id", (json.dumps(ids),))
+            self.conn.execute(statements[1], (json.dumps(ids),))
 
 
 _NO_WINNERS = (None,) * len(Level)

@@ -23,9 +23,15 @@ __all__ = ["stored", "read_label", "as_taint", "as_label", "view_table", "LABEL_
 LABEL_VIEWS = "label_views"
 
 
+_PLAIN_LABELS = {level: Label(level) for level in Level}
+"""Each level's label without categories, made once (a label is immutable): every save asks for one."""
+
+
 def as_label(value: Level | Label) -> Label:
     """``value`` as a ``Label`` (a level is the label without categories)."""
-    return value if type(value) is Label else Label(Level(value))
+    if type(value) is Label:
+        return value
+    return _PLAIN_LABELS[value] if type(value) is Level else Label(Level(value))
 
 
 def as_taint(value: Level | Label) -> Level | Label:

@@ -57,6 +57,8 @@ AUDIT_FIELDS = (
 )
 """The hashed fields of an audit row, in the order the hash takes them; the row stores its ``hash`` after them."""
 
+_LEVEL_NAMES = {level: str(level) for level in Level}
+
 
 class Seal(NamedTuple):
     """What a save stores and audits of one version beside its content."""
@@ -110,26 +112,31 @@ def chain_rows(
     *,
     seq: int,
     previous: str,
-    text: Callable[[str | None], str | None] = lambda value: value,
+    text: Callable[[str | None], str | None] | None = None,
 ) -> list[tuple[Any, ...]]:
     """Audit rows for ``events`` (``AUDIT_FIELDS`` then ``hash``), numbered after ``seq`` and chained to
-    ``previous``; ``text`` makes a free-text field storable (PostgreSQL refuses NUL characters)."""
+    ``previous``; ``text`` makes a free-text field storable (PostgreSQL refuses NUL characters; None: stored as
+    it is)."""
     rows = []
     for event, digest in zip(events, digests or [None] * len(events), strict=True):
         seq += 1
+        session_id, key, query, message = event.session_id, event.key, event.query, event.message
+        if text is not None:
+            session_id, key, query, message = text(session_id), text(key), text(query), text(message)
+        taint = event.taint
         fields = (
             seq,
             event.at,
-            text(event.session_id),
+            session_id,
             event.agent,
-            str(event.taint),
+            _LEVEL_NAMES[taint] if type(taint) is Level else str(taint),
             event.tool,
-            text(event.key),
-            text(event.query),
+            key,
+            query,
             event.outcome,
             chain.json_strings(event.records) if event.records else "[]",
             chain.json_strings(event.notes) if event.notes else "[]",
-            text(event.message),
+            message,
             digest,
         )
         previous = chain.audit_hash(previous, fields)

@@ -59,6 +59,17 @@ __all__ = ["SqliteStorage"]
 
 _WAL_AUTOCHECKPOINT_PAGES = 10_000
 
+_TAG_WORDS_KEPT = 4_096
+_UNKNOWN = object()
+_INSERT_VERSION = (
+    "INSERT INTO memories (id, agent_id, key, content, tags, classification, version, saved_at, saved_by, source, "
+    "occurred_at, index_key, index_content, index_tags, index_source, index_when, index_tag_words, salt, commitment) "
+    f"VALUES ({', '.join('?' * 19)})"
+)
+_LATEST = "SELECT m.key, m.classification, m.id, MAX(m.version), m.deleted_at FROM memories m WHERE m.agent_id = ? AND "
+_LATEST_OF_KEY = _LATEST + "m.key = ? GROUP BY m.classification"
+_LATEST_OF_KEYS = _LATEST + "m.key IN (SELECT value FROM json_each(?)) GROUP BY m.key, m.classification"
+
 
 class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
     """Memories in one SQLite file (or in memory).
@@ -129,6 +140,15 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
         # write outside memlab's transactions) are as they were at the end of its last transaction.
         self._head: tuple[int, str] | None = None
         self._indexed: dict[int, int] = {}
+        # The id the next saved version gets, known after this connection's last save (None: read it). Ids only
+        # grow (a version is never deleted), and once a storage has saved, save_many is the one writer of memories
+        # in its transactions (a migration fills a new file); any other change is caught by _revalidate.
+        self._next_id: int | None = None
+        # Pure functions of the rules and their arguments, kept for the connection's life: what a change touches
+        # (IndexUpkeep._refresh_plan) and the statements that index a version (IndexUpkeep._index_rows).
+        self._refresh_plans: dict[tuple[int, int, Label], tuple[list[Level], dict[Level, str], str | None]] = {}
+        self._index_statements: dict[tuple[str, bool], tuple[str, str]] = {}
+        self._tag_words_of: dict[tuple[str, ...], str | None] = {}  # tags -> their one-word tags (_tag_words)
         self._boosted: dict[tuple[str, str], bool] = {}  # the tag boost's decisions (LexicalSearch._boosted_terms)
         self._boosted_at = 0
         self._label_views_of: dict[int, dict[str, Label]] = {}  # agent id -> its categorised labels' views
@@ -200,6 +220,7 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
     def _forget(self) -> None:
         """Drop every cached row (a transaction rolled back, or the file changed under this connection)."""
         self._head = None
+        self._next_id = None
         self._indexed.clear()
         self._boosted.clear()
         self._agent_ids.clear()
@@ -326,12 +347,14 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
         with self._write():
             agent_id, indexed = self._agent(agent, create=True)
             plain = not label.categories
-            if plain and self.rules.lattice_visibility and not indexed & _level_bit(label.level):
+            if plain and not indexed & _level_bit(label.level) and self.rules.lattice_visibility:
                 indexed = self._start_index(agent_id, label.level, indexed)
             keys = list(dict.fromkeys(version.key for version in versions))
             latest = self._latest(agent_id, keys)
             before = live_versions(latest)
-            next_id = self.conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM memories").fetchone()[0]
+            next_id = self._next_id
+            if next_id is None:
+                next_id = self.conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM memories").fetchone()[0]
             level = stored(classification)
             saved, stems = [], []
             for memory_id, new in enumerate(versions, start=next_id):
@@ -356,7 +379,7 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
                     stems_of = tuple(None if text is None else self.analyzer.index_text(text) for text in texts)
                 else:
                     stems_of = (None, None, None, None, when)
-                stems.append((*stems_of, tag_words(self.analyzer, new.tags) if self.index_tag_words else None))
+                stems.append((*stems_of, self._tag_words(new.tags) if self.index_tag_words else None))
             seals = seal_many(agent, versions, level, [memory.version for memory in saved], saved_by)
             digests = [sealed.digest for sealed in seals]
             rows = [
@@ -366,12 +389,8 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
                     range(next_id, next_id + len(versions)), versions, saved, stems, seals, strict=True
                 )
             ]
-            self.conn.executemany(
-                "INSERT INTO memories (id, agent_id, key, content, tags, classification, version, saved_at, saved_by, "
-                "source, occurred_at, index_key, index_content, index_tags, index_source, index_when, "
-                f"index_tag_words, salt, commitment) VALUES ({', '.join('?' * 19)})",
-                rows,
-            )
+            self.conn.executemany(_INSERT_VERSION, rows)
+            self._next_id = next_id + len(rows)
             if vectors is not None:
                 self.conn.executemany(
                     "INSERT INTO vectors (memory_id, model, vector) VALUES (?, ?, ?)",
@@ -418,6 +437,18 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
         with self._write():
             self._agent(agent, create=True)
 
+    def _tag_words(self, tags: tuple[str, ...]) -> str | None:
+        """``fts_tables.tag_words`` of ``tags`` under this store's analyzer, each distinct list worked out once (the
+        same few lists come on save after save; a bounded cache, emptied when full)."""
+        if type(tags) is not tuple:
+            return tag_words(self.analyzer, tags)
+        words = self._tag_words_of.get(tags, _UNKNOWN)
+        if words is _UNKNOWN:
+            if len(self._tag_words_of) >= _TAG_WORDS_KEPT:
+                self._tag_words_of.clear()
+            words = self._tag_words_of[tags] = tag_words(self.analyzer, tags)
+        return words
+
     def _agent_id(self, agent: str) -> int | None:
         """The agent's id, or None if it never saved; cheaper than ``_agent`` when levels do not matter."""
         if agent not in self._agent_ids:
@@ -450,12 +481,12 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
 
     def _latest(self, agent_id: int, keys: list[str]) -> dict[tuple[str, int], tuple[int, int, str | None]]:
         """(key, level) -> id, version and deleted_at of the newest version of each of ``keys`` at each level."""
-        # SQLite fills the bare columns of a MAX() aggregate from the row holding the maximum.
-        rows = self.conn.execute(
-            "SELECT m.key, m.classification, m.id, MAX(m.version), m.deleted_at FROM memories m "
-            "WHERE m.agent_id = ? AND m.key IN (SELECT value FROM json_each(?)) GROUP BY m.key, m.classification",
-            (agent_id, json.dumps(keys)),
-        )
+        # SQLite fills the bare columns of a MAX() aggregate from the row holding the maximum. One key (every single
+        # save) is looked up as itself: no JSON to write, no json_each to scan.
+        if len(keys) == 1:
+            rows = self.conn.execute(_LATEST_OF_KEY, (agent_id, keys[0]))
+        else:
+            rows = self.conn.execute(_LATEST_OF_KEYS, (agent_id, json.dumps(keys)))
         return {(key, level): (memory_id, version, deleted) for key, level, memory_id, version, deleted in rows}
 
     # -- reads (each with its audit event, in one transaction) ---------------------------------------
