@@ -138,7 +138,7 @@ def target_lines(output: str) -> list[str]:
 
 def floor_figures(date: str | None) -> str:
     """The storage page's figures against the floor: every system's medians and the targets, as recorded."""
-    run = recording("bench_floor-merged")
+    run = recording("bench_floor-wave6-merged")
     kept, keeping = [], False
     for line in run.output.split("\n"):
         if line.startswith("medians of the repeats"):
@@ -152,7 +152,7 @@ def floor_figures(date: str | None) -> str:
     systems = "\n".join(kept).rstrip("\n")
     return (
         f"`{run.command}`: {run.provenance} (`python tools/tables.py` writes this from"
-        " `benchmarks/results/bench_floor-merged.txt`; the method, a profile and the reading are in"
+        " `benchmarks/results/bench_floor-wave6-merged.txt`; the method, a profile and the reading are in"
         " `benchmarks/README.md`)."
         " Medians of three repeats, calls interleaved; µs per call (bulk: per memory), disk in MB:"
         f"\n\n```\n{systems}\n\n" + "\n".join(target_lines(run.output)) + "\n```"
@@ -166,7 +166,7 @@ HEADLINE: dict[str, Callable[[str], list[str]]] = {
     "bench_bulk-1M-second-wave": target_lines,
     "bench_store-second-wave": target_lines,
     "bench_ranking": target_lines,
-    "bench_floor-wave6": target_lines,
+    "bench_floor-wave6-merged": target_lines,
     "bench_agents-random-wave6": target_lines,
     "postgres-floor-calls-after": lambda output: [
         line.rstrip()
@@ -201,7 +201,7 @@ TABLES: dict[str, tuple[str, Callable[[str | None], str], str]] = {
     "tuning": ("docs/relevance-lab.md", tuning, TUNED),
     "policy-lab": ("docs/policy-lab.md", policy_lab, CHECK_RESULTS),
     "benchmark-targets": ("docs/benchmarks.md", headline, BENCHMARKS),
-    "storage-floor": ("docs/storage.md", floor_figures, f"{BENCHMARKS}/bench_floor-merged.txt"),
+    "storage-floor": ("docs/storage.md", floor_figures, f"{BENCHMARKS}/bench_floor-wave6-merged.txt"),
     **{
         f"bench:{path.stem}": ("benchmarks/README.md", benchmark_output(path.stem), f"{BENCHMARKS}/{path.name}")
         for path in sorted((ROOT / BENCHMARKS).glob("*.txt"))
