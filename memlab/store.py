@@ -72,9 +72,9 @@ class MemoryStore:
     Args:
         path: where the store lives, shared safely between processes: an existing store folder or file
             opens as it is; a new path ending in ``.db``, ``.sqlite`` or ``.sqlite3`` becomes one SQLite file,
-            any other new path a folder with one SQLite file per agent. None keeps the store in memory. A
-            ``postgresql://`` URL keeps it in a PostgreSQL database shared by many hosts, gated by row-level
-            security (``memlab[postgres]``).
+            any other new path a folder with one SQLite file per agent. None (or ``":memory:"``, as
+            ``sqlite3`` spells it) keeps the store in memory. A ``postgresql://`` URL keeps it in a PostgreSQL
+            database shared by many hosts, gated by row-level security (``memlab[postgres]``).
         policy: a ``Policy`` or the name of a registered one (default ``strict``, exactly the documented semantics).
         analyzer: how text becomes index terms, by name (``memlab.search.analyzers``: ``porter`` — FTS5's
             built-in — by default, ``none``, ``trigram``, ``snowball``, ``nltk-porter``, ...).

@@ -76,3 +76,18 @@ def test_the_command_line_makes_the_same_choice(tmp_path, capsys):
     assert (tmp_path / "notes.sqlite").is_file()
     assert main(["verify", str(tmp_path / "notes.sqlite")]) == 0
     assert capsys.readouterr().out.splitlines()[-1].startswith("ok: ")
+
+
+def test_memory_as_sqlite3_spells_it_keeps_the_store_in_memory(tmp_path, monkeypatch):
+    # As sqlite3.connect(":memory:"): a user who writes it expects nothing on disk, least of all their CONFIDENTIAL
+    # memories in a folder named ":memory:" in the working directory.
+    # Guards: ":memory:" taken as any other new path (a store folder of that name).
+    monkeypatch.chdir(tmp_path)
+    with MemoryStore(":memory:") as store:
+        assert isinstance(store.storage, SqliteStorage) and store.storage.path is None
+        store.session(Level.CONFIDENTIAL, "sam").memory_save("salary", "90k")
+        assert store.session(Level.CONFIDENTIAL, "sam").memory_get("salary").content == "90k"
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(InvalidArgument, match="needs a path"):
+        MemoryStore(":memory:", layout="folder")
+    assert list(tmp_path.iterdir()) == []

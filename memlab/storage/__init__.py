@@ -11,6 +11,7 @@ PostgreSQL database shared by many hosts, where row-level security is the gate. 
 from __future__ import annotations
 
 import contextlib
+import os
 import stat
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -50,6 +51,7 @@ __all__ = [
 ]
 
 LAYOUTS = ("folder", "file")
+MEMORY = ":memory:"  # sqlite3's name for a database in memory: a private in-memory store here too
 
 
 class ToolStorage(Protocol):
@@ -172,7 +174,8 @@ def open_storage(
     """Open the store at ``path`` with the layout it has, or create one: a new path ending in ``.db``, ``.sqlite``
     or ``.sqlite3`` becomes one SQLite file, any other new path a store folder, unless ``layout`` says otherwise.
 
-    ``path=None`` is a private in-memory single-file store. An existing file is a single-file store and an
+    ``path=None`` (or ``":memory:"``, as ``sqlite3`` spells it) is a private in-memory single-file store. An
+    existing file is a single-file store and an
     existing folder a folder store; asking for the other layout is an error. A ``postgresql://`` (or
     ``postgres://``) URL opens, or creates, a store in that PostgreSQL database (``PostgresStorage``).
 
@@ -182,7 +185,7 @@ def open_storage(
     """
     if layout not in (None, *LAYOUTS):
         raise InvalidArgument(f"layout must be one of {', '.join(LAYOUTS)}, not {layout!r}")
-    if path is None:
+    if path is None or os.fspath(path) == MEMORY:
         if layout == "folder":
             raise InvalidArgument("a folder store needs a path; an in-memory store is a single file")
         return SqliteStorage(rules=rules, analyzer=analyzer, ranking=ranking, embedder=embedder)
