@@ -92,11 +92,11 @@ def _terms(conn, table):
 
 @pytest.mark.parametrize("analyzer", ["porter", "snowball"])
 def test_an_index_holds_the_stored_text_of_its_view(tmp_path, analyzer):
-    # Guards: a save indexing a version from the values it wrote, with the indexed columns in reverse order
-    # (`itemgetter(0, *positions[::-1])` for SqliteStorage._indexed_values): seen failing. Guards: those values
-    # taken from the row after the version's (`written[min(memory_id - first + 1, count - 1)]`): seen failing.
-    # A comparison with single saves would see neither (both index what they wrote): the index must hold what
-    # ``memories`` holds, as one rebuilt from the effective view does.
+    # Guards: a batch of 16 or more new versions indexed over json_each with the ids shifted by one
+    # (`SELECT value + 1 FROM json_each(?)` in IndexUpkeep._index_rows): seen failing, and only here (the
+    # comparison with single saves uses batches below 16). Guards: the indexed columns added in reverse order
+    # (`id, {reversed columns}`): seen failing. The index must hold what ``memories`` holds, as one rebuilt
+    # from the effective view does.
     store = MemoryStore(tmp_path / "m.db", layout="file", analyzer=analyzer)
     for taint, records in [*BATCHES, (Level.INTERNAL, [{"key": f"n{i}", "content": f"bulk {i}"} for i in range(40)])]:
         store.session(taint, "main").memory_save_many(records)

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
 
 from memlab.labels import Label
 from memlab.levels import Level
@@ -31,13 +30,12 @@ class IndexUpkeep:
     rules: ViewRules
     analyzer: Analyzer
     _fts_columns: str
-    _indexed_values: Callable[[Sequence[Any]], tuple[Any, ...]]
     _views_changed: int
     _indexed: dict[int, int]
     _label_views_of: dict[int, dict[str, Label]]
     _has_label_views: bool | None
     _refresh_plans: dict[tuple[int, int, Label], tuple[list[Level], dict[Level, str], str | None]]
-    _index_statements: dict[tuple[str, bool], tuple[str, str, str]]
+    _index_statements: dict[tuple[str, bool], tuple[str, str]]
 
     def _label_views(self, agent_id: int) -> dict[str, Label]:
         """The categorised labels whose views ``agent_id`` keeps (stored form -> label); cached like levels."""
@@ -117,14 +115,11 @@ class IndexUpkeep:
         indexed: int,
         *,
         changed: Level | Label,
-        written: Sequence[Sequence[Any]] = (),
     ) -> None:
         """Bring the effective view and the FTS indexes from ``before`` to ``after`` for ``keys``.
 
         ``before`` and ``after`` map each key to its live version id per level; the effective view is a
-        function of that, so only the differences are written. ``written``: the rows of ``memories`` this
-        transaction just inserted (``sqlite._INSERT_VERSION``'s values, consecutive ids), whose text an index is
-        given as it is instead of reading it back.
+        function of that, so only the differences are written.
         """
         self._views_changed += 1  # cached vector views are stale from here on
         upserts, removals = [], []
@@ -179,7 +174,7 @@ class IndexUpkeep:
             )
         for table, (gone, added) in reindex.items():
             self._index_rows(table, gone, remove=True)
-            self._index_rows(table, added, remove=False, written=written)
+            self._index_rows(table, added, remove=False)
 
     def _refresh_plan(
         self, agent_id: int, indexed: int, changed: Label
@@ -199,14 +194,11 @@ class IndexUpkeep:
             plan = self._refresh_plans[agent_id, indexed, changed] = (taints, tables, everything)
         return plan
 
-    def _index_rows(self, table: str, ids: list[int], *, remove: bool, written: Sequence[Sequence[Any]] = ()) -> None:
+    def _index_rows(self, table: str, ids: list[int], *, remove: bool) -> None:
         """Add the versions ``ids`` to the FTS5 index ``table``, or remove them (their text says which terms).
 
-        Versions among ``written`` (rows just inserted, consecutive ids, see ``_refresh``) are added from those
-        values, the very ones ``memories`` holds: reading them back over ``json_each`` costs ~7 µs more a row at
-        100k memories. Otherwise a batch goes in one statement over ``json_each`` (per-row statements cost ~2x
-        on a bulk import); a few rows go one statement each, which costs less than building the list (~75 vs
-        ~115 µs a row).
+        A batch goes in one statement over ``json_each`` (per-row statements cost ~2x on a bulk import); a
+        few rows go one statement each, which costs less than building the list (~75 vs ~115 µs a row).
         """
         if not ids:
             return
@@ -216,18 +208,8 @@ class IndexUpkeep:
             values = f"'delete', id, {self._fts_columns}" if remove else f"id, {self._fts_columns}"
             select = f'INSERT INTO "{table}" ({command}) SELECT {values} FROM memories'
             batched = f"{select} WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id"
-            marks = ", ".join("?" * (self._fts_columns.count(",") + 2))  # the rowid, then each indexed column
-            given = f'INSERT INTO "{table}" (rowid, {self._fts_columns}) VALUES ({marks})'
-            statements = (f"{select} WHERE id = ?", batched, given)
+            statements = (f"{select} WHERE id = ?", batched)
             self._index_statements[table, remove] = statements
-        if written and not remove:
-            first, count = written[0][0], len(written)
-            if all(0 <= memory_id - first < count for memory_id in ids):
-                # In rowid order, as the statement over json_each adds them: FTS5 flushes its pending terms whenever
-                # a rowid is not above the last, so an unordered batch would leave many small segments.
-                values = self._indexed_values
-                self.conn.executemany(statements[2], [values(written[memory_id - first]) for memory_id in sorted(ids)])
-                return
         if len(ids) < _BATCHED_INDEX_ROWS:
             self.conn.executemany(statements[0], [(memory_id,) for memory_id in ids])
         else:

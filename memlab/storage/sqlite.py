@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import operator
 import os
 import sqlite3
 import threading
@@ -62,12 +61,10 @@ _WAL_AUTOCHECKPOINT_PAGES = 10_000
 
 _TAG_WORDS_KEPT = 4_096
 _UNKNOWN = object()
-_VERSION_COLUMNS = (
-    "id, agent_id, key, content, tags, classification, version, saved_at, saved_by, source, occurred_at, index_key, "
-    "index_content, index_tags, index_source, index_when, index_tag_words, salt, commitment"
-).split(", ")
 _INSERT_VERSION = (
-    f"INSERT INTO memories ({', '.join(_VERSION_COLUMNS)}) VALUES ({', '.join('?' * len(_VERSION_COLUMNS))})"
+    "INSERT INTO memories (id, agent_id, key, content, tags, classification, version, saved_at, saved_by, source, "
+    "occurred_at, index_key, index_content, index_tags, index_source, index_when, index_tag_words, salt, commitment) "
+    f"VALUES ({', '.join('?' * 19)})"
 )
 _LATEST = "SELECT m.key, m.classification, m.id, MAX(m.version), m.deleted_at FROM memories m WHERE m.agent_id = ? AND "
 _LATEST_OF_KEY = _LATEST + "m.key = ? GROUP BY m.classification"
@@ -121,8 +118,6 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
         self.analyzer = resolve_analyzer(analyzer)
         columns = indexed_columns(self.analyzer)
         self._fts_columns = ", ".join(columns)
-        # A row of _INSERT_VERSION -> its id and what an FTS5 index reads of it, in the index's column order.
-        self._indexed_values = operator.itemgetter(0, *(_VERSION_COLUMNS.index(column) for column in columns))
         if self.path is not None:
             self._check_path()
         try:
@@ -152,7 +147,7 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
         # Pure functions of the rules and their arguments, kept for the connection's life: what a change touches
         # (IndexUpkeep._refresh_plan) and the statements that index a version (IndexUpkeep._index_rows).
         self._refresh_plans: dict[tuple[int, int, Label], tuple[list[Level], dict[Level, str], str | None]] = {}
-        self._index_statements: dict[tuple[str, bool], tuple[str, str, str]] = {}
+        self._index_statements: dict[tuple[str, bool], tuple[str, str]] = {}
         self._tag_words_of: dict[tuple[str, ...], str | None] = {}  # tags -> their one-word tags (_tag_words)
         self._boosted: dict[tuple[str, str], bool] = {}  # the tag boost's decisions (LexicalSearch._boosted_terms)
         self._boosted_at = 0
@@ -401,7 +396,7 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
                     "INSERT INTO vectors (memory_id, model, vector) VALUES (?, ?, ?)",
                     [(row[0], self.embedder.name, vector.tobytes()) for row, vector in zip(rows, vectors, strict=True)],
                 )
-            self._refresh(agent_id, keys, before, live_versions(latest), indexed, changed=classification, written=rows)
+            self._refresh(agent_id, keys, before, live_versions(latest), indexed, changed=classification)
             self._append_audits([audit(memory) for memory in saved], digests)
         return saved
 
