@@ -51,10 +51,14 @@ the visible rows for search): get <= 1.5x, single save <= 1.2x, bulk <= 1.25x, f
 Every system is checked before it is timed: gets return the same content, searches at every taint as many hits
 as raw FTS5 over the visible rows and none above the taint; a failed check aborts the run.
 
+The read gate (every version a get, list, search or recall returns checked against the session's label, so a
+tampered view fails closed): memlab file's get and tag list at CONFIDENTIAL, with the gate and with it replaced by
+one that only names the versions, interleaved (``read_gate``); target <= 1.05x.
+
 Usage::
 
     python benchmarks/bench_floor.py [--sizes 10000,100000] [--repeats 3] [--queries 300] [--gets 1500]
-                                     [--saves 600] [--profile]
+                                     [--saves 600] [--lists 30] [--profile]
 
 ``--profile`` adds cProfile's top functions of memlab's get and search (file layout) at every size.
 """
@@ -86,7 +90,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_bulk import checkpoint_and_size, raw_search, raw_search_rows  # noqa: E402
 from bench_peers import LangGraphPeer, build_bm25s, build_sqlite_utils, build_tantivy  # noqa: E402
-from bench_store import LEVELS, WARMUP_CALLS, Corpus, Note, RawStore, Timings, environment, interleaved  # noqa: E402
+from bench_store import LEVELS, TAGS, WARMUP_CALLS, Corpus, Note, RawStore, Timings, environment, interleaved  # noqa: E402
 
 from memlab import Level, MemoryStore  # noqa: E402
 from memlab.search import match_expression  # noqa: E402
@@ -96,6 +100,7 @@ GET_TARGET = 1.5
 SAVE_TARGET = 1.2
 BULK_TARGET = 1.25
 SIZE_TARGET = 1.1
+GATE_TARGET = 1.05
 
 
 def search_target(size: int) -> float:
@@ -530,6 +535,7 @@ def bench_size(corpus: Corpus, size: int, args: argparse.Namespace, workdir: Pat
         get_calls["langgraph"] = peers.langgraph.get
     interleaved(get_calls, warmup_keys)
     gets = {name: p50s(ts) for name, ts in repeated(get_calls, get_keys, repeats).items()}
+    gate = read_gate(sessions["file"][reader], get_keys, args.lists, repeats)
 
     # Taint by taint: a connection serving several taints would evict one index's pages with another's, which the
     # raw stores, one per taint, would not pay; then the peers, over every row.
@@ -588,6 +594,12 @@ def bench_size(corpus: Corpus, size: int, args: argparse.Namespace, workdir: Pat
             ),
             Target(f"file size ({name})", sizes[name], sizes["floor"], "floor", "MB", SIZE_TARGET),
         ]
+        if name == "file":
+            targets += [
+                Target(f"{read} p50 (file)", gate[f"{read} gated"].median, gate[f"{read} ungated"].median,
+                       "no read gate", "µs", GATE_TARGET)
+                for read in ("get", "list")
+            ]
         for taint in LEVELS:
             targets.append(
                 Target(
@@ -601,6 +613,22 @@ def bench_size(corpus: Corpus, size: int, args: argparse.Namespace, workdir: Pat
             )
     lines = systems_table(size, per_memory, saves, gets, searches, sizes, peers) + search_ratios(size, searches)
     return targets, lines + profile
+
+
+def read_gate(session: Any, keys: Sequence[str], lists: int, repeats: int) -> dict[str, Result]:
+    """What the session's read gate costs (every version a read returns checked against the session's label,
+    ``Session._check_readable``): p50 of ``memory_get`` over ``keys`` and of ``memory_list`` by each tag in turn
+    (``lists`` of them), on ``session`` and on a second session of the same store and taint whose gate only names
+    the versions, calls interleaved one by one."""
+    ungated = session.store.session(taint=session.taint, agent=session.agent)
+    ungated._check_readable = lambda taint, memories: tuple(memory.ref() for memory in memories)
+    tags = [TAGS[i % len(TAGS)] for i in range(lists)]
+    calls: dict[str, Callable[[Any], object]] = {"get gated": session.memory_get, "get ungated": ungated.memory_get}
+    interleaved(calls, keys[:WARMUP_CALLS])
+    out = {name: p50s(ts) for name, ts in repeated(calls, keys, repeats).items()}
+    calls = {"list gated": lambda tag: session.memory_list(tag), "list ungated": lambda tag: ungated.memory_list(tag)}
+    interleaved(calls, tags[: len(TAGS)])
+    return out | {name: p50s(ts) for name, ts in repeated(calls, tags, repeats).items()}
 
 
 def _memlab_search(session: Any) -> Callable[[str], object]:
@@ -797,6 +825,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--queries", type=int, default=300, help="timed searches per system (default: %(default)s)")
     parser.add_argument("--gets", type=int, default=1500, help="timed gets per system (default: %(default)s)")
     parser.add_argument("--saves", type=int, default=600, help="timed single saves per system (default: %(default)s)")
+    parser.add_argument("--lists", type=int, default=30, help="timed tag lists per gate setting (default: %(default)s)")
     parser.add_argument("--profile", action="store_true", help="profile memlab's get and search at every size")
     args = parser.parse_args(argv)
     args.sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]

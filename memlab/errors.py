@@ -51,8 +51,8 @@ class SchemaError(MemlabError):
 
 
 class IntegrityError(MemlabError):
-    """The store contradicts itself (a search index returned a version outside the session's view): it has been
-    damaged or tampered with, so the call fails closed; ``memlab verify`` names the damage."""
+    """The store contradicts itself (a view or a search index returned a version outside the session's view): it
+    has been damaged or tampered with, so the call fails closed; ``memlab verify`` names the damage."""
 
     code = "integrity_error"
 

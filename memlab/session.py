@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from memlab import arguments, tooldefs
-from memlab.errors import Denied, InternalError, InvalidArgument, MemlabError, NotFound, TaintError
+from memlab.errors import Denied, IntegrityError, InternalError, InvalidArgument, MemlabError, NotFound, TaintError
 from memlab.labels import Label
 from memlab.levels import Level
 from memlab.policy import ToolCall, run_hooks
@@ -335,6 +335,7 @@ class Session:
 
         def complete(memory: Memory | None) -> AuditEvent:
             if memory is not None:
+                self._check_readable(taint, (memory,))
                 return audit.event(records=(memory.ref(),))
             if self.store.policy.reveal_hidden and self.store.storage.exists(self.agent, key):
                 # The existence-oracle variant: the audit records the answer the caller gets.
@@ -354,7 +355,7 @@ class Session:
             taint,
             query,
             max_results,
-            audit=lambda hits: audit.event(records=tuple(hit.memory.ref() for hit in hits)),
+            audit=lambda hits: audit.event(records=self._check_readable(taint, [hit.memory for hit in hits])),
         )
 
     def _memory_list(self, taint: Level | Label, audit: _Audit, *, tag: str | None) -> list[Memory]:
@@ -363,7 +364,7 @@ class Session:
             self.agent,
             taint,
             tag=tag,
-            audit=lambda view: audit.event(records=tuple(memory.ref() for memory in view)),
+            audit=lambda view: audit.event(records=self._check_readable(taint, view)),
         )
 
     def _memory_recall(self, taint: Level | Label, audit: _Audit, *, budget_chars: int) -> str:
@@ -371,6 +372,7 @@ class Session:
 
         def complete(view: list[Memory]) -> AuditEvent:
             # Rendered inside the read's transaction so the audit names exactly the versions shown.
+            self._check_readable(taint, view)
             text, memories = render_recall(view, budget_chars)
             shown.append(text)
             return audit.event(records=tuple(memory.ref() for memory in memories))
@@ -398,7 +400,33 @@ class Session:
         """The classification of ``key``'s version in this session's effective view at ``taint`` (unaudited:
         the policy reads it while deciding a call whose own audit row says what was done)."""
         memory = self.store.storage.effective(self.agent, taint, key)
-        return None if memory is None else _as_taint(memory.label)
+        if memory is None:
+            return None
+        self._check_readable(taint, (memory,))
+        return _as_taint(memory.label)
+
+    def _check_readable(self, taint: Level | Label, memories: Sequence[Memory]) -> tuple[str, ...]:
+        """Fail closed unless the policy lets a session at ``taint`` read every version a read returned: the gate
+        behind the storage's own, since nothing in a database guards a view's table against a direct write.
+
+        Returns:
+            The versions' references, for the call's audit row.
+        Raises:
+            IntegrityError: naming the table the views are read from, never the version (its key may be above the
+                session's taint); the call is audited with it and nothing reaches the caller.
+        """
+        rules = self.store.storage.rules
+        if type(taint) is Label:
+            readable = [rules.can_read_label(memory.label, taint) for memory in memories]
+        else:
+            pairs = rules.readable
+            readable = [not memory.categories and (memory.classification, taint) in pairs for memory in memories]
+        if not all(readable):
+            raise IntegrityError(
+                f"the table {self.store.storage.view_table} returned a version this session may not read: this store "
+                "has been damaged or tampered with (run `memlab verify`)"
+            )
+        return tuple(memory.ref() for memory in memories)
 
 
 @dataclass

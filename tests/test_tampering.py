@@ -412,3 +412,88 @@ def test_a_file_from_before_the_deletion_trigger_gains_it_when_opened(tmp_path):
     with MemoryStore(path) as store:
         assert store.verify().ok
     assert verify_path(path).ok
+
+
+# -- a tampered view: every read checks what it returns against the session's label (issue 33) ------------
+
+
+def _tampered(tmp_path: Path, layout: str, *, label: bool = False) -> tuple[Path, Path]:
+    """A store whose ``effective`` table was given one forged row: the PUBLIC view (or, with ``label``, the
+    ``CONFIDENTIAL:legal`` view) of key ``plan`` points at the CONFIDENTIAL (or ``CONFIDENTIAL:hr``) version that
+    says "acquire Initech", and the PUBLIC index holds it too (so a search finds it). Returns the store's path and
+    the file that was edited."""
+    path = tmp_path / "store"
+    secret, reader = ("CONFIDENTIAL:hr", "CONFIDENTIAL:legal") if label else ("CONFIDENTIAL", "PUBLIC")
+    with MemoryStore(path, layout=layout) as store:
+        reading = store.session(reader)
+        reading.memory_save("note", "lunch with the team")
+        reading.memory_search("lunch")  # a categorised label's index is made on its first search
+        store.session(secret).memory_save("plan", "acquire Initech over lunch")
+        file = path if layout == "file" else store.storage.agent_path("main")
+    conn = sqlite3.connect(file)
+    try:
+        agent_id = conn.execute("SELECT id FROM agents WHERE name = 'main'").fetchone()[0]
+        memory_id = conn.execute("SELECT id FROM memories WHERE key = 'plan'").fetchone()[0]
+    finally:
+        conn.close()
+    view = "'CONFIDENTIAL:legal'" if label else "0"
+    columns = "key, content, tags, source, index_when, index_tag_words"
+    index = f"fts_{agent_id}_{'confidential:legal' if label else 'public'}"
+    _sql(
+        file,
+        f"INSERT INTO effective (agent_id, key, taint, memory_id) VALUES ({agent_id}, 'plan', {view}, {memory_id})",
+        f'INSERT INTO "{index}" (rowid, {columns}) SELECT id, {columns} FROM memories WHERE id = {memory_id}',
+    )
+    return path, file
+
+
+def _reads(session) -> dict[str, object]:
+    """Every door through which a session reads memories, each as a call to make."""
+    from memlab import mcp_resources
+    from memlab.integrations.langgraph import MemlabStore
+
+    graph = MemlabStore(session.store, taint=session.taint)
+    return {
+        "get": lambda: session.memory_get("plan"),
+        "list": lambda: session.memory_list(),
+        "search": lambda: session.memory_search("lunch"),
+        "recall": lambda: session.recall(),
+        "tool get": lambda: tools.call(session, "memory_get", {"key": "plan"}),
+        "tool list": lambda: tools.call(session, "memory_list", {}),
+        "tool search": lambda: tools.call(session, "memory_search", {"query": "lunch"}),
+        "langgraph get": lambda: graph.get(("main",), "plan"),
+        "langgraph search": lambda: graph.search(("main",)),
+        "langgraph query": lambda: graph.search(("main",), query="lunch"),
+        "mcp recall": lambda: mcp_resources.read_resource(session, "memory://recall"),
+    }
+
+
+@pytest.mark.parametrize("label", [False, True], ids=["level", "label"])
+@pytest.mark.parametrize("layout", ["file", "folder"])
+def test_a_tampered_view_fails_every_read_closed_and_audits_it(tmp_path, layout, label):
+    """An ``INSERT INTO effective`` pointing a PUBLIC (or ``CONFIDENTIAL:legal``) view at a CONFIDENTIAL (``:hr``)
+    version: every read door fails closed with ``integrity_error``, the message naming the table and never the
+    key, one audit row each, and nothing of the secret reaches the caller.
+
+    Guards: Session reading a storage's result without ``_check_readable`` (get, list and recall then hand
+    "acquire Initech" to a PUBLIC session; search does too once the index holds the forged row): seen failing."""
+    from mcp.shared.exceptions import MCPError
+
+    path, _ = _tampered(tmp_path, layout, label=label)
+    with MemoryStore(path) as store:
+        session = store.session("CONFIDENTIAL:legal" if label else "PUBLIC")
+        before = len(store.audit())
+        for door, read in _reads(session).items():
+            try:
+                result = read()
+            except (IntegrityError, MCPError) as error:
+                result = str(error)
+                assert "effective" in result and "memlab verify" in result, (door, result)
+            else:
+                assert isinstance(result, dict) and result["error"]["code"] == "integrity_error", (door, result)
+            assert "Initech" not in str(result) and "plan" not in str(result).replace("memory_", ""), (door, result)
+        audit = store.audit().iloc[before:]
+        failed = audit[audit["outcome"] == "integrity_error"]
+        assert len(failed) == len(_reads(session)), audit[["tool", "outcome"]]
+        assert all("effective" in message and "plan" not in message for message in failed["message"])
+        assert not any("Initech" in str(value) for value in audit.to_numpy().ravel())

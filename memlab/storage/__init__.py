@@ -75,6 +75,9 @@ class ToolStorage(Protocol):
     """
 
     rules: ViewRules
+    view_table: str
+    """The table the effective views are read from, as an ``IntegrityError`` names it when a read returns a version
+    the session's label may not read (``Session`` checks every version a read returns)."""
     ranking: Ranking
     """How ``search`` orders matches; a query-time choice the store may change between calls."""
     embedder: Embedder | None

@@ -83,6 +83,7 @@ class FolderStorage:
 
     compartments = True
     """Labels with categories are kept, each agent's file as ``SqliteStorage`` keeps them."""
+    view_table = "effective"
 
     def __init__(
         self,

@@ -88,6 +88,8 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
             plain rows; such a store boosts nothing.
     """
 
+    view_table = "effective"
+
     compartments = True
     """Labels with categories are kept (``memlab.labels``; ``MemoryStore`` refuses them on a backend without)."""
 

@@ -87,6 +87,7 @@ class PostgresStorage(Connection):
 
     compartments = True
     """Labels with categories are kept: row-level security over level and categories (docs/security.md)."""
+    view_table = "memories"
 
     # -- sessions -------------------------------------------------------------------------------------
 
