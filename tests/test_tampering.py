@@ -320,6 +320,27 @@ def test_the_log_of_agents_is_append_only_and_chained(folder):
     assert "the catalogue's log of agents, entry 1: removed, edited or forged" in _problems(folder)
 
 
+@pytest.mark.parametrize(
+    "edit",
+    ["UPDATE agent_log SET file = 'agents/00/forged.db' WHERE name = 'ann'", "UPDATE agent_log SET hash = 'x'"],
+    ids=["a file edited", "a hash edited"],
+)
+def test_an_edited_entry_of_the_log_of_agents_is_caught(folder, edit):
+    """An entry edited in place, its sequence numbers intact, triggers put back: only the entry's hash tells.
+
+    Guards: folder_verify._check_log comparing sequence numbers only (``stored != previous`` dropped): seen
+    failing."""
+    assert verify_path(folder).ok
+    _sql(
+        folder / "catalogue.db",
+        "DROP TRIGGER agent_log_no_update",
+        edit,
+        "CREATE TRIGGER agent_log_no_update BEFORE UPDATE ON agent_log "
+        "BEGIN SELECT RAISE(ABORT, 'the log of agents is append-only'); END",
+    )
+    assert "the catalogue's log of agents, entry 1: removed, edited or forged" in _problems(folder)
+
+
 def test_verifying_a_folder_store_records_the_heads_it_verified(folder):
     with MemoryStore(folder) as store:
         store.session(agent="ann").memory_get("note")
