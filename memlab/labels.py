@@ -7,8 +7,8 @@ incomparable (``CONFIDENTIAL:hr`` and ``CONFIDENTIAL:legal``); their ``join`` is
 to. A label without categories is just its level, and labels without categories order exactly as levels do,
 so the four-level total order is the special case every store uses by default.
 
-With a partial order "the highest visible version of a key" may be several versions. ``maximal`` finds them,
-and ``SHADOWING_RULES`` are the choices a policy can make among them, for the policy lab to compare.
+With a partial order "the highest visible version of a key" may be several versions: ``memlab.viewrules`` finds
+them and holds the rules a policy may choose among them by.
 
 Examples:
     >>> hr, legal = Label.parse("CONFIDENTIAL:hr"), Label.parse("confidential:legal")
@@ -23,22 +23,17 @@ Examples:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
 
 from memlab.errors import InvalidArgument, MemlabError
 from memlab.levels import Level
 
 __all__ = [
     "Label",
+    "LabelLike",
     "MAX_CATEGORIES",
     "MAX_CATEGORY_LENGTH",
     "Ambiguous",
-    "maximal",
-    "newest",
-    "refuse",
-    "SHADOWING_RULES",
 ]
 
 MAX_CATEGORIES = 16
@@ -47,12 +42,57 @@ MAX_CATEGORY_LENGTH = 32
 _CATEGORY = re.compile(r"[a-z][a-z0-9_-]*\Z")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Label:
-    """A level and a set of categories; immutable and hashable. Make one with ``Label.parse`` or ``Label.of``."""
+    """A taint or a classification: a level and a set of categories; immutable and hashable. Make one with
+    ``Label.parse`` or ``Label.of``.
+
+    A label without categories *is* its level: it equals the ``Level`` (and hashes like it), so ``Level``'s
+    constants are accepted wherever a label is. ``<=`` is the flow order (``can_flow_to``), a partial order as
+    ``frozenset``'s ``<=`` is: two labels may be incomparable.
+
+    Examples:
+        >>> Label.parse("INTERNAL") == Level.INTERNAL, Label.parse("INTERNAL:hr") == Level.INTERNAL
+        (True, False)
+        >>> Level.PUBLIC <= Label.parse("INTERNAL:hr") <= Label.parse("CONFIDENTIAL:hr,legal")
+        True
+        >>> Label.parse("CONFIDENTIAL:hr")
+        Label('CONFIDENTIAL:hr')
+    """
 
     level: Level
     categories: frozenset[str] = frozenset()
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is Label:
+            return self.level is other.level and self.categories == other.categories
+        if type(other) is Level:
+            return self.level is other and not self.categories
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        # Equal to its level's hash when it is that level: a plain label and its Level are one dict key.
+        return hash(self.level) if not self.categories else hash((self.level, self.categories))
+
+    def __le__(self, other: Label | Level) -> bool:
+        return self.can_flow_to(other) if type(other) in (Label, Level) else NotImplemented
+
+    def __ge__(self, other: Label | Level) -> bool:
+        return Label.parse(other).can_flow_to(self) if type(other) in (Label, Level) else NotImplemented
+
+    def __lt__(self, other: Label | Level) -> bool:
+        return self <= other and self != other if type(other) in (Label, Level) else NotImplemented
+
+    def __gt__(self, other: Label | Level) -> bool:
+        return self >= other and self != other if type(other) in (Label, Level) else NotImplemented
+
+    def __repr__(self) -> str:
+        return f"Label({str(self)!r})"
+
+    @property
+    def name(self) -> str:
+        """How the label is written (``CONFIDENTIAL``, ``CONFIDENTIAL:hr``), as a ``Level``'s ``name`` is."""
+        return str(self)
 
     @classmethod
     def of(cls, level: Level | str, categories: object = ()) -> Label:
@@ -87,10 +127,10 @@ class Label:
                 ...
             memlab.errors.InvalidArgument: label 'CONFIDENTIAL:' has a ':' but no categories after it
         """
-        if isinstance(value, Label):
+        if type(value) is Label:
             return value
         if isinstance(value, Level):
-            return cls(value)
+            return _PLAIN[value]
         if not isinstance(value, str):
             raise InvalidArgument(f"a label is a string like 'CONFIDENTIAL:hr,legal', not {value!r}")
         level, colon, rest = value.partition(":")
@@ -100,8 +140,10 @@ class Label:
             raise InvalidArgument(f"label {value!r} has a ':' but no categories after it")
         return cls.of(level, [name.strip() for name in rest.split(",")])
 
-    def can_flow_to(self, other: Label) -> bool:
+    def can_flow_to(self, other: Label | Level) -> bool:
         """True when data labelled ``self`` may be read by a session at ``other``: level and categories both."""
+        if type(other) is not Label:
+            other = Label.parse(other)
         return self.level <= other.level and self.categories <= other.categories
 
     def join(self, other: Label) -> Label:
@@ -122,6 +164,14 @@ class Label:
         return f"{self.level.name}:{','.join(sorted(self.categories))}"
 
 
+LabelLike = Label | Level | str
+"""What every door that takes a taint accepts: a ``Label``, a ``Level`` (the label without categories), or the text
+``Label.parse`` reads. Inside memlab it is a ``Label``."""
+
+_PLAIN = {level: Label(level) for level in Level}
+"""Each level as a label, made once: a label is immutable, and every session and version asks for one."""
+
+
 def _category(name: object) -> str:
     if not isinstance(name, str):
         raise InvalidArgument(f"a category is a name, not {name!r}")
@@ -135,55 +185,7 @@ def _category(name: object) -> str:
     return folded
 
 
-Version = TypeVar("Version")
-
-
 class Ambiguous(MemlabError):
     """Several versions of a key are maximal in the session's view, and the policy refuses to pick one."""
 
     code = "ambiguous"
-
-
-def maximal(live: Mapping[Label, Version], taint: Label) -> dict[Label, Version]:
-    """The versions a session at ``taint`` might see of one key: those it may read with no readable version
-    strictly above them. ``live`` maps each label holding a live version to that version.
-
-    Under the total order (no categories) there is at most one; under compartments there may be several.
-
-    Examples:
-        >>> live = {Label.parse("PUBLIC"): 1, Label.parse("INTERNAL:hr"): 2, Label.parse("INTERNAL:legal"): 3}
-        >>> sorted(maximal(live, Label.parse("CONFIDENTIAL:hr,legal")).values())
-        [2, 3]
-        >>> list(maximal(live, Label.parse("INTERNAL:hr")).values())
-        [2]
-    """
-    readable = [label for label in live if label.can_flow_to(taint)]
-    return {
-        label: live[label]
-        for label in readable
-        if not any(other != label and label.can_flow_to(other) for other in readable)
-    }
-
-
-def newest(candidates: Mapping[Label, Version], order: Callable[[Version], object]) -> Version | None:
-    """Among several maximal versions, the newest (the greatest by ``order``, e.g. the save order)."""
-    return max(candidates.values(), key=order) if candidates else None
-
-
-def refuse(candidates: Mapping[Label, Version], order: Callable[[Version], object]) -> Version | None:
-    """Only a single maximal version is an answer; several are refused as ambiguous, naming their labels.
-
-    Raises:
-        Ambiguous: more than one version is maximal.
-    """
-    if len(candidates) > 1:
-        labels = ", ".join(sorted(str(label) for label in candidates))
-        raise Ambiguous(f"this key has several versions you may read, none above the others: {labels}")
-    return next(iter(candidates.values()), None)
-
-
-SHADOWING_RULES: dict[str, Callable[[Mapping[Label, object], Callable[[object], object]], object]] = {
-    "newest": newest,
-    "refuse": refuse,
-}
-"""How a policy may choose among several maximal versions; both look only at versions the session may read."""

@@ -46,8 +46,7 @@ from mcp.shared.exceptions import MCPError
 
 from memlab import __version__, mcp_resources, tools
 from memlab.errors import MemlabError
-from memlab.labels import Label
-from memlab.levels import Level
+from memlab.labels import Label, LabelLike
 from memlab.session import Session
 
 __all__ = [
@@ -187,9 +186,9 @@ async def serve(session: Session) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-async def escalate(client: ClientSession, level: Level | Label | str, reason: str = "") -> Level | Label:
+async def escalate(client: ClientSession, level: LabelLike, reason: str = "") -> Label:
     """Host side: raise the taint of the session behind ``client`` (a connected ``mcp.ClientSession``) to a level
-    or a label (``"CONFIDENTIAL:hr"``); the answer is the new taint (a ``Level`` when it has no categories).
+    or a label (``"CONFIDENTIAL:hr"``); the answer is the new taint.
 
     Raises:
         mcp.MCPError: the level is unknown, below the current taint or incomparable with it (unchanged).
@@ -200,5 +199,4 @@ async def escalate(client: ClientSession, level: Level | Label | str, reason: st
     """
     request = EscalateRequest(params=EscalateParams(level=str(level), reason=reason))
     result = await client.send_request(request, EscalateResult)
-    label = Label.parse(result.taint)
-    return label if label.categories else label.level
+    return Label.parse(result.taint)

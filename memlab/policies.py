@@ -10,7 +10,7 @@ Examples:
 
 from __future__ import annotations
 
-from memlab.levels import Level
+from memlab.labels import Label
 from memlab.policy import Policy, Visible
 from memlab.registry import Registry
 
@@ -27,7 +27,7 @@ class FrozenTaint(Policy):
         "escalation are written down (found in the reference implementation)"
     )
 
-    def save_level(self, taint: Level, *, initial_taint: Level) -> Level:
+    def save_level(self, taint: Label, *, initial_taint: Label) -> Label:
         return initial_taint
 
 
@@ -56,7 +56,7 @@ class WriteDownDelete(Policy):
     name = "write-down-delete"
     models = "a delete removes the key's visible version even when it lies below the session's taint"
 
-    def delete_level(self, key: str, taint: Level, *, visible: Visible) -> Level:
+    def delete_level(self, key: str, taint: Label, *, visible: Visible) -> Label:
         level = visible(key)
         return taint if level is None else level
 

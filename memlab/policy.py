@@ -32,7 +32,7 @@ from typing import Any
 
 from memlab.arguments import shown
 from memlab.labels import Label
-from memlab.levels import Level, can_flow_to
+from memlab.levels import Level
 from memlab.viewrules import ViewRules
 
 __all__ = [
@@ -63,17 +63,19 @@ class ToolCall:
 
     tool: str
     arguments: dict[str, Any]
-    taint: Level | Label = Level.PUBLIC
-    """The session's taint when the call began: what the policy, the storage and the audit use (a ``Level``, or
-    a ``Label`` with categories)."""
+    taint: Label = Label.parse(Level.PUBLIC)
+    """The session's taint when the call began: what the policy, the storage and the audit use."""
     agent: str = "main"
     session_id: str = ""
     notes: list[str] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self.taint = Label.parse(self.taint)
+
     @property
     def label(self) -> Label:
-        """The call's taint as a ``Label`` (a level is the label without categories): what a hook compares."""
-        return Label.parse(self.taint)
+        """The call's taint (another name for ``taint``, for code that reads it as a label)."""
+        return self.taint
 
 
 Hook = Callable[[ToolCall], ToolCall]
@@ -110,9 +112,8 @@ def _level_like(name: str) -> bool:
 DEFAULT_HOOKS: tuple[Hook, ...] = (strip_level_arguments,)
 
 
-Visible = Callable[[str], Level | Label | None]
-"""The classification of a key's version in the caller's effective view (None: the key is not visible); a
-``Label`` when it has categories."""
+Visible = Callable[[str], Label | None]
+"""The classification of a key's version in the caller's effective view (None: the key is not visible)."""
 
 
 def run_hooks(hooks: Sequence[Hook], call: ToolCall) -> ToolCall:
@@ -148,17 +149,18 @@ class Policy:
     """The labels ``memlab.check``'s noninterference check draws sessions from for this policy (none: the levels
     it is given): a policy about compartments opts in, so the check examines its shadowing rule."""
 
-    def readable(self, classification: Level, taint: Level) -> bool:
-        """May a session at ``taint`` read a version classified ``classification``?"""
-        return can_flow_to(classification, taint)
+    def readable(self, classification: Label, taint: Label) -> bool:
+        """May a session at ``taint`` read a version classified ``classification``? The views a store keeps ask
+        it of labels without categories, and add the lattice's rule for categories (``ViewRules``)."""
+        return classification.can_flow_to(taint)
 
-    def save_level(self, taint: Level | Label, *, initial_taint: Level | Label) -> Level | Label:
+    def save_level(self, taint: Label, *, initial_taint: Label) -> Label:
         """The classification a save gets: ``taint``, the session's taint when the call began (no caller's
-        choice, no write-down); ``initial_taint`` is the taint the session started at. Either may be a label
-        with categories: a variant compares them through the lattice (``Label.can_flow_to``), never with ``<``."""
+        choice, no write-down); ``initial_taint`` is the taint the session started at. A variant compares labels
+        through the lattice (``Label.can_flow_to``, or ``<=``, a partial order)."""
         return taint
 
-    def delete_level(self, key: str, taint: Level | Label, *, visible: Visible) -> Level | Label:
+    def delete_level(self, key: str, taint: Label, *, visible: Visible) -> Label:
         """The level whose current version of ``key`` a delete soft-deletes: exactly the call's taint.
 
         ``visible`` tells the classification of a key's version in the caller's effective view, for variants
@@ -168,7 +170,9 @@ class Policy:
     def view_rules(self) -> ViewRules:
         """What storage needs of this policy to keep its views: readability, shadow order, statistics scope."""
         return ViewRules(
-            readable=frozenset((c, t) for c in Level for t in Level if self.readable(c, t)),
+            readable=frozenset(
+                (c, t) for c in Level for t in Level if self.readable(Label.parse(c), Label.parse(t))
+            ),
             shadow_before_match=self.shadow_before_match,
             global_statistics=self.global_statistics,
             shadowing=self.shadowing,

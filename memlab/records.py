@@ -22,8 +22,8 @@ class Memory:
     """The remembered text."""
     tags: tuple[str, ...]
     """Ordered, de-duplicated tags."""
-    classification: Level
-    """The taint of the session that saved this version."""
+    classification: Label
+    """The taint of the session that saved this version: its level, and its categories under compartments."""
     version: int
     """1, 2, ... per agent, key and classification."""
     saved_at: str
@@ -34,19 +34,25 @@ class Memory:
     """Where it came from, as the host gave it: the message or messages it was extracted from."""
     occurred_at: str | None = None
     """When what it says happened (ISO 8601), as the host gave it; ``saved_at`` is when it was saved."""
-    categories: frozenset[str] = frozenset()
-    """The compartments of the saving session's label (``memlab.labels``); empty under the four-level order."""
 
     @property
     def label(self) -> Label:
-        """The version's classification as a label: its level and its categories."""
-        return Label(self.classification, self.categories)
+        """The version's classification (another name for it, for code that reads it as a label)."""
+        return self.classification
+
+    @property
+    def level(self) -> Level:
+        """The classification's level."""
+        return self.classification.level
+
+    @property
+    def categories(self) -> frozenset[str]:
+        """The classification's compartments (``memlab.labels``); empty under the four-level order."""
+        return self.classification.categories
 
     def ref(self) -> str:
         """The version's identifier in audit rows: ``key@LEVEL/vN``, or ``key@LEVEL:cat,cat/vN`` under compartments."""
-        if self.categories:
-            return f"{self.key}@{self.label}/v{self.version}"
-        return f"{self.key}@{self.classification.name}/v{self.version}"
+        return f"{self.key}@{self.classification}/v{self.version}"
 
 
 class _Snippet:
@@ -88,9 +94,9 @@ class TaintEvent:
 
     session_id: str
     at: str
-    from_level: Level | Label
-    """The taint before: a ``Level``, or a ``Label`` for a session under compartments (stored as ``str``)."""
-    to_level: Level | Label
+    from_level: Label
+    """The taint before (stored as ``str``)."""
+    to_level: Label
     reason: str
 
 
@@ -101,8 +107,8 @@ class AuditEvent:
     at: str
     session_id: str
     agent: str
-    taint: Level | Label
-    """The call's taint: a ``Level``, or a ``Label`` for a session under compartments (stored as ``str``)."""
+    taint: Label
+    """The call's taint (stored as ``str``)."""
     tool: str
     outcome: str = "ok"
     """``ok``, ``not_found`` or an error code such as ``invalid_argument``."""

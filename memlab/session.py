@@ -32,11 +32,11 @@ class Session:
     the lattice of levels and categories, and the policy's shadowing rule picks among incomparable versions.
     """
 
-    def __init__(self, store: MemoryStore, session_id: str, agent: str, taint: Level | Label) -> None:
+    def __init__(self, store: MemoryStore, session_id: str, agent: str, taint: Label | Level | str) -> None:
         self.store = store
         self.id = session_id
         self.agent = agent
-        taint = _as_taint(taint)
+        taint = Label.parse(taint)
         self.initial_taint = taint
         """The taint the session started at (the ``frozen-taint`` variant wrongly saves at it)."""
         self._taint = taint
@@ -45,22 +45,22 @@ class Session:
         return f"Session(id={self.id!r}, agent={self.agent!r}, taint={self._taint})"
 
     @property
-    def taint(self) -> Level | Label:
-        """The session's current taint: the highest level of anything it has been exposed to — a ``Level``, as
-        always, unless the session is under compartments: then the ``Label`` with its categories."""
+    def taint(self) -> Label:
+        """The session's current taint: the label of everything it has been exposed to, only ever raised (a label
+        without categories equals its ``Level``).
+
+        Examples:
+            >>> str(store.session(taint="CONFIDENTIAL:hr").taint), store.session().taint == Level.PUBLIC
+            ('CONFIDENTIAL:hr', True)
+        """
         return self._taint
 
     @property
     def label(self) -> Label:
-        """The session's current taint as a ``Label`` (a level is the label without categories).
+        """The session's current taint (another name for ``taint``, for code that reads it as a label)."""
+        return self._taint
 
-        Examples:
-            >>> str(store.session(taint="CONFIDENTIAL:hr").label), store.session().label.categories
-            ('CONFIDENTIAL:hr', frozenset())
-        """
-        return Label.parse(self._taint)
-
-    def escalate(self, level: Level | Label | str, *, reason: str = "") -> Level | Label:
+    def escalate(self, level: Label | Level | str, *, reason: str = "") -> Label:
         """Raise the taint to ``level`` (a no-op when already there) and record a taint event: only up the
         lattice, to a label the current taint flows to (``Label.can_flow_to``).
 
@@ -71,10 +71,10 @@ class Session:
 
         Examples:
             >>> s.escalate(Level.CONFIDENTIAL, reason="read payroll")
-            <Level.CONFIDENTIAL: 2>
+            Label('CONFIDENTIAL')
         """
         target = Label.parse(level)
-        current = Label.parse(self._taint)
+        current = self._taint
         if target.can_flow_to(current) and target != current:
             raise TaintError(
                 f"cannot lower the taint of session {self.id} from {current} to {target}; start a new session instead"
@@ -86,10 +86,9 @@ class Session:
             )
         if target != current:
             self.store._check_compartments(target)
-            taint = _as_taint(target)
-            event = TaintEvent(self.id, self.store.now(), self._taint, taint, reason)
+            event = TaintEvent(self.id, self.store.now(), current, target, reason)
             self.store.storage.add_taint_event(self.agent, event)
-            self._taint = taint
+            self._taint = target
             self.store.notify()
         return self._taint
 
@@ -113,7 +112,7 @@ class Session:
 
         Examples:
             >>> s.memory_save("user-name", "Alice", tags=["personal"]).classification
-            <Level.PUBLIC: 0>
+            Label('PUBLIC')
             >>> trip = s.memory_save("trip", "Went to Lisbon", source="Alice: back from Lisbon!",
             ...                      occurred_at="2023-05-08")
             >>> trip.source, trip.occurred_at
@@ -152,7 +151,7 @@ class Session:
             self.store.notify()
 
     def _save_many(
-        self, records: Iterable[Mapping[str, Any]], batch_size: int, taint: Level | Label, level: Level, bulk: ToolCall
+        self, records: Iterable[Mapping[str, Any]], batch_size: int, taint: Label, level: Label, bulk: ToolCall
     ) -> list[Memory]:
         saved: list[Memory] = []
         save = tooldefs.get("memory_save")
@@ -279,12 +278,12 @@ class Session:
         finally:
             self.store.notify()  # every call appended an audit row, whatever its outcome
 
-    def _tool_call(self, tool: Any, raw: Any, taint: Level | Label) -> ToolCall:
+    def _tool_call(self, tool: Any, raw: Any, taint: Label) -> ToolCall:
         given = dict(raw) if type(raw) is dict or isinstance(raw, Mapping) else {}
         return ToolCall(tool, given, taint=taint, agent=self.agent, session_id=self.id)
 
     def _failed_call(
-        self, taint: Level | Label, call: ToolCall, error: Exception, *, write: bool = True
+        self, taint: Label, call: ToolCall, error: Exception, *, write: bool = True
     ) -> MemlabError:
         """What the caller of a failed call gets: a ``MemlabError`` as it is, anything else as an
         ``InternalError`` (audited with its class name only); its audit row is written here when ``write`` (no
@@ -299,7 +298,7 @@ class Session:
         return failure
 
     def _event(
-        self, taint: Level | Label, call: ToolCall, args: Mapping[str, Any] | None = None
+        self, taint: Label, call: ToolCall, args: Mapping[str, Any] | None = None
     ) -> partial[AuditEvent]:
         """The call's audit event, to be completed with its outcome and records once they are known.
 
@@ -319,7 +318,7 @@ class Session:
             notes=tuple(call.notes),
         )
 
-    def _memory_save(self, taint: Level | Label, audit: _Audit, **args: Any) -> Memory:
+    def _memory_save(self, taint: Label, audit: _Audit, **args: Any) -> Memory:
         (memory,) = audit.through(
             self.store.storage.save_many,
             self.agent,
@@ -330,7 +329,7 @@ class Session:
         )
         return memory
 
-    def _memory_get(self, taint: Level | Label, audit: _Audit, *, key: str) -> Memory | None:
+    def _memory_get(self, taint: Label, audit: _Audit, *, key: str) -> Memory | None:
         refusal: list[Denied] = []
 
         def complete(memory: Memory | None) -> AuditEvent:
@@ -348,7 +347,7 @@ class Session:
             raise refusal[0]
         return memory
 
-    def _memory_search(self, taint: Level | Label, audit: _Audit, *, query: str, max_results: int) -> list[Hit]:
+    def _memory_search(self, taint: Label, audit: _Audit, *, query: str, max_results: int) -> list[Hit]:
         return audit.through(
             self.store.storage.search,
             self.agent,
@@ -358,7 +357,7 @@ class Session:
             audit=lambda hits: audit.event(records=self._check_readable(taint, [hit.memory for hit in hits])),
         )
 
-    def _memory_list(self, taint: Level | Label, audit: _Audit, *, tag: str | None) -> list[Memory]:
+    def _memory_list(self, taint: Label, audit: _Audit, *, tag: str | None) -> list[Memory]:
         return audit.through(
             self.store.storage.effective_view,
             self.agent,
@@ -367,7 +366,7 @@ class Session:
             audit=lambda view: audit.event(records=self._check_readable(taint, view)),
         )
 
-    def _memory_recall(self, taint: Level | Label, audit: _Audit, *, budget_chars: int) -> str:
+    def _memory_recall(self, taint: Label, audit: _Audit, *, budget_chars: int) -> str:
         shown: list[str] = []
 
         def complete(view: list[Memory]) -> AuditEvent:
@@ -380,7 +379,7 @@ class Session:
         audit.through(self.store.storage.effective_view, self.agent, taint, audit=complete)
         return shown[0]
 
-    def _memory_delete(self, taint: Level | Label, audit: _Audit, *, key: str) -> Memory:
+    def _memory_delete(self, taint: Label, audit: _Audit, *, key: str) -> Memory:
         deleted = audit.through(
             self.store.storage.delete,
             self.agent,
@@ -396,16 +395,16 @@ class Session:
             raise _not_found(key)
         return deleted
 
-    def _visible(self, taint: Level | Label, key: str) -> Level | Label | None:
+    def _visible(self, taint: Label, key: str) -> Label | None:
         """The classification of ``key``'s version in this session's effective view at ``taint`` (unaudited:
         the policy reads it while deciding a call whose own audit row says what was done)."""
         memory = self.store.storage.effective(self.agent, taint, key)
         if memory is None:
             return None
         self._check_readable(taint, (memory,))
-        return _as_taint(memory.label)
+        return memory.label
 
-    def _check_readable(self, taint: Level | Label, memories: Sequence[Memory]) -> tuple[str, ...]:
+    def _check_readable(self, taint: Label, memories: Sequence[Memory]) -> tuple[str, ...]:
         """Fail closed unless the policy lets a session at ``taint`` read every version a read returned: the gate
         behind the storage's own, since nothing in a database guards a view's table against a direct write.
 
@@ -415,13 +414,8 @@ class Session:
             IntegrityError: naming the table the views are read from, never the version (its key may be above the
                 session's taint); the call is audited with it and nothing reaches the caller.
         """
-        rules = self.store.storage.rules
-        if type(taint) is Label:
-            readable = [rules.can_read_label(memory.label, taint) for memory in memories]
-        else:
-            pairs = rules.readable
-            readable = [not memory.categories and (memory.classification, taint) in pairs for memory in memories]
-        if not all(readable):
+        can_read = self.store.storage.rules.can_read
+        if not all(can_read(memory.label, taint) for memory in memories):
             raise IntegrityError(
                 f"the table {self.store.storage.view_table} returned a version this session may not read: this store "
                 "has been damaged or tampered with (run `memlab verify`)"
@@ -447,12 +441,6 @@ class _Audit:
         result = storage_call(*args, **kwargs)
         self.written = True
         return result
-
-
-def _as_taint(value: Level | Label) -> Level | Label:
-    """A label without categories as its ``Level`` (so the four-level order behaves exactly as it always has)."""
-    label = Label.parse(value)
-    return label if label.categories else label.level
 
 
 def _new_version(args: Mapping[str, Any], saved_at: str) -> NewVersion:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from memlab import arguments
 from memlab.errors import InvalidArgument
-from memlab.labels import Label
+from memlab.labels import Label, LabelLike
 from memlab.levels import Level
 from memlab.policies import resolve
 from memlab.policy import DEFAULT_HOOKS, Hook, Policy
@@ -93,7 +93,7 @@ class MemoryStore:
     Examples:
         >>> store = MemoryStore()
         >>> store.session(taint="internal").memory_save("user-name", "Alice").classification
-        <Level.INTERNAL: 1>
+        Label('INTERNAL')
     """
 
     def __init__(
@@ -230,7 +230,7 @@ class MemoryStore:
         return utc_text(self.clock())
 
     def session(
-        self, taint: Level | Label | str = Level.PUBLIC, agent: str = "main", *, session_id: str | None = None
+        self, taint: LabelLike = Level.PUBLIC, agent: str = "main", *, session_id: str | None = None
     ) -> Session:
         """Start a session of ``agent`` at ``taint``; it is recorded so the audit can name it.
 

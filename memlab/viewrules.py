@@ -1,8 +1,13 @@
-"""``ViewRules``: what storage must know of a policy to keep its views — a small, hashable value.
+"""``ViewRules``: what storage must know of a policy to keep its views — a small, hashable value — and the
+shadowing rules a view chooses a key's version by.
 
 Storage never sees a ``Policy`` or a ``Session``. It is told which classifications each taint may read,
 whether shadowing comes before search and tag filters, and how far bm25 statistics reach; from that it
 materialises the effective views. A second backend implements the same rules from the same value.
+
+Under a total order a session's view of a key is one version, the newest at the highest level it may read. Under
+a partial order (labels with categories) "the highest" may be several versions: ``maximal`` finds them, and
+``SHADOWING_RULES`` are the choices a policy can make among them, for the policy lab to compare.
 
 Examples:
     >>> ViewRules.lattice().can_read(Level.PUBLIC, Level.INTERNAL)
@@ -13,22 +18,74 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import product
+from typing import TypeVar
 
-from memlab.labels import SHADOWING_RULES, Label
+from memlab.labels import Ambiguous, Label
 from memlab.levels import Level, can_flow_to
 
-__all__ = ["ViewRules", "AMBIGUOUS", "SHADOWING"]
+__all__ = ["ViewRules", "AMBIGUOUS", "SHADOWING", "SHADOWING_RULES", "maximal", "newest", "refuse"]
+
+Version = TypeVar("Version")
+
+
+def maximal(
+    live: Mapping[Label, Version], taint: Label, can_read: Callable[[Label, Label], bool] = Label.can_flow_to
+) -> dict[Label, Version]:
+    """The versions a session at ``taint`` might see of one key: those it may read (``can_read``: the lattice's
+    flow, or a policy's rules) with no readable version strictly above them. ``live`` maps each label holding a
+    live version to that version.
+
+    Under the total order (no categories) there is at most one; under compartments there may be several.
+
+    Examples:
+        >>> live = {Label.parse("PUBLIC"): 1, Label.parse("INTERNAL:hr"): 2, Label.parse("INTERNAL:legal"): 3}
+        >>> sorted(maximal(live, Label.parse("CONFIDENTIAL:hr,legal")).values())
+        [2, 3]
+        >>> list(maximal(live, Label.parse("INTERNAL:hr")).values())
+        [2]
+    """
+    readable = [label for label in live if can_read(label, taint)]
+    return {
+        label: live[label]
+        for label in readable
+        if not any(other != label and label.can_flow_to(other) for other in readable)
+    }
+
+
+def newest(candidates: Mapping[Label, Version], order: Callable[[Version], object]) -> Version | None:
+    """Among several maximal versions, the newest (the greatest by ``order``, e.g. the save order)."""
+    return max(candidates.values(), key=order) if candidates else None
+
+
+def refuse(candidates: Mapping[Label, Version], order: Callable[[Version], object]) -> Version | None:
+    """Only a single maximal version is an answer; several are refused as ambiguous, naming their labels.
+
+    Raises:
+        Ambiguous: more than one version is maximal.
+    """
+    if len(candidates) > 1:
+        labels = ", ".join(sorted(str(label) for label in candidates))
+        raise Ambiguous(f"this key has several versions you may read, none above the others: {labels}")
+    return next(iter(candidates.values()), None)
+
+
+SHADOWING_RULES: dict[str, Callable[[Mapping[Label, object], Callable[[object], object]], object]] = {
+    "newest": newest,
+    "refuse": refuse,
+}
+"""How a policy may choose among several maximal versions; both look only at versions the session may read."""
+
 
 AMBIGUOUS = 0
 """What a view holds for a key whose maximal versions the ``refuse`` rule will not choose among (no version has
 id 0): the key is left out of lists and searches, and a get of it fails as ambiguous."""
 FAULTY_SHADOWING = {"newest-overall"}
 SHADOWING = (*SHADOWING_RULES, *sorted(FAULTY_SHADOWING))
-"""The shadowing rules a policy may choose: ``labels.SHADOWING_RULES`` and ``newest-overall``, a faulty rule the
+"""The shadowing rules a policy may choose: ``SHADOWING_RULES`` and ``newest-overall``, a faulty rule the
 policy lab studies (the newest live version over every label of the key, the key hidden when the session may
 not read it: a key's view then depends on versions the session cannot read)."""
 
@@ -50,7 +107,7 @@ class ViewRules:
     """True: bm25 statistics come from one index over every level (a leak the policy lab studies)."""
     shadowing: str = "newest"
     """Under compartments, how a view chooses among several maximal versions of a key: a name in
-    ``memlab.labels.SHADOWING_RULES``. Without categories there is never more than one, so it changes nothing."""
+    ``SHADOWING_RULES``. Without categories there is never more than one, so it changes nothing."""
 
     def __post_init__(self) -> None:
         if self.shadowing not in SHADOWING:
@@ -61,56 +118,53 @@ class ViewRules:
         """The design's rules: reads follow ``can_flow_to``, shadowing first, statistics per view."""
         return cls()
 
-    def can_read(self, classification: Level, taint: Level) -> bool:
-        """May a session at ``taint`` read a version classified ``classification``?"""
-        return (classification, taint) in self.readable
-
-    def can_read_label(self, classification: Label, taint: Label) -> bool:
-        """May a session at label ``taint`` read a version at label ``classification``: its level by the rules,
-        and its categories all within the taint's."""
-        return self.can_read(classification.level, taint.level) and classification.categories <= taint.categories
-
-    def label_winner(self, live: Mapping[Label, int], taint: Label) -> int | None:
-        """What a session at label ``taint`` sees of a key whose live version at each label is ``live`` (label ->
-        version id, ids in save order): among its maximal readable versions the one ``shadowing`` picks, None,
-        or ``AMBIGUOUS`` (the ``refuse`` rule, several maximal versions).
+    def can_read(self, classification: Label, taint: Label) -> bool:
+        """May a session at ``taint`` read a version classified ``classification``: its level by the rules, and
+        its categories all within the taint's (a ``Level`` is the label without categories).
 
         Examples:
-            >>> hr, legal = Label.parse("CONFIDENTIAL:hr"), Label.parse("CONFIDENTIAL:legal")
-            >>> both = Label.parse("CONFIDENTIAL:hr,legal")
-            >>> ViewRules().label_winner({hr: 4, legal: 9}, both), ViewRules().label_winner({hr: 4, legal: 9}, hr)
-            (9, 4)
-            >>> ViewRules(shadowing="refuse").label_winner({hr: 4, legal: 9}, both) == AMBIGUOUS
-            True
+            >>> rules = ViewRules.lattice()
+            >>> rules.can_read(Label.parse("INTERNAL:hr"), Label.parse("CONFIDENTIAL:hr")), rules.can_read(
+            ...     Label.parse("INTERNAL:hr"), Level.CONFIDENTIAL)
+            (True, False)
         """
-        if self.shadowing == "newest-overall":
-            newest = max(live, key=live.__getitem__, default=None)
-            return None if newest is None or not self.can_read_label(newest, taint) else live[newest]
-        readable = [label for label in live if self.can_read_label(label, taint)]
-        candidates = [
-            label for label in readable if not any(other != label and label.can_flow_to(other) for other in readable)
-        ]
-        if not candidates:
-            return None
-        if len(candidates) > 1 and self.shadowing == "refuse":
-            return AMBIGUOUS
-        return max(live[label] for label in candidates)
+        if type(classification) is Label and classification.categories:
+            if type(taint) is not Label or not classification.categories <= taint.categories:
+                return False
+            return (classification.level, taint.level) in self.readable
+        # A label without categories equals its level (and hashes like it): the pair is looked up as levels.
+        return (classification, taint.level if type(taint) is Label else taint) in self.readable
 
-    def winner(self, live: dict[Level, int], taint: Level) -> int | None:
-        """What a session at ``taint`` sees of a key whose live version at each level is ``live``
-        (level -> version id): the one at the highest level it may read, or None.
+    def winner(self, live: Mapping[Label, int], taint: Label) -> int | None:
+        """What a session at ``taint`` sees of a key whose live version at each label is ``live`` (label ->
+        version id, ids in save order): among its maximal readable versions the one ``shadowing`` picks (under a
+        total order the one at the highest level it may read), None, or ``AMBIGUOUS`` (the ``refuse`` rule,
+        several maximal versions).
 
         Examples:
             >>> ViewRules.lattice().winner({Level.PUBLIC: 1, Level.CONFIDENTIAL: 2}, Level.INTERNAL)
             1
+            >>> hr, legal = Label.parse("CONFIDENTIAL:hr"), Label.parse("CONFIDENTIAL:legal")
+            >>> both = Label.parse("CONFIDENTIAL:hr,legal")
+            >>> ViewRules().winner({hr: 4, legal: 9}, both), ViewRules().winner({hr: 4, legal: 9}, hr)
+            (9, 4)
+            >>> ViewRules(shadowing="refuse").winner({hr: 4, legal: 9}, both) == AMBIGUOUS
+            True
         """
-        for level in self._readable_from[taint]:
-            if level in live:
-                return live[level]
-        return None
+        if self.shadowing == "newest-overall":
+            newest = max(live, key=live.__getitem__, default=None)
+            return None if newest is None or not self.can_read(newest, taint) else live[newest]
+        labelled = {Label.parse(label): version for label, version in live.items()}
+        candidates = maximal(labelled, Label.parse(taint), self.can_read)
+        if not candidates:
+            return None
+        if len(candidates) > 1 and self.shadowing == "refuse":
+            return AMBIGUOUS
+        return max(candidates.values())
 
     def winners(self, live: dict[Level, int]) -> tuple[int | None, ...]:
-        """``winner(live, taint)`` for every taint, in level order: a key's view at each taint, computed once.
+        """``winner(live, taint)`` for every level as the taint, in level order: a key's view at each level,
+        computed at once (a save refreshes the views of every level).
 
         Examples:
             >>> ViewRules.lattice().winners({Level.INTERNAL: 7})
@@ -123,7 +177,7 @@ class ViewRules:
                 current = live.get(level, current)
                 shown.append(current)
             return tuple(shown)
-        return tuple(self.winner(live, taint) for taint in _LEVELS)
+        return tuple(next((live[c] for c in self._readable_from[taint] if c in live), None) for taint in _LEVELS)
 
     @cached_property
     def _lattice(self) -> bool:

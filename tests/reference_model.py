@@ -6,7 +6,7 @@ read, and search is "does any query word's stem occur among the memory's words".
 Under compartments a classification or taint may be a ``Label``: a version is readable when its level is at
 most the taint's and its categories within the taint's, a key's view is its maximal readable live versions,
 and ``shadowing`` chooses among several (``newest``: the last saved; ``refuse``: ``AMBIGUOUS``). The order is
-worked out here from levels and category sets, not with ``memlab.labels.maximal`` or the store's rules.
+worked out here from levels and category sets, not with ``memlab.viewrules.maximal`` or the store's rules.
 """
 
 from __future__ import annotations

@@ -298,4 +298,4 @@ def test_the_readme_host_loop_runs_as_written(tmp_path, monkeypatch):
     assert request["tools"] == tools.for_anthropic() and request["system"].startswith(spine())
     with MemoryStore(tmp_path / "memories") as store:
         memory = store.session(Level.INTERNAL, "sam").memory_get("project-atlas-beta-date")
-        assert memory.classification is Level.INTERNAL
+        assert memory.classification == Level.INTERNAL

@@ -23,7 +23,7 @@ def test_demo_walks_through_levels_shadowing_delete_and_audit():
         assert heading in text
     assert "Samantha Rivera, team lead (INTERNAL)" in text
     assert "'classification': 'CONFIDENTIAL'" in text  # the stripped PUBLIC request
-    assert store.session(Level.INTERNAL).memory_get("user-name").classification is Level.PUBLIC
+    assert store.session(Level.INTERNAL).memory_get("user-name").classification == Level.PUBLIC
     assert (store.audit()["outcome"] == "ok").all()
 
 

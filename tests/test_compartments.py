@@ -46,17 +46,17 @@ def test_a_session_at_a_label_has_it_as_its_taint_and_a_plain_session_keeps_a_le
     assert hr.taint == Label.parse(HR) and hr.label == Label.parse(HR)
     assert store.session(taint=Label.parse("internal:Legal")).taint == Label.parse("INTERNAL:legal")
     plain = store.session(taint="CONFIDENTIAL")
-    assert plain.taint is Level.CONFIDENTIAL and type(plain.taint) is Level
+    assert plain.taint == Level.CONFIDENTIAL and type(plain.taint) is Label  # one type: a label equal to its level
     assert plain.label == Label(Level.CONFIDENTIAL)
     # A label without categories is its level, written as a label too.
-    assert store.session(taint=Label(Level.INTERNAL)).taint is Level.INTERNAL
+    assert store.session(taint=Label(Level.INTERNAL)).taint == Level.INTERNAL
     assert store.sessions()["initial_taint"].tolist() == [HR, "INTERNAL:legal", "CONFIDENTIAL", "INTERNAL"]
 
 
 def test_a_save_is_classified_at_the_sessions_label_and_read_only_where_it_flows():
     store = MemoryStore()
     saved = store.session(taint=HR).memory_save("salary", "hr says 100")
-    assert (saved.classification, saved.categories, saved.label) == (Level.CONFIDENTIAL, {"hr"}, Label.parse(HR))
+    assert (saved.classification, saved.level, saved.categories) == (Label.parse(HR), Level.CONFIDENTIAL, {"hr"})
     assert saved.ref() == "salary@CONFIDENTIAL:hr/v1"
     readers = {taint: store.session(taint=taint).memory_get("salary") for taint in [HR, BOTH, "RESTRICTED:hr"]}
     assert all(memory == saved for memory in readers.values())
@@ -274,7 +274,7 @@ def test_a_malformed_label_is_refused_by_session_and_escalate_and_writes_nothing
         store.session(taint=bad)
     with pytest.raises(InvalidArgument):
         session.escalate(bad)
-    assert session.taint is Level.PUBLIC and _file_snapshot(store) == before
+    assert session.taint == Level.PUBLIC and _file_snapshot(store) == before
 
 
 @pytest.mark.parametrize("bad", ["CONFIDENTIAL:", "SECRET:hr", "CONFIDENTIAL:hr,hr"])
@@ -352,7 +352,7 @@ def test_a_policy_whose_views_are_not_per_label_refuses_a_label_clearly(policy):
     with pytest.raises(InvalidArgument, match="compartments not supported"):
         session.escalate(HR)
     assert _file_snapshot(store) == before
-    assert store.session(taint="CONFIDENTIAL").taint is Level.CONFIDENTIAL  # the levels as ever
+    assert store.session(taint="CONFIDENTIAL").taint == Level.CONFIDENTIAL  # the levels as ever
 
 
 def test_a_backend_without_compartments_refuses_a_label_clearly():

@@ -78,7 +78,7 @@ def test_an_import_without_a_taint_is_refused_and_writes_nothing(tmp_path, capsy
 def test_an_import_at_an_explicit_public_taint_is_public(tmp_path):
     assert _import(tmp_path, [GOOD], "--taint", "PUBLIC") == 0
     with MemoryStore(tmp_path / "store") as store:
-        assert store.session(Level.PUBLIC).memory_get("good").classification is Level.PUBLIC
+        assert store.session(Level.PUBLIC).memory_get("good").classification == Level.PUBLIC
 
 
 def test_a_json_error_does_not_hide_the_bad_records_after_it_and_each_has_its_column_or_field(tmp_path, capsys):

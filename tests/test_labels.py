@@ -5,7 +5,8 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from memlab import InvalidArgument, Level, can_flow_to
-from memlab.labels import MAX_CATEGORIES, Ambiguous, Label, maximal, newest, refuse
+from memlab.labels import MAX_CATEGORIES, Ambiguous, Label
+from memlab.viewrules import maximal, newest, refuse
 
 labels = st.builds(Label, st.sampled_from(list(Level)), st.frozensets(st.sampled_from(["hr", "legal", "ops"])))
 

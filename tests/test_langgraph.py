@@ -246,7 +246,7 @@ def test_a_label_the_stores_policy_cannot_keep_is_refused_when_the_store_is_made
     with pytest.raises(InvalidArgument, match="compartments not supported under policy 'global-stats'"):
         MemlabStore(store, taint=HR)
     assert store.audit().empty and store.sessions().empty
-    assert MemlabStore(store, taint="CONFIDENTIAL").taint is Level.CONFIDENTIAL
+    assert MemlabStore(store, taint="CONFIDENTIAL").taint == Level.CONFIDENTIAL
 
 
 def test_the_taint_is_the_hosts_and_a_classification_in_a_value_is_data():
@@ -259,7 +259,7 @@ def test_the_taint_is_the_hosts_and_a_classification_in_a_value_is_data():
     assert MemlabStore(store, taint="PUBLIC").get(("CONFIDENTIAL",), "pay") is None  # a namespace is only a name
     with pytest.raises(AttributeError):
         graph_store.taint = Level.PUBLIC
-    assert graph_store.taint is Level.CONFIDENTIAL
+    assert graph_store.taint == Level.CONFIDENTIAL
     assert set(store.audit()["taint"]) == {"CONFIDENTIAL", "PUBLIC"}
 
 

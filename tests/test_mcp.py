@@ -63,7 +63,7 @@ def test_the_five_tools_errors_and_the_host_escalation_over_stdio(tmp_path):
             error, _, text = await call(client, "memlab/escalate", {"level": "RESTRICTED"})
             assert error and text.startswith("invalid_argument: unknown tool")
             # The host raises the taint; it can never be lowered, and saves follow the live taint.
-            assert await escalate(client, Level.CONFIDENTIAL, reason="user opened payroll.xlsx") is Level.CONFIDENTIAL
+            assert await escalate(client, Level.CONFIDENTIAL, reason="user opened payroll.xlsx") == Level.CONFIDENTIAL
             with pytest.raises(MCPError, match="cannot lower the taint") as refused:
                 await escalate(client, "public")
             assert refused.value.code == types.INVALID_PARAMS

@@ -254,7 +254,7 @@ def test_a_delete_after_an_escalation_acts_at_the_new_taint_only(store):
     session.escalate(Level.CONFIDENTIAL)
     assert tools.call(session, "memory_delete", {"key": "k"})["error"]["code"] == "not_found"
     assert session.memory_get("k").content == "a public note"
-    assert store.session(Level.PUBLIC).memory_get("k").classification is Level.PUBLIC
+    assert store.session(Level.PUBLIC).memory_get("k").classification == Level.PUBLIC
     assert store.history("k")["deleted_at"].isna().all()
     audit = store.audit()
     (delete,) = audit[audit["tool"] == "memory_delete"].to_dict("records")

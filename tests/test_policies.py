@@ -36,7 +36,7 @@ def test_frozen_taint_saves_at_the_starting_taint():
     store = MemoryStore(policy="frozen-taint")
     session = store.session(Level.PUBLIC)
     session.escalate(Level.CONFIDENTIAL)
-    assert session.memory_save("salary", "90k").classification is Level.PUBLIC
+    assert session.memory_save("salary", "90k").classification == Level.PUBLIC
     assert store.session(Level.PUBLIC).memory_get("salary").content == "90k"  # written down
 
 
@@ -82,7 +82,7 @@ def test_write_down_delete_removes_a_lower_version():
     store = MemoryStore(policy="write-down-delete")
     store.session(Level.PUBLIC).memory_save("user-name", "Sam")
     deleted = store.session(Level.CONFIDENTIAL).memory_delete("user-name")
-    assert deleted.classification is Level.PUBLIC
+    assert deleted.classification == Level.PUBLIC
     assert store.session(Level.PUBLIC).memory_get("user-name") is None
 
 

@@ -15,8 +15,8 @@ def test_session_defaults(store):
 
 def test_escalate_raises_the_taint_and_records_an_event(store):
     session = store.session(session_id="chat")
-    assert session.escalate("confidential", reason="read payroll") is Level.CONFIDENTIAL
-    assert session.taint is Level.CONFIDENTIAL
+    assert session.escalate("confidential", reason="read payroll") == Level.CONFIDENTIAL
+    assert session.taint == Level.CONFIDENTIAL
     events = store.taint_events()
     assert events[["session_id", "from_level", "to_level", "reason"]].values.tolist() == [
         ["chat", "PUBLIC", "CONFIDENTIAL", "read payroll"]
@@ -33,7 +33,7 @@ def test_taint_can_never_go_down(store):
     session = store.session(Level.CONFIDENTIAL)
     with pytest.raises(TaintError, match="cannot lower"):
         session.escalate(Level.PUBLIC)
-    assert session.taint is Level.CONFIDENTIAL
+    assert session.taint == Level.CONFIDENTIAL
     assert store.taint_events().empty
 
 
@@ -59,7 +59,7 @@ def test_escalate_then_save_uses_the_live_taint(store):
     """The reference implementation froze the taint at start-up; memlab must not."""
     session = store.session(Level.PUBLIC)
     session.escalate(Level.CONFIDENTIAL)
-    assert session.memory_save("salary", "90k").classification is Level.CONFIDENTIAL
+    assert session.memory_save("salary", "90k").classification == Level.CONFIDENTIAL
     assert store.session(Level.PUBLIC).memory_get("salary") is None
 
 

@@ -41,6 +41,7 @@ from memlab.check.bounded import (
 from memlab.check.checks import CHECKERS
 from memlab.check.results import Actor, Counterexample, NoLeak, Step
 from memlab.errors import InvalidArgument
+from memlab.labels import Label
 from memlab.levels import Level
 from memlab.policies import names, resolve
 from memlab.policy import Policy
@@ -182,7 +183,7 @@ def _settings(policies: list[str] | None, checks: Sequence[str], options: dict[s
     settings: dict[str, Any] = {} if policies is None else {"policies": policies}
     settings.update(checks=list(checks), trials=merged["trials"], seed=merged["seed"], max_ops=merged["max_ops"])
     if "levels" in options:
-        settings["levels"] = [Level.parse(level).name for level in options["levels"]]
+        settings["levels"] = [Label.parse(level).name for level in options["levels"]]
     return settings
 
 

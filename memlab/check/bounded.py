@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
-from memlab.check.checks import CHECKERS, _flows, _taint
+from memlab.check.checks import CHECKERS
 from memlab.check.prefixes import verdicts
 from memlab.check.reductions import Rules, Symbol, count_traces, random_prefix
 from memlab.check.results import Actor, Counterexample, Step
@@ -78,7 +78,7 @@ class Alphabet:
     keys: tuple[str, ...] = ("k1", "k2")
     contents: tuple[str, ...] = ("apple", "berry")
     tag: str | None = "t1"
-    levels: tuple[Level | Label, ...] = (Level.PUBLIC, Level.INTERNAL, Level.CONFIDENTIAL)
+    levels: tuple[Label, ...] = (Level.PUBLIC, Level.INTERNAL, Level.CONFIDENTIAL)
     """Levels, or labels (a label without categories is its level), in any order: kept in the lattice's order."""
 
     def __post_init__(self) -> None:
@@ -91,7 +91,7 @@ class Alphabet:
                 f"an alphabet has at most {MAX_LABELS} levels or labels, not {len(self.levels)}: the configurations "
                 "grow with the cube of their number"
             )
-        levels = tuple(sorted({_taint(_alphabet_label(value)) for value in self.levels}, key=_lattice_order))
+        levels = tuple(sorted({_alphabet_label(value) for value in self.levels}, key=_lattice_order))
         if len(levels) < 2:
             raise InvalidArgument("an alphabet needs at least two levels")
         object.__setattr__(self, "levels", levels)
@@ -127,7 +127,7 @@ class Alphabet:
     @property
     def over_labels(self) -> bool:
         """Whether some label has categories (the configurations follow a lattice, not a total order)."""
-        return any(isinstance(level, Label) for level in self.levels)
+        return any(level.categories for level in self.levels)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -153,9 +153,8 @@ def _alphabet_label(value: object) -> Label:
         raise InvalidArgument(f"alphabet label {value!r}: {error}") from None
 
 
-def _lattice_order(label: Level | Label) -> tuple:
+def _lattice_order(label: Label) -> tuple:
     """A linear extension of the lattice: a label comes after every label that flows to it."""
-    label = Label.parse(label)
     return (label.level, len(label.categories), sorted(label.categories))
 
 
@@ -252,7 +251,7 @@ class Estimate:
 
 @dataclass(frozen=True)
 class _Configuration:
-    level: Level | Label | None
+    level: Label | None
     actors: tuple[Actor, ...]
     symbols: tuple[Symbol, ...]
     rules: Rules
@@ -307,7 +306,7 @@ def _copies_and_escalations(alphabet: Alphabet, actor: Actor, who: tuple) -> lis
             symbols.append(Symbol(step, False, (*who[1], (_KEYS, a), (_KEYS, b)), (who[0], "copy")))
     targets = alphabet.levels
     if alphabet.over_labels:
-        targets = tuple(label for label in targets if label != actor.start and _flows(actor.start, label))
+        targets = tuple(label for label in targets if label != actor.start and actor.start.can_flow_to(label))
     for level in targets:
         step = Step(actor.name, "escalate", (("level", str(level)),))
         symbols.append(Symbol(step, False, who[1], (who[0], "escalate", level)))
@@ -331,10 +330,10 @@ def configurations(check: str, alphabet: Alphabet) -> list[_Configuration]:
         # The observer sits at the bound: an observer below it is the experiment at its own level. The top (every
         # label flows to it) hides nothing, so it is no bound.
         for bound in levels:
-            above = [label for label in levels if not _flows(label, bound)]  # incomparable labels included
+            above = [label for label in levels if not label.can_flow_to(bound)]  # incomparable labels included
             low = Actor("low", bound)
             for start in levels:
-                for raised in (label for label in above if _flows(start, label)):
+                for raised in (label for label in above if start.can_flow_to(label)):
                     high = Actor("high", start, None if raised == start else raised)
                     actors = (low, high)
                     symbols = [

@@ -28,14 +28,14 @@ class _Check:
     alphabets do)."""
 
     def judge(
-        self, policy: Policy, level: Level | None, actors: Sequence[Actor], steps: Sequence[Step]
+        self, policy: Policy, level: Label | None, actors: Sequence[Actor], steps: Sequence[Step]
     ) -> Counterexample | None:
         raise NotImplementedError
 
     def leak(
         self,
         policy: Policy,
-        level: Level | None,
+        level: Label | None,
         actors: Sequence[Actor],
         steps: Sequence[Step],
         step: int,
@@ -57,13 +57,13 @@ class _Check:
         )
 
     def run(
-        self, policy: Policy | str, *, trials: int, seed: int, levels: Sequence[Level], max_ops: int
+        self, policy: Policy | str, *, trials: int, seed: int, levels: Sequence[Label | Level | str], max_ops: int
     ) -> Counterexample | NoLeak:
         policy = resolve(policy)
-        levels = sorted(Level.parse(level) for level in levels)
+        levels = sorted(Label.parse(level) for level in levels)
         if policy.label_alphabet and self.over_labels:
             # A policy under compartments is examined over its labels (a level is the label without categories).
-            levels = [_taint(Label.parse(label)) for label in policy.label_alphabet]
+            levels = [Label.parse(label) for label in policy.label_alphabet]
         if len(levels) < 2:
             raise InvalidArgument("a check needs at least two levels")
         rng = random.Random(seed)
@@ -83,8 +83,8 @@ class _Check:
         return NoLeak(self.name, policy.name, trials, operations, time.perf_counter() - started)
 
     def sample(
-        self, rng: random.Random, levels: Sequence[Level], length: int
-    ) -> tuple[Level | None, tuple[Actor, ...], tuple[Step, ...]]:
+        self, rng: random.Random, levels: Sequence[Label], length: int
+    ) -> tuple[Label | None, tuple[Actor, ...], tuple[Step, ...]]:
         raise NotImplementedError
 
 
@@ -93,7 +93,7 @@ class _Noninterference(_Check):
     explanation = "an observer at or below the level saw something different when sessions above it acted"
 
     def sample(self, rng, levels, length):
-        if any(isinstance(level, Label) for level in levels):
+        if any(level.categories for level in levels):
             return self._sample_labels(rng, levels, length)
         bound = rng.choice(levels[:-1])
         below = [level for level in levels if level <= bound]
@@ -112,11 +112,11 @@ class _Noninterference(_Check):
     def _sample_labels(self, rng, labels, length):
         """As ``sample`` over a partial order: the observers at labels that flow to the bound, the high session
         raised to one that does not (another compartment, or above)."""
-        bounds = [bound for bound in labels if any(not _flows(label, bound) for label in labels)]
+        bounds = [bound for bound in labels if any(not label.can_flow_to(bound) for label in labels)]
         bound = rng.choice(bounds)
-        low = [Actor(f"low{n}", rng.choice([label for label in labels if _flows(label, bound)])) for n in (1, 2)]
-        raised = rng.choice([label for label in labels if not _flows(label, bound)])
-        high = Actor("high", rng.choice([label for label in labels if _flows(label, raised)]), raised)
+        low = [Actor(f"low{n}", rng.choice([label for label in labels if label.can_flow_to(bound)])) for n in (1, 2)]
+        raised = rng.choice([label for label in labels if not label.can_flow_to(bound)])
+        high = Actor("high", rng.choice([label for label in labels if label.can_flow_to(raised)]), raised)
         steps = [
             random_step(rng, "high", WRITES, high=True)
             if rng.random() < 0.4
@@ -163,7 +163,7 @@ class _WriteDown(_Check):
                 if not first.can_flow_to(result.label):
                     return self.leak(
                         policy,
-                        _taint(result.label),
+                        result.label,
                         actors,
                         steps,
                         number,
@@ -209,21 +209,18 @@ AMBIGUOUS = "ambiguous: several maximal versions, none above the others"
 """The effective version of a key the ``refuse`` rule will not choose for (a read must return none of them)."""
 
 
-def _effective(policy: Policy, current: Current, taint: Level | Label, key: str) -> Memory | str | None:
+def _effective(policy: Policy, current: Current, taint: Label, key: str) -> Memory | str | None:
     """The session's effective version of ``key`` by the check's own record of saves and deletes, not the store's.
 
-    Among the live versions the session may read (the policy's ``readable`` on levels, the categories by the
-    lattice), the maximal ones: under a total order the one at the highest level, under compartments perhaps
-    several. Of several, the newest (the last saved) under ``newest``, and under a rule that is not one of
-    ``labels.SHADOWING_RULES`` (a faulty one claims to show the newest); ``AMBIGUOUS`` under ``refuse``.
+    Among the live versions the session may read (the policy's ``readable``), the maximal ones: under a total
+    order the one at the highest level, under compartments perhaps several. Of several, the newest (the last
+    saved) under ``newest``, and under a rule that is not one of ``viewrules.SHADOWING_RULES`` (a faulty one claims to
+    show the newest); ``AMBIGUOUS`` under ``refuse``.
     """
-    taint = Label.parse(taint)
     live = {
         label: (memory, order) for (name, label), (memory, alive, order) in current.items() if name == key and alive
     }
-    readable = [
-        label for label in live if policy.readable(label.level, taint.level) and label.categories <= taint.categories
-    ]
+    readable = [label for label in live if policy.readable(label, taint)]
     maximal = [label for label in readable if not any(o != label and label.can_flow_to(o) for o in readable)]
     if not maximal:
         return None
@@ -232,12 +229,6 @@ def _effective(policy: Policy, current: Current, taint: Level | Label, key: str)
     return max((live[label] for label in maximal), key=lambda version: version[1])[0]
 
 
-def _flows(low: Level | Label, high: Level | Label) -> bool:
-    return Label.parse(low).can_flow_to(Label.parse(high))
-
-
-def _taint(label: Label) -> Level | Label:
-    return label if label.categories else label.level
 
 
 CHECKERS: dict[str, _Check] = {check.name: check for check in (_Noninterference(), _WriteDown(), _Shadowing())}

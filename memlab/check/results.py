@@ -9,7 +9,6 @@ from typing import Any
 
 from memlab.errors import InvalidArgument
 from memlab.labels import Label
-from memlab.levels import Level
 from memlab.policy import Policy
 
 __all__ = ["Actor", "Step", "Counterexample", "NoLeak"]
@@ -20,11 +19,16 @@ class Actor:
     """A session in a scenario: it starts at ``start`` and is escalated to ``raised`` before acting."""
 
     name: str
-    start: Level | Label
-    raised: Level | Label | None = None
+    start: Label
+    raised: Label | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "start", Label.parse(self.start))
+        if self.raised is not None:
+            object.__setattr__(self, "raised", Label.parse(self.raised))
 
     @property
-    def taint(self) -> Level | Label:
+    def taint(self) -> Label:
         return self.raised if self.raised is not None else self.start
 
 
@@ -48,7 +52,7 @@ class Counterexample:
 
     check: str
     policy: Policy
-    level: Level | Label | None
+    level: Label | None
     actors: tuple[Actor, ...]
     steps: tuple[Step, ...]
     step: int

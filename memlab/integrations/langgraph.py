@@ -42,8 +42,8 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from memlab import InvalidArgument, Level, Memory, NotFound
-from memlab.labels import Label
+from memlab import InvalidArgument, Memory, NotFound
+from memlab.labels import Label, LabelLike
 
 if TYPE_CHECKING:
     from memlab import MemoryStore, Session
@@ -92,7 +92,7 @@ class MemlabStore(BaseStore):
 
     __slots__ = ("_store", "_taint", "_sessions", "_lock")
 
-    def __init__(self, store: MemoryStore, *, taint: Level | Label | str) -> None:
+    def __init__(self, store: MemoryStore, *, taint: LabelLike) -> None:
         """A LangGraph store over ``store`` at ``taint``: a level, or a label with categories.
 
         Raises:
@@ -102,17 +102,16 @@ class MemlabStore(BaseStore):
         label = Label.parse(taint)
         store._check_compartments(label)  # refused now, not at the first operation
         self._store = store
-        self._taint: Level | Label = label if label.categories else label.level
+        self._taint = label
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return f"MemlabStore(taint={self._taint if type(self._taint) is Label else self._taint.name})"
+        return f"MemlabStore(taint={self._taint})"
 
     @property
-    def taint(self) -> Level | Label:
-        """The level or label every operation acts at: the host's choice, fixed for the store's life (a ``Level``
-        when it has no categories)."""
+    def taint(self) -> Label:
+        """The label every operation acts at: the host's choice, fixed for the store's life."""
         return self._taint
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:

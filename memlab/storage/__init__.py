@@ -66,8 +66,8 @@ class ToolStorage(Protocol):
     Compartments (``memlab.labels``, opt-in): every ``taint`` and ``classification`` may be a ``Label`` as well
     as a ``Level`` (a ``Level`` is the label without categories, and behaves exactly as before). A version at
     label L is readable at taint T when ``rules.can_read(L.level, T.level)`` and L's categories are within T's;
-    a key's view at T is its maximal readable live versions (``labels.maximal``), one of them chosen by
-    ``rules.shadowing`` (``labels.SHADOWING_RULES``: ``newest``, the latest saved; ``refuse``, ``effective``
+    a key's view at T is its maximal readable live versions (``viewrules.maximal``), one of them chosen by
+    ``rules.shadowing`` (``viewrules.SHADOWING_RULES``: ``newest``, the latest saved; ``refuse``, ``effective``
     raises ``labels.Ambiguous`` and the key is left out of lists and searches). ``Memory.categories`` carries
     a version's categories, and the audit and taint events store ``str(label)``. docs/semantics.md has the rules.
     A backend that keeps compartments declares ``compartments = True``; on one that does not, ``MemoryStore``

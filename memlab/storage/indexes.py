@@ -74,7 +74,7 @@ class IndexUpkeep:
         winners = [
             (key, winner)
             for key, live in live_versions(latest).items()
-            if (winner := self.rules.label_winner(_labelled(live), label)) is not None
+            if (winner := self.rules.winner(_labelled(live), label)) is not None
         ]
         self.conn.executemany(
             "INSERT INTO effective (agent_id, key, taint, memory_id) VALUES (?, ?, ?, ?)",
@@ -129,9 +129,9 @@ class IndexUpkeep:
         taints, tables, everything = self._refresh_plan(agent_id, indexed, changed)
         labels = self._label_views(agent_id)  # every categorised label's view the agent keeps
         if labels and rules.lattice_visibility and rules.shadowing != "newest-overall":
-            # A version a view cannot read changes nothing it may pick from (labels.maximal): only the views
+            # A version a view cannot read changes nothing it may pick from (viewrules.maximal): only the views
             # ``changed`` flows to are touched, so a save in one compartment costs nothing in the others.
-            labels = {text: label for text, label in labels.items() if rules.can_read_label(changed, label)}
+            labels = {text: label for text, label in labels.items() if rules.can_read(changed, label)}
         for key in keys:
             old, new = before.get(key), after.get(key)
             # A key's winners at every taint, each computed once (a bulk save's new keys have none before).
@@ -155,8 +155,8 @@ class IndexUpkeep:
             if labels:
                 old_labelled, new_labelled = _labelled(old or {}), _labelled(new or {})
                 for text, label in labels.items():
-                    previous_winner = rules.label_winner(old_labelled, label)
-                    winner = rules.label_winner(new_labelled, label)
+                    previous_winner = rules.winner(old_labelled, label)
+                    winner = rules.winner(new_labelled, label)
                     if winner == previous_winner:
                         continue
                     if winner is None:

@@ -13,19 +13,15 @@ _MEMORY_COLUMNS = (
     "m.key, m.content, m.tags, m.classification, m.version, m.saved_at, m.saved_by, m.source, m.occurred_at"
 )
 
-_LEVELS = {int(level): level for level in Level}
+_LEVELS = {int(level): Label.parse(level) for level in Level}
 _scan = json.JSONDecoder().scan_once
 
 
 def _memory(row: tuple[Any, ...]) -> Memory:
     key, content, tags, classification, version, saved_at, saved_by, source, occurred_at = row
-    if type(classification) is str:  # a label with categories, stored as its text (memlab.storage.label_codes)
-        label = Label.parse(classification)
-        return Memory(
-            key, content, _tags(tags), label.level, version, saved_at, saved_by, source, occurred_at, label.categories
-        )
-    level = _LEVELS[classification] if classification in _LEVELS else Level(classification)
-    return Memory(key, content, _tags(tags), level, version, saved_at, saved_by, source, occurred_at)
+    # A label with categories is stored as its text, a level as its integer (memlab.storage.label_codes).
+    label = Label.parse(classification) if type(classification) is str else _LEVELS[classification]
+    return Memory(key, content, _tags(tags), label, version, saved_at, saved_by, source, occurred_at)
 
 
 def _tags(text: str) -> tuple[str, ...]:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memlab.errors import InvalidArgument, SchemaError
-from memlab.labels import Ambiguous, Label, maximal
+from memlab.labels import Ambiguous, Label
 from memlab.levels import Level
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.search.analyzers import Analyzer
@@ -48,7 +48,7 @@ from memlab.storage.seal import deletion, seal_many
 from memlab.storage.upgrade import UPGRADABLE, upgrade
 from memlab.storage.vectors import FUSION_DEPTH, VectorSearch, _fuse, _VectorView
 from memlab.storage.verify import Verification, verify_file
-from memlab.viewrules import AMBIGUOUS, ViewRules
+from memlab.viewrules import AMBIGUOUS, ViewRules, maximal
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -365,13 +365,12 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
                     new.key,
                     new.content,
                     new.tags,
-                    label.level,
+                    label,
                     1 if previous is None else previous[1] + 1,
                     new.saved_at,
                     saved_by,
                     new.source,
                     new.occurred_at,
-                    label.categories,
                 )
                 latest[new.key, level] = (memory_id, memory.version, None)
                 saved.append(memory)
@@ -527,7 +526,7 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
     def _refuse_ambiguous(self, agent_id: int | None, key: str, taint: Label) -> None:
         """Raise ``Ambiguous`` naming the labels of ``key``'s maximal versions at ``taint``."""
         live = _labelled(live_versions(self._latest(agent_id, [key])).get(key, {}))
-        readable = {label: memory_id for label, memory_id in live.items() if self.rules.can_read_label(label, taint)}
+        readable = {label: memory_id for label, memory_id in live.items() if self.rules.can_read(label, taint)}
         labels = ", ".join(sorted(str(label) for label in maximal(readable, taint)))
         raise Ambiguous(f"memory {key!r} has several versions you may read, none above the others: {labels}")
 

@@ -139,7 +139,7 @@ def _check_views(conn: sqlite3.Connection, rules: ViewRules) -> list[str]:
                     expected[agent_id, key, int(taint)] = winner
             labelled = {as_label(label): memory_id for label, memory_id in live.items()}
             for label in label_views.get(agent_id, []):
-                winner = rules.label_winner(labelled, label)
+                winner = rules.winner(labelled, label)
                 if winner is not None:
                     expected[agent_id, key, str(label)] = winner
     actual = {(a, k, t): m for a, k, t, m in conn.execute("SELECT agent_id, key, taint, memory_id FROM effective")}

@@ -82,7 +82,7 @@ def simulator(store: MemoryStore, sessions: Sequence[SessionSpec] | None = None)
     Examples:
         >>> specs = [("alice-public", "PUBLIC", "main"), ("bob-hr", "CONFIDENTIAL", "main")]
         >>> simulator(MemoryStore(), specs).panel("bob-hr").session.taint
-        <Level.CONFIDENTIAL: 2>
+        Label('CONFIDENTIAL')
     """
     return SessionSimulator(store, sessions)
 

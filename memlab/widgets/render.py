@@ -23,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from memlab.labels import Label
+from memlab.labels import Label, LabelLike
 from memlab.levels import Level
 from memlab.plaintext import clock_time
 
@@ -125,7 +125,7 @@ def plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
-def badge(level: Level | Label | str) -> str:
+def badge(level: LabelLike) -> str:
     """A small label naming ``level`` (a level, or a label with categories: named whole), in its level's hue.
 
     Examples:

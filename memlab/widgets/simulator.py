@@ -11,7 +11,7 @@ field has a visible label, which is also its accessible name.
 Examples:
     >>> sim = SessionSimulator(MemoryStore(), [("public-chat", "PUBLIC"), ("hr-review", "CONFIDENTIAL")])
     >>> sim.panel("hr-review").session.taint  # ``sim`` alone in a notebook cell shows the simulator
-    <Level.CONFIDENTIAL: 2>
+    Label('CONFIDENTIAL')
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def open_session(store: MemoryStore, spec: SessionSpec) -> Session:
 
     Examples:
         >>> open_session(MemoryStore(), ("hr-review", "CONFIDENTIAL", "main")).taint
-        <Level.CONFIDENTIAL: 2>
+        Label('CONFIDENTIAL')
     """
     if isinstance(spec, Session):
         if spec.store is not store:
@@ -255,7 +255,7 @@ class SessionSimulator(Panel):
     Examples:
         >>> sim = SessionSimulator(MemoryStore(), [("alice-public", "PUBLIC", "main")])
         >>> sim.panel("alice-public").session.taint
-        <Level.PUBLIC: 0>
+        Label('PUBLIC')
     """
 
     def __init__(self, store: MemoryStore, sessions: Sequence[SessionSpec] | None = None) -> None:

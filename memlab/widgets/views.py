@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from memlab.labels import Label
+from memlab.labels import Label, LabelLike
 from memlab.levels import Level
 from memlab.store import MemoryStore
 
@@ -24,14 +24,14 @@ __all__ = ["saved_keys", "shadow_table", "versions_table", "effective_view", "vi
 VIEW_COLUMNS = ["key", "content", "tags", "classification", "version", "saved_by"]
 
 
-def seen_column(level: Level | str) -> str:
+def seen_column(level: LabelLike) -> str:
     """The ``shadow_table`` column saying which version sessions at ``level`` see.
 
     Examples:
         >>> seen_column("internal")
         'seen at INTERNAL'
     """
-    return f"seen at {Level.parse(level).name}"
+    return f"seen at {Label.parse(level).level.name}"
 
 
 def saved_keys(store: MemoryStore, agent: str = "main") -> list[str]:
@@ -97,7 +97,7 @@ def versions_table(store: MemoryStore, agent: str = "main") -> pd.DataFrame:
 
 
 def effective_view(
-    store: MemoryStore, agent: str, taint: Level | Label | str, *, versions: pd.DataFrame | None = None
+    store: MemoryStore, agent: str, taint: LabelLike, *, versions: pd.DataFrame | None = None
 ) -> pd.DataFrame:
     """What a session of ``agent`` at ``taint`` sees: per key, its effective version, in key order.
 

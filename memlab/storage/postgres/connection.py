@@ -38,7 +38,7 @@ from memlab.storage.schema import check_meta_values
 from memlab.viewrules import ViewRules
 
 _RETRIES = 8
-# The shadowing rules (``memlab.labels.SHADOWING_RULES``) whose choice the search SQL makes.
+# The shadowing rules (``memlab.viewrules.SHADOWING_RULES``) whose choice the search SQL makes.
 _SHADOWING = ("newest", "refuse")
 _LOGIN_SECONDS = 15.0  # how long a new store waits for its first session connection
 

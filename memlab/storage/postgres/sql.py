@@ -118,13 +118,12 @@ def _memory(row: Sequence[Any]) -> Memory:
         key,
         content,
         tuple(json.loads(tags)),
-        Level(classification),
+        Label(Level(classification), frozenset(categories)) if categories else Label.parse(Level(classification)),
         version,
         saved_at,
         saved_by,
         source,
         occurred_at,
-        frozenset(categories),
     )
 
 

@@ -20,7 +20,7 @@ from functools import partial
 from typing import Any
 
 from memlab.errors import InvalidArgument
-from memlab.labels import SHADOWING_RULES, Ambiguous, Label, maximal
+from memlab.labels import Ambiguous, Label
 from memlab.levels import Level
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.search.query import query_terms
@@ -43,6 +43,7 @@ from memlab.storage.postgres.sql import (
 from memlab.storage.postgres.verify import _verify
 from memlab.storage.seal import chain_rows, deletion, seal
 from memlab.storage.verify import Verification
+from memlab.viewrules import SHADOWING_RULES, maximal
 
 
 def _readable(alias: str, also: str = "") -> str:
@@ -165,13 +166,12 @@ class PostgresStorage(Connection):
                     new.key,
                     new.content,
                     new.tags,
-                    label.level,
+                    label,
                     newest[new.key],
                     new.saved_at,
                     saved_by,
                     new.source,
                     new.occurred_at,
-                    label.categories,
                 )
                 # The digest covers the label as SQLite stores it (label_codes.stored): one rule for both backends.
                 sealed = seal(agent, new, stored(label), memory.version, saved_by)
