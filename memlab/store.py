@@ -244,9 +244,8 @@ class MemoryStore:
             InvalidArgument: a bad level, label or agent name, a session id this store already has, or a label
                 with categories on a store or under a policy that cannot keep compartments.
         """
-        label = Label.parse(taint)
-        self._check_compartments(label)
-        taint = label if label.categories else label.level
+        taint = Label.parse(taint)
+        self._check_compartments(taint)
         agent = arguments.agent(agent)
         session_id = uuid.uuid4().hex[:12] if session_id is None else arguments.session_id(session_id)
         self.storage.add_session(session_id, agent, taint, self.now())
@@ -295,7 +294,7 @@ class MemoryStore:
         """Every version of every key of ``agent``, deleted ones included, by key, level, then version."""
         return _frame(self.storage.history_rows(agent), _HISTORY_COLUMNS)
 
-    def view(self, taint: Level | str, agent: str = "main") -> pd.DataFrame:
+    def view(self, taint: LabelLike, agent: str = "main") -> pd.DataFrame:
         """What a session of ``agent`` at ``taint`` sees (its effective view, by key), without a session.
 
         An auditor's view: it reads the store's materialised effective view and adds no audit row.
@@ -306,15 +305,14 @@ class MemoryStore:
         """
         import pandas as pd
 
-        label = Label.parse(taint)
-        view = self.storage.effective_view(agent, label if label.categories else label.level)
+        view = self.storage.effective_view(agent, Label.parse(taint))
         return pd.DataFrame(
             [{**memory.__dict__, "classification": str(memory.label)} for memory in view],
             columns=["key", "content", "tags", "classification", "version", "saved_at", "saved_by"],
         )
 
     def purge(
-        self, agent: str, key: str, level: Level | str | None = None, *, reason: str, by: str = "auditor"
+        self, agent: str, key: str, level: LabelLike | None = None, *, reason: str, by: str = "auditor"
     ) -> list[str]:
         """Erase ``key``'s content for real: an auditor's operation, not a tool the model has.
 
@@ -344,8 +342,7 @@ class MemoryStore:
         """
         key = arguments.key(key)
         if level is not None:
-            label = Label.parse(level)
-            level = label if label.categories else label.level
+            level = Label.parse(level)
         if not isinstance(reason, str) or not reason.strip():
             raise InvalidArgument("a purge needs a reason (a ticket, a request id)")
         at = self.now()
@@ -353,7 +350,7 @@ class MemoryStore:
             at=at,
             session_id=arguments.summary(by, 64) or "auditor",
             agent=agent,
-            taint=max(Level),
+            taint=Label.parse(max(Level)),
             tool="purge",
             key=key,
             message=arguments.summary(reason, 200),

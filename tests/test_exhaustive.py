@@ -456,7 +456,7 @@ def test_the_label_alphabet_is_the_stated_lattice():
     assert LABELS.over_labels and not SMALL.over_labels
     # A label without categories is its level, in any spelling and order.
     same = check.Alphabet(keys=("k1",), tag=None, levels=("confidential:legal,hr", "public", "CONFIDENTIAL:hr"))
-    assert same.levels[0] is Level.PUBLIC and [str(label) for label in same.levels][1:] == [
+    assert same.levels[0] == Level.PUBLIC and [str(label) for label in same.levels][1:] == [
         "CONFIDENTIAL:hr",
         "CONFIDENTIAL:hr,legal",
     ]

@@ -397,7 +397,7 @@ class PostgresStorage(Connection):
                 )
                 for key, level, categories, version, rank in found.fetchall():
                     ranks[key, Level(level), frozenset(categories), version] = rank
-            return ranks[memory.key, memory.classification, memory.categories, memory.version]
+            return ranks[memory.key, memory.level, memory.categories, memory.version]
 
         return order
 
