@@ -21,6 +21,7 @@ from memlab.search.analyzers import Analyzer
 from memlab.search.analyzers import resolve as resolve_analyzer
 from memlab.search.ranking import Ranking
 from memlab.storage.postgres.gate import _new_key, claim
+from memlab.storage.postgres.role import options, record_password
 from memlab.storage.postgres.schema import (
     FORMAT,
     RANKINGS,
@@ -119,7 +120,7 @@ class Connection:
                 kwargs={
                     **({} if session_url else {"user": session_role}),
                     "autocommit": True,  # each call's transaction is its pipeline's (``_session``)
-                    "options": f"-c search_path={schema}",
+                    "options": options(schema),  # over any setting the role gives its own logins
                 },
                 min_size=1,
                 max_size=pool_size,
@@ -133,6 +134,12 @@ class Connection:
                     f"cannot log in as the session role {session_role!r}: give it a password in ~/.pgpass "
                     "(or pass session_url) and allow it in pg_hba.conf"
                 ) from error
+            try:
+                # Its password now is the one memlab logs in with: the one verify expects from here on.
+                record_password(self._owner, session_role, replace=False)
+            except BaseException:
+                self._pool.close()
+                raise
         except BaseException:
             self._owner.close()
             raise
@@ -250,6 +257,12 @@ class Connection:
         names only when its mac, made with the owner's key, verifies over it and this transaction's id."""
         txid = cursor.execute("SELECT pg_current_xact_id()::text").fetchone()[0]
         cursor.execute("SELECT set_config('memlab.claim', %s, true)", (claim(self._key, agent, taint, txid),))
+
+    def trust_session_password(self) -> None:
+        """Record the session role's current password as the one memlab expects (after a rotation of the
+        operator's own): verify reports a password changed since it was recorded. Needs an owner that may read
+        ``pg_authid`` (a superuser); otherwise nothing is recorded, and verify cannot see the password."""
+        self._as_owner(lambda cursor: record_password(cursor, self.session_role, replace=True))
 
     def _as_owner(self, work: Callable[[Any], T]) -> T:
         with self._lock, self._owner.transaction(), self._owner.cursor() as cursor:
