@@ -89,7 +89,7 @@ class PostgresServer:
         return self.url(name)
 
     def drop_database(self, url: str) -> None:
-        name = url.split("/")[-1].split("?")[0]
+        name = url.split("@/", 1)[1].split("?")[0]  # the URL's path: its host is a folder, with slashes
         self._sql("postgres", f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
