@@ -8,6 +8,7 @@ serialisation failures and deadlocks are retried here.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -75,6 +76,7 @@ class Connection:
         session_url: str | None = None,
         pool_size: int = 4,
         rank_function: str = "ts_rank",
+        purge_timeout: float = 5.0,
     ) -> None:
         psycopg, psycopg_pool = _require_psycopg()
         self._errors = psycopg.errors
@@ -102,6 +104,10 @@ class Connection:
         if rank_function not in RANKINGS:
             raise InvalidArgument(f"rank_function must be one of {', '.join(RANKINGS)}, not {rank_function!r}")
         self.url, self.schema, self.session_role, self.rank_function = url, schema, session_role, rank_function
+        number = isinstance(purge_timeout, int | float) and not isinstance(purge_timeout, bool)
+        if not number or not 0 < purge_timeout < math.inf:
+            raise InvalidArgument(f"purge_timeout is a finite number of seconds above 0, not {purge_timeout!r}")
+        self.purge_timeout = float(purge_timeout)
         self._ranking = Ranking()
         self.embedder = None  # no dense vectors in PostgreSQL
         self._lock = threading.RLock()
