@@ -64,7 +64,9 @@ class InternalError(MemlabError):
 
 
 class PurgeIncomplete(MemlabError):
-    """A purge is done and audited, but copies of what it erased remain in the store's files: another connection
-    holds a read transaction, so the WAL could not be checkpointed; run the same purge again once it ends."""
+    """Another connection held a purge up past its timeout; run the same purge again once it ends. Mostly the purge
+    is done and audited but copies of what it erased remain in the store's files (a read transaction kept SQLite's
+    WAL from being checkpointed, or an older snapshot or a lock kept PostgreSQL's table from being rewritten); on
+    PostgreSQL a lock held on the key can also stop it before it erases anything, and the message says so."""
 
     code = "purge_incomplete"

@@ -334,7 +334,10 @@ class MemoryStore:
             InvalidArgument: a bad key, level or an empty reason.
             PurgeIncomplete: the versions are erased and the purge audited, but another connection's read
                 transaction (a backup, a ``sqlite3`` shell) kept copies in the store file's WAL past the busy
-                timeout; once it ends, the same purge again finishes the erasure (it erases nothing new).
+                timeout, or on PostgreSQL an older snapshot or a lock kept them in the table's files past
+                ``purge_timeout``; once it ends, the same purge again finishes the erasure (it erases nothing
+                new). On PostgreSQL a lock on the key held that long stops the purge before it erases anything
+                (the message says so); the same purge again then does all of it.
 
         Examples:
             >>> store.purge("main", "salary", reason="GDPR request #1234")

@@ -88,8 +88,35 @@ class PostgresServer:
         self._sql("postgres", f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}")
         return self.url(name)
 
+    def table_bytes(self, url: str, table: str = "memlab.memories") -> bytes:
+        """The bytes of ``table``'s files on disk (heap, TOAST and every index of either), after a checkpoint
+        has written what the server holds in memory: where a purge must leave no copy of what it erased."""
+        import psycopg
+
+        relation = "(SELECT oid FROM pg_class WHERE oid = %(table)s::regclass)"
+        toast = "(SELECT reltoastrelid FROM pg_class WHERE oid = %(table)s::regclass)"
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("CHECKPOINT")
+            paths = [
+                Path(self.data) / row[0]
+                for row in conn.execute(
+                    f"SELECT pg_relation_filepath(c.oid) FROM pg_class c WHERE c.oid IN ({relation}, {toast}) "
+                    f"OR c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid IN ({relation}, {toast}))",
+                    {"table": table},
+                )
+                if row[0] is not None
+            ]
+        # A relation's files: its first segment, the next ones (.1, ...) and its maps (_fsm, _vm).
+        files = [
+            file
+            for path in paths
+            for file in path.parent.glob(f"{path.name}*")
+            if file.name == path.name or file.name[len(path.name)] in "._"
+        ]
+        return b"".join(file.read_bytes() for file in sorted(files))
+
     def drop_database(self, url: str) -> None:
-        name = url.split("/")[-1].split("?")[0]
+        name = url.split("@/", 1)[1].split("?")[0]  # the URL's path: its host is a folder, with slashes
         self._sql("postgres", f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 

@@ -6,6 +6,8 @@ auditor does; every session call runs as a role that owns nothing, in a short tr
 
 - ``connection``: the owner's connection, the session role's pool, opening the schema, transactions;
 - ``gate``: the claim, the policies, grants and trigger that gate the session role;
+- ``purge``: a purge's erasure and the rewrite of the table, bounded by ``purge_timeout``;
+- ``role``: the settings pinned on the session role's logins, and what verify reports of the role;
 - ``schema``: the tables, the text search configuration and document, the rankings, the upgrades;
 - ``store``: ``PostgresStorage``, the tool operations and the auditor's reads;
 - ``sql``: the URL test, the driver, column lists, the locks of a save, rows;

@@ -8,6 +8,7 @@ serialisation failures and deadlocks are retried here.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -21,6 +22,7 @@ from memlab.search.analyzers import Analyzer
 from memlab.search.analyzers import resolve as resolve_analyzer
 from memlab.search.ranking import Ranking
 from memlab.storage.postgres.gate import _new_key, claim
+from memlab.storage.postgres.role import options, record_password
 from memlab.storage.postgres.schema import (
     FORMAT,
     RANKINGS,
@@ -74,6 +76,7 @@ class Connection:
         session_url: str | None = None,
         pool_size: int = 4,
         rank_function: str = "ts_rank",
+        purge_timeout: float = 5.0,
     ) -> None:
         psycopg, psycopg_pool = _require_psycopg()
         self._errors = psycopg.errors
@@ -101,6 +104,10 @@ class Connection:
         if rank_function not in RANKINGS:
             raise InvalidArgument(f"rank_function must be one of {', '.join(RANKINGS)}, not {rank_function!r}")
         self.url, self.schema, self.session_role, self.rank_function = url, schema, session_role, rank_function
+        number = isinstance(purge_timeout, int | float) and not isinstance(purge_timeout, bool)
+        if not number or not 0 < purge_timeout < math.inf:
+            raise InvalidArgument(f"purge_timeout is a finite number of seconds above 0, not {purge_timeout!r}")
+        self.purge_timeout = float(purge_timeout)
         self._ranking = Ranking()
         self.embedder = None  # no dense vectors in PostgreSQL
         self._lock = threading.RLock()
@@ -119,7 +126,7 @@ class Connection:
                 kwargs={
                     **({} if session_url else {"user": session_role}),
                     "autocommit": True,  # each call's transaction is its pipeline's (``_session``)
-                    "options": f"-c search_path={schema}",
+                    "options": options(schema),  # over any setting the role gives its own logins
                 },
                 min_size=1,
                 max_size=pool_size,
@@ -133,6 +140,12 @@ class Connection:
                     f"cannot log in as the session role {session_role!r}: give it a password in ~/.pgpass "
                     "(or pass session_url) and allow it in pg_hba.conf"
                 ) from error
+            try:
+                # Its password now is the one memlab logs in with: the one verify expects from here on.
+                record_password(self._owner, session_role, replace=False)
+            except BaseException:
+                self._pool.close()
+                raise
         except BaseException:
             self._owner.close()
             raise
@@ -250,6 +263,12 @@ class Connection:
         names only when its mac, made with the owner's key, verifies over it and this transaction's id."""
         txid = cursor.execute("SELECT pg_current_xact_id()::text").fetchone()[0]
         cursor.execute("SELECT set_config('memlab.claim', %s, true)", (claim(self._key, agent, taint, txid),))
+
+    def trust_session_password(self) -> None:
+        """Record the session role's current password as the one memlab expects (after a rotation of the
+        operator's own): verify reports a password changed since it was recorded. Needs an owner that may read
+        ``pg_authid`` (a superuser); otherwise nothing is recorded, and verify cannot see the password."""
+        self._as_owner(lambda cursor: record_password(cursor, self.session_role, replace=True))
 
     def _as_owner(self, work: Callable[[Any], T]) -> T:
         with self._lock, self._owner.transaction(), self._owner.cursor() as cursor:

@@ -18,6 +18,7 @@ import threading
 from memlab.errors import Denied, SchemaError
 from memlab.levels import Level
 from memlab.storage.postgres.gate import claim
+from memlab.storage.postgres.role import options
 from memlab.storage.postgres.sql import _IDENTIFIER, _redact, _require_psycopg
 
 __all__ = ["PostgresProgress"]
@@ -92,7 +93,7 @@ class PostgresProgress:
             raise
         owner.close()  # a student's kernel keeps no owner's connection for its records
         try:
-            self._conn = psycopg.connect(url, user=role, autocommit=True, options=f"-c search_path={schema}")
+            self._conn = psycopg.connect(url, user=role, autocommit=True, options=options(schema))
         except psycopg.Error as error:
             raise SchemaError(f"cannot log in as the session role {role!r}: {str(error).strip()}") from error
 

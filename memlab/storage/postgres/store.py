@@ -28,6 +28,7 @@ from memlab.search.ranking import Ranking, when_words
 from memlab.storage.label_codes import stored
 from memlab.storage.lexical import _lazy_terms, _snippet
 from memlab.storage.postgres.connection import Connection, _label
+from memlab.storage.postgres.purge import purge_key
 from memlab.storage.postgres.schema import RANKINGS, _indexing
 from memlab.storage.postgres.sql import (
     _AUDIT_COLUMNS,
@@ -84,6 +85,8 @@ class PostgresStorage(Connection):
         rank_function: ``ts_rank`` (the default), ``ts_rank-length`` (normalised by document length) or
             ``ts_rank_cd`` (cover density: slow on common words); see ``RANKINGS``. A ``memlab.Ranking``'s
             column weights and tag boost are FTS5's and do not apply here; a dense ranking is refused.
+        purge_timeout: seconds a purge waits for another connection's lock or older snapshot before it raises
+            ``PurgeIncomplete`` (5 by default; sessions queue behind the purge's rewrite as long).
     """
 
     compartments = True
@@ -241,43 +244,13 @@ class PostgresStorage(Connection):
         """Erase the content, tags and context of ``key``'s versions (at ``level``, or every level), as the owner.
 
         The versions stay, content-free and no longer live (so out of the search index); ``VACUUM FULL`` then
-        rewrites the table, its TOAST and every index (the search index's entries too) without the old row
-        versions, and ``ANALYZE`` replaces the planner's samples. What stays is in docs/security.md: the
-        write-ahead log, backups, freed disk blocks, and rows an older snapshot could still see.
+        rewrites the table, its TOAST and every index without the old row versions (``purge.purge_key``). What
+        stays is in docs/security.md: the write-ahead log, backups, freed disk blocks.
+
+        Raises:
+            PurgeIncomplete: another connection's lock or older snapshot held it up past ``purge_timeout``.
         """
-
-        def work(cursor):
-            # The key at every level, then every chain of the agent in level order: locks are always taken keys
-            # first, heads after, so a purge and saves cannot deadlock. Its audit row goes to the top chain.
-            _lock_keys(cursor, agent, [(key, int(chained)) for chained in Level])
-            head = [_lock_head(cursor, agent, chained, owner=True)() for chained in Level][-1]
-            cursor.execute(
-                f"SELECT m.id, {_COLUMNS} FROM memories m WHERE agent = %s AND key = %s "
-                f"{'' if level is None else 'AND classification = %s'} AND purged_at IS NULL "
-                "ORDER BY classification, categories, version",
-                (agent, key, *(() if level is None else (int(level),))),
-            )
-            rows = cursor.fetchall()
-            ids = [row[0] for row in rows]
-            if ids:
-                cursor.execute(
-                    "UPDATE memories SET deleted_at = %s, deleted_by = %s WHERE id = ANY(%s) AND deleted_at IS NULL",
-                    (purged_at, _storable(purged_by), ids),
-                )
-                cursor.execute(
-                    "UPDATE memories SET content = '', tags = '[]', source = NULL, occurred_at = NULL, "
-                    "occurred_words = NULL, salt = NULL, purged_at = %s WHERE id = ANY(%s)",
-                    (purged_at, ids),
-                )
-            purged = [_memory(row[1:]) for row in rows]
-            self._append_audits(cursor, agent, head, [audit(purged)])
-            return purged
-
-        purged = self._as_owner(work)
-        if purged:
-            with self._lock:
-                self._owner.execute("VACUUM (FULL, ANALYZE) memories")
-        return purged
+        return purge_key(self, agent, key, level, purged_at=purged_at, purged_by=purged_by, audit=audit)
 
     # -- reads (each with its audit event, in one transaction) -----------------------------------------
 

@@ -6,6 +6,7 @@ from memlab.errors import InvalidArgument, SchemaError
 from memlab.labels import Label
 from memlab.levels import Level
 from memlab.storage import chain
+from memlab.storage.postgres.role import role_problems
 from memlab.storage.postgres.sql import _AUDIT_COLUMNS, _IDENTIFIER, _redact, _require_psycopg
 from memlab.storage.seal import Audited, check_chain, check_sessions, check_versions
 from memlab.storage.verify import Verification, combine
@@ -114,7 +115,8 @@ def _verify(cursor, schema: str, session_role: str) -> Verification:
 
 
 def _missing_protections(cursor, schema: str, role: str) -> list[str]:
-    """What the database no longer enforces: RLS off on a table, or the session role able to change the audit."""
+    """What the database no longer enforces: RLS off on a table, the session role able to change the audit, above
+    the gate or reconfigured by itself (``role.role_problems``)."""
     problems = []
     for table in ("memories", "chain_heads", "audit", "sessions", "taint_events"):
         row = cursor.execute(
@@ -140,13 +142,7 @@ def _missing_protections(cursor, schema: str, role: str) -> list[str]:
     ):
         if allowed:
             problems.append(f"the session role {role} may {what}")
-    above = cursor.execute(
-        "SELECT r.rolsuper OR r.rolbypassrls OR EXISTS (SELECT 1 FROM pg_auth_members WHERE member = r.oid) "
-        "FROM pg_roles r WHERE rolname = %s",
-        (role,),
-    ).fetchone()
-    if above and above[0]:
-        problems.append(f"the session role {role} is a superuser, bypasses row-level security or is a member of a role")
+    problems += role_problems(cursor, role)
     trigger = cursor.execute(
         "SELECT tgenabled FROM pg_trigger WHERE tgrelid = to_regclass(%s) AND tgname = 'deletions_are_final'",
         (f"{schema}.memories",),
