@@ -308,3 +308,40 @@ def test_the_teacher_resets_one_student_or_the_class(klass):
     assert ada.lesson.seat.agent == f"{ada.student}-3" and bo.lesson.seat.agent == f"{bo.student}-2"
     teacher.refresh()
     assert teacher.table.value.count("0 of 4") == 2
+
+
+# -- issue 33: an attack round by a student with only a browser (the page's own websocket) -------------------------
+
+
+@pytest.mark.parametrize("after", ["check", "show the answer"])
+@pytest.mark.parametrize("trait", ["index", "value"])
+def test_a_locked_in_prediction_cannot_be_changed_by_a_widget_update(klass, after, trait):
+    """Issue 33: the radio is hidden and disabled once a prediction is locked in, but a comm `update` of its index
+    still reached the kernel: lock in a wrong answer, check ("Not quite"), send the right index, check again:
+    "✔ right", and the teacher counted it. The first committed prediction is the only one check and the record use.
+    Guards: _committed() without its put-back of the first pick (the update stands on the radio); check(),
+    show_answer() or save_progress() reading predict.value, not the first committed prediction."""
+    page = join(klass, "Eve")
+    lesson = page.lesson
+    click(lesson, lesson.seat.id("public-chat"), "memory_save", key="user-name", content="Sam")
+    click(lesson, lesson.seat.id("team-chat"), "memory_save", key="user-name", content="Samantha Rivera")
+    first = lesson.exercise(1)
+    wrong, right = VERSION_SEEN["PUBLIC"], VERSION_SEEN["INTERNAL"]
+    first.predict.value = wrong
+    if after == "check":
+        first.check_button.click()
+        assert "✘ not quite" in first.feedback.value
+    else:
+        first.answer_button.click()
+        assert "Why:" in first.answer.value
+    update = {"index": first.exercise.choices.index(right)} if trait == "index" else {"value": right}
+    first.predict.set_state(update)  # what a websocket `update` message on the radio's comm does in the kernel
+    assert first.predict.value == wrong and first.prediction == wrong
+    first.check_button.click()
+    assert "✘ not quite" in first.feedback.value and "✔ right" not in first.feedback.value
+    assert marks(first)[wrong] == "◉ … — your prediction"
+    teacher = TeacherPage(klass, klass.store())
+    (record,) = klass.progress().students()
+    assert record["predictions"] == {"1": wrong} and record["verdicts"] == {"1": "wrong"}
+    assert f"{html.escape(right)}: <b>0</b>" in teacher.histograms.value.split("<p><b>")[1]
+    assert "<td>0</td>" in teacher.table.value  # right: none

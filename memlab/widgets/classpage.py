@@ -138,7 +138,7 @@ class StudentPage(Panel):
                 "name": self.joined_as,
                 "agent": self.lesson.seat.agent,
                 "joined": getattr(self, "_joined", None) or self._stamp(),
-                "predictions": {str(n): p.predict.value for n, p in exercises if p.predict.value is not None},
+                "predictions": {str(n): p.prediction for n, p in exercises if p.prediction is not None},
                 "verdicts": {str(n): p.verdict for n, p in exercises if p.verdict},
             },
         )
