@@ -345,3 +345,26 @@ def test_a_locked_in_prediction_cannot_be_changed_by_a_widget_update(klass, afte
     assert record["predictions"] == {"1": wrong} and record["verdicts"] == {"1": "wrong"}
     assert f"{html.escape(right)}: <b>0</b>" in teacher.histograms.value.split("<p><b>")[1]
     assert "<td>0</td>" in teacher.table.value  # right: none
+
+
+def test_a_late_joiner_follows_only_the_resets_made_after_joining(klass):
+    """Issue 33: a page counted resets from 1 while the class store returns every reset ever made: after three
+    class resets a newcomer's agent was renewed at each poll (-2, -3, -4), losing their work. A page counts from
+    the resets it saw when it joined. Guards: follow_resets comparing the count with the lessons started."""
+    klass.store()  # on PostgreSQL the store comes first, as memlab classroom opens it before any page
+    teacher = klass.progress()
+    for _ in range(3):
+        teacher.reset()
+    late = join(klass, "Late")
+    click(late.lesson, late.lesson.seat.id("public-chat"), "memory_save", key="user-name", content="Lee")
+    late.lesson.exercise(1).predict.value = EXERCISES[0].choices[0]
+    for _ in range(4):
+        late.follow_resets()  # the page polls this every second
+    assert late.lesson.seat.agent == late.student and late.lesson.exercise(1).prediction is not None
+    assert "user-name" in late.lesson.simulator.panel(late.lesson.seat.id("public-chat")).view.value
+    teacher.reset()
+    teacher.reset(late.student)
+    for _ in range(3):
+        late.follow_resets()
+    assert late.lesson.seat.agent == f"{late.student}-2"  # the two resets since the last poll: one new lesson
+    assert late.lesson.exercise(1).prediction is None

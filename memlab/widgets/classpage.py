@@ -108,6 +108,8 @@ class StudentPage(Panel):
             return
         self.student, self.joined_as = agent_for(name), name
         self.progress = self.klass.progress(self.student)
+        # The class store counts every reset ever asked for: this page follows only those made after it joined.
+        self._resets_seen = self.progress.resets(self.student)
         self.lesson = Classroom(lambda: self.store, self._seat, alone=False)
         for panel in self.lesson.exercises:
             panel.listeners.append(self.save_progress)
@@ -121,8 +123,12 @@ class StudentPage(Panel):
         return Seat(self.student if self._lessons == 1 else f"{self.student}-{self._lessons}")
 
     def follow_resets(self) -> None:
-        """Start the lesson again if the teacher asked for a reset since this one began."""
-        if self.lesson is not None and self.progress.resets(self.student) >= self._lessons:
+        """Start the lesson again (once) if the teacher asked for a reset since the last look."""
+        if self.lesson is None:
+            return
+        resets = self.progress.resets(self.student)
+        if resets > self._resets_seen:
+            self._resets_seen = resets
             self.lesson.reset()
             self.save_progress()
 
