@@ -3,13 +3,15 @@ answers hidden until asked, a reset, and a teacher's view that follows the lesso
 
 import html
 import re
+from types import SimpleNamespace
 
 import pytest
 
 from memlab import Level
 from memlab import widgets as mw
 from memlab.classprogress import ClassStore, token_digest
-from memlab.widgets.classpage import CLASS_ENV, TOKEN_ENV, StudentPage, TeacherPage, class_page
+from memlab.widgets import classpage
+from memlab.widgets.classpage import CLASS_ENV, TOKEN_ENV, StudentPage, TeacherPage, agent_for, class_page
 from memlab.widgets.classroom import EXERCISES, GET_ANSWER, VERSION_SEEN
 
 
@@ -368,3 +370,26 @@ def test_a_late_joiner_follows_only_the_resets_made_after_joining(klass):
         late.follow_resets()
     assert late.lesson.seat.agent == f"{late.student}-2"  # the two resets since the last poll: one new lesson
     assert late.lesson.exercise(1).prediction is None
+
+
+def test_an_agent_carries_64_random_bits():
+    """Issue 33: a name without ASCII letters became `student-XXXX`, 16 random bits: two such students in a class of
+    30 clashed with about 0.7% chance. Guards: agent_for with secrets.token_hex(2)."""
+    tags = {agent_for("東京").rsplit("-", 1)[1] for _ in range(50)}
+    assert len(tags) == 50 and all(re.fullmatch(r"[0-9a-f]{16,}", tag) for tag in tags)
+
+
+def test_two_students_whose_agents_clash_both_join_or_are_told_to_press_join_again(klass, monkeypatch):
+    """Issue 33: when two agents clashed, Join raised InvalidArgument (the session ids exist) and the page stayed
+    blank. A clash is retried with a new tag; one that keeps clashing says so on the page.
+    Guards: join() without its retry; join() letting the clash's InvalidArgument out."""
+    tags = iter(["c1a5", "c1a5", "f00d"])
+    monkeypatch.setattr(classpage, "secrets", SimpleNamespace(token_hex=lambda nbytes=None: next(tags)))
+    first, second = join(klass, "東京"), join(klass, "ÆØ")
+    assert first.lesson.seat.agent == first.student == "student-c1a5"
+    assert second.lesson is not None and second.lesson.seat.agent == second.student == "student-f00d"
+    assert {r["student"] for r in klass.progress().students()} == {"student-c1a5", "student-f00d"}
+    monkeypatch.setattr(classpage, "secrets", SimpleNamespace(token_hex=lambda nbytes=None: "c1a5"))
+    unlucky = join(klass, "Ωμέγα")
+    assert unlucky.lesson is None and unlucky.student is None
+    assert "press Join again" in unlucky.status.value and unlucky.join_button in unlucky.widget.children[0].children

@@ -32,6 +32,7 @@ import ipywidgets as widgets
 
 from memlab import arguments
 from memlab.classprogress import CLASS_ENV, ClassStore, taken_over, token_digest
+from memlab.errors import InvalidArgument
 from memlab.store import MemoryStore
 from memlab.widgets.classroom import EXERCISES, Classroom, Seat
 from memlab.widgets.render import Panel, alert
@@ -47,6 +48,9 @@ TABLE_STYLE = (
     "padding:2px 10px 2px 0;border-bottom:1px solid var(--jp-border-color2)}</style>"
 )
 POLL_SECONDS = 1.0
+TAG_BYTES = 8
+"""An agent's random tag: 64 bits, so two students of one name (or none in ASCII) clash about once in 10^16 joins."""
+JOIN_ATTEMPTS = 3
 
 
 def agent_for(name: str) -> str:
@@ -54,7 +58,7 @@ def agent_for(name: str) -> str:
     two students with one name never share an agent and nothing typed becomes part of a name unchecked."""
     ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
     letters = re.sub(r"[^a-z0-9]+", "-", ascii_name).strip("-")[:16].strip("-") or "student"
-    return arguments.agent(f"{letters}-{secrets.token_hex(2)}")
+    return arguments.agent(f"{letters}-{secrets.token_hex(TAG_BYTES)}")
 
 
 def in_class() -> bool:
@@ -106,17 +110,33 @@ class StudentPage(Panel):
             return
         if self.lesson is not None:
             return
-        self.student, self.joined_as = agent_for(name), name
+        lesson = self._seated(name)
+        if lesson is None:
+            self.status.value = alert(
+                "Another student's agent has the name made for you (a rare clash): press Join again."
+            )
+            return
+        self.lesson, self.joined_as = lesson, name
         self.progress = self.klass.progress(self.student)
         # The class store counts every reset ever asked for: this page follows only those made after it joined.
         self._resets_seen = self.progress.resets(self.student)
-        self.lesson = Classroom(lambda: self.store, self._seat, alone=False)
         for panel in self.lesson.exercises:
             panel.listeners.append(self.save_progress)
         self.store.listeners.append(self.save_progress)
         self.widget.children = [widgets.HTML(f"<p>Welcome, <b>{html.escape(name)}</b>.</p>"), self.lesson.widget]
         self.save_progress()
         self._poll = _every(POLL_SECONDS, self.follow_resets)
+
+    def _seated(self, name: str) -> Classroom | None:
+        """A lesson in a new agent for ``name``, or None when every try's agent was already another student's."""
+        for _ in range(JOIN_ATTEMPTS):
+            self.student, self._lessons = agent_for(name), 0
+            try:
+                return Classroom(lambda: self.store, self._seat, alone=False)
+            except InvalidArgument:  # its sessions' ids are in the store already: the agent is taken
+                continue
+        self.student = None
+        return None
 
     def _seat(self) -> Seat:
         self._lessons += 1
