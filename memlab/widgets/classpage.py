@@ -31,7 +31,7 @@ from urllib.parse import parse_qs
 import ipywidgets as widgets
 
 from memlab import arguments
-from memlab.classprogress import CLASS_ENV, ClassStore, taken_over, token_digest
+from memlab.classprogress import CLASS_ENV, ClassFull, ClassStore, taken_over, token_digest
 from memlab.errors import InvalidArgument
 from memlab.store import MemoryStore
 from memlab.widgets.classroom import EXERCISES, Classroom, Seat
@@ -90,8 +90,8 @@ class StudentPage(Panel):
         joined.
     """
 
-    def __init__(self, klass: ClassStore, store: MemoryStore) -> None:
-        self.klass, self.store = klass, store
+    def __init__(self, klass: ClassStore, store: MemoryStore | None = None) -> None:
+        self.klass, self.store = klass, store  # no store: opened at Join (on PostgreSQL no connection before)
         self.progress = None  # the student's own records, once joined
         self.lesson: Classroom | None = None
         self.student: str | None = None
@@ -110,14 +110,17 @@ class StudentPage(Panel):
             return
         if self.lesson is not None:
             return
-        lesson = self._seated(name)
+        try:
+            lesson = self._seated(name)
+        except ClassFull as error:
+            self.status.value = alert(f"{error} Ask your teacher.")
+            return
         if lesson is None:
             self.status.value = alert(
                 "Another student's agent has the name made for you (a rare clash): press Join again."
             )
             return
         self.lesson, self.joined_as = lesson, name
-        self.progress = self.klass.progress(self.student)
         # The class store counts every reset ever asked for: this page follows only those made after it joined.
         self._resets_seen = self.progress.resets(self.student)
         for panel in self.lesson.exercises:
@@ -128,14 +131,22 @@ class StudentPage(Panel):
         self._poll = _every(POLL_SECONDS, self.follow_resets)
 
     def _seated(self, name: str) -> Classroom | None:
-        """A lesson in a new agent for ``name``, or None when every try's agent was already another student's."""
+        """A lesson in a new agent for ``name`` with that student's records (on PostgreSQL: the page's seat, then
+        its store, opened only now), or None when every try's agent was already another student's.
+
+        Raises:
+            ClassFull: on PostgreSQL, every seat of the class is taken.
+        """
         for _ in range(JOIN_ATTEMPTS):
             self.student, self._lessons = agent_for(name), 0
+            self.progress = self.klass.progress(self.student)
+            if self.store is None:
+                self.store = self.klass.store(pool_size=1)  # a kernel's widget callbacks run one at a time
             try:
                 return Classroom(lambda: self.store, self._seat, alone=False)
             except InvalidArgument:  # its sessions' ids are in the store already: the agent is taken
-                continue
-        self.student = None
+                self.progress.close()
+        self.student = self.progress = None
         return None
 
     def _seat(self) -> Seat:
@@ -182,8 +193,8 @@ class TeacherPage(Panel):
         student's records.
     """
 
-    def __init__(self, klass: ClassStore, store: MemoryStore) -> None:
-        self.klass, self.store = klass, store
+    def __init__(self, klass: ClassStore, store: MemoryStore | None = None) -> None:
+        self.klass, self.store = klass, store  # no store: opened at Join (on PostgreSQL no connection before)
         self.progress = klass.progress()
         self.table, self.histograms, self.status = widgets.HTML(), widgets.HTML(), widgets.HTML()
         self.student = widgets.Dropdown(description="student", options=[])
@@ -270,7 +281,7 @@ def class_page(environ: dict[str, str] | None = None) -> Panel | None:
     digest = environ.pop(TOKEN_ENV, "")  # read once, and only ever the token's hash: no kernel holds the token
     asked = parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True).get("teacher")
     if asked is None:
-        return StudentPage(klass, klass.store())
+        return StudentPage(klass)  # holds nothing open in the class store until its student joins
     if not digest or not hmac.compare_digest(token_digest(asked[0]), digest):
         return _Refusal()
     return TeacherPage(klass, klass.store())
