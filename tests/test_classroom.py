@@ -11,7 +11,7 @@ from memlab import Level
 from memlab import widgets as mw
 from memlab.classprogress import ClassStore, token_digest
 from memlab.widgets import classpage
-from memlab.widgets.classpage import CLASS_ENV, TOKEN_ENV, StudentPage, TeacherPage, agent_for, class_page
+from memlab.widgets.classpage import CLASS_ENV, TOKEN_ENV, StudentPage, TeacherPage, agent_for, class_page, twins
 from memlab.widgets.classroom import EXERCISES, GET_ANSWER, VERSION_SEEN
 
 
@@ -393,3 +393,16 @@ def test_two_students_whose_agents_clash_both_join_or_are_told_to_press_join_aga
     unlucky = join(klass, "Ωμέγα")
     assert unlucky.lesson is None and unlucky.student is None
     assert "press Join again" in unlucky.status.value and unlucky.join_button in unlucky.widget.children[0].children
+
+
+def test_the_teacher_sees_which_names_read_as_another_students(klass):
+    """Issue 33: names are not authenticated: a second "Eve", or "E<RLO>ve" shown as "Eve", passed as the first.
+    The teacher's page marks each student whose name reads as another's. Guards: refresh() without the mark;
+    name_key keeping format characters (the right-to-left override) or case."""
+    eve, again, hidden, ada = (join(klass, name) for name in ("Eve", "eve", "E\u202eve", "Ada"))
+    teacher = TeacherPage(klass, klass.store())
+    rows = {row.split("</td>")[0].removeprefix("<td>"): row for row in teacher.table.value.split("<tr>")[2:]}
+    marked = [name for name in rows if "another student has this name" in name]
+    assert len(marked) == 3 and not any(name.startswith("Ada") for name in marked)
+    assert twins(klass.progress().students()) == {eve.student, again.student, hidden.student}
+    assert ada.student not in twins(klass.progress().students())

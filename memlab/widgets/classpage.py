@@ -48,6 +48,8 @@ TABLE_STYLE = (
     "padding:2px 10px 2px 0;border-bottom:1px solid var(--jp-border-color2)}</style>"
 )
 POLL_SECONDS = 1.0
+SAME_NAME = "⚠ (another student has this name)"
+"""The mark beside a name that reads as another student's: a name is typed, never proven."""
 TAG_BYTES = 8
 """An agent's random tag: 64 bits, so two students of one name (or none in ASCII) clash about once in 10^16 joins."""
 JOIN_ATTEMPTS = 3
@@ -59,6 +61,25 @@ def agent_for(name: str) -> str:
     ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
     letters = re.sub(r"[^a-z0-9]+", "-", ascii_name).strip("-")[:16].strip("-") or "student"
     return arguments.agent(f"{letters}-{secrets.token_hex(TAG_BYTES)}")
+
+
+def name_key(name: str) -> str:
+    """What a name looks like on screen, to compare: compatibility forms folded, case folded, invisible format
+    characters (right-to-left overrides, zero-width joiners) dropped.
+
+    Examples:
+        >>> name_key("E\u202eve") == name_key("ＥVE") == name_key("eve")
+        True
+    """
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    return " ".join("".join(c for c in folded if unicodedata.category(c) != "Cf").split())
+
+
+def twins(records: list[dict]) -> set[str]:
+    """The students whose name reads as another student's (``name_key``): names are not authenticated, so the
+    teacher's page marks each of them."""
+    seen = Counter(name_key(str(record.get("name", ""))) for record in records)
+    return {record["student"] for record in records if seen[name_key(str(record.get("name", "")))] > 1}
 
 
 def in_class() -> bool:
@@ -219,6 +240,7 @@ class TeacherPage(Panel):
         """Read the records and the store's audit again, and redraw."""
         students = self.progress.students()
         audit = self.store.audit()
+        doubled = twins(students)
         rows = []
         for record in students:
             calls = audit[audit["agent"] == record.get("agent")]
@@ -229,7 +251,7 @@ class TeacherPage(Panel):
                 + "".join(
                     f"<td>{html.escape(str(cell))}</td>"
                     for cell in (
-                        record.get("name", "?"),
+                        record.get("name", "?") + (f" {SAME_NAME}" if record["student"] in doubled else ""),
                         f"{len(record.get('predictions', {}))} of {len(EXERCISES)}",
                         sum(v == "right" for v in verdicts.values()),
                         len(calls),
