@@ -24,13 +24,16 @@ import re
 from abc import ABC, abstractmethod
 from pathlib import Path
 
-from memlab.errors import Denied, InvalidArgument
+from memlab.errors import Denied, InvalidArgument, MemlabError
 from memlab.storage.postgres import is_postgres_url
 from memlab.store import MemoryStore
 
 __all__ = [
     "CLASS_ENV",
     "SECRET_ENV",
+    "STUDENT_CONNECTIONS",
+    "TEACHER_CONNECTIONS",
+    "ClassFull",
     "ClassStore",
     "Progress",
     "hand_over",
@@ -43,6 +46,17 @@ __all__ = [
 CLASS_ENV, SECRET_ENV = "MEMLAB_CLASS", "MEMLAB_CLASS_SECRET"
 """What ``memlab classroom --class`` gives Voila (and so every kernel): the class store as ``printable`` shows it,
 and, for a URL with a password, the file that holds the whole URL."""
+
+STUDENT_CONNECTIONS = 3
+"""What a joined student's page holds on PostgreSQL: its store's owner's connection and one session connection
+(a pool of one), and its records' connection, which holds the page's seat."""
+TEACHER_CONNECTIONS = 6
+"""The connections no student may take on PostgreSQL: the teacher's page holds three (the store's owner's, one
+session connection, the records'), and a second teacher's page (a reload, a second screen) fits beside it."""
+
+
+class ClassFull(MemlabError):
+    """Every seat of the class is taken: another student's page would eat into the teacher's connections."""
 
 
 def token_digest(token: str) -> str:
@@ -242,17 +256,33 @@ class ClassStore:
         self.where = str(where) if self.postgres else Path(where)
         self._opened: list[MemoryStore | Progress] = []
 
-    def store(self) -> MemoryStore:
-        """The class's store, shared by every page (a new folder's made)."""
-        if not self.postgres:
+    def store(self, *, pool_size: int | None = None) -> MemoryStore:
+        """The class's store, shared by every page (a new folder's made); on PostgreSQL with ``pool_size``
+        session connections at most (a student's page: one)."""
+        if self.postgres and pool_size is not None:
+            from memlab.storage.postgres import PostgresStorage
+
+            store = MemoryStore(storage=PostgresStorage(self.where, pool_size=pool_size))
+        elif self.postgres:
+            store = MemoryStore(self.where)
+        else:
             self.where.mkdir(parents=True, exist_ok=True)
-        store = MemoryStore(self.where if self.postgres else self.where / "store")
+            store = MemoryStore(self.where / "store")
         self._opened.append(store)
         return store
 
     def progress(self, student: str | None = None) -> Progress:
-        """The class's records: the teacher's (None) or ``student``'s own."""
+        """The class's records: the teacher's (None) or ``student``'s own, which on PostgreSQL hold one of the
+        class's seats (``TEACHER_CONNECTIONS`` are kept for the teacher, ``STUDENT_CONNECTIONS`` a page).
+
+        Raises:
+            ClassFull: on PostgreSQL, every seat is taken (nothing is held open then).
+        """
         records = _PostgresProgress(self.where, student) if self.postgres else _FolderProgress(self.where, student)
+        if self.postgres and student is not None:
+            if records.table.take_seat(reserved=TEACHER_CONNECTIONS, each=STUDENT_CONNECTIONS) is None:
+                records.close()
+                raise ClassFull("The class is full: every seat its database has connections for is taken.")
         self._opened.append(records)
         return records
 

@@ -9,6 +9,7 @@ said before Voila starts.
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import ipaddress
 import os
@@ -25,7 +26,7 @@ from pathlib import Path
 from memlab.classprogress import ClassStore, hand_over, hidden, token_digest
 from memlab.errors import MemlabError
 
-__all__ = ["descendants", "exposure", "find_notebook", "free_port", "serve"]
+__all__ = ["add_arguments", "descendants", "exposure", "find_notebook", "free_port", "run", "serve"]
 
 NOTEBOOK = Path("notebooks") / "06_classroom.ipynb"
 TEMPLATES = Path(__file__).resolve().parent / "jupyter"
@@ -33,6 +34,48 @@ TEMPLATES = Path(__file__).resolve().parent / "jupyter"
 STARTUP_SECONDS = 60
 STOP_SECONDS = 10
 POOL_SIZE = 3
+KERNELS_IN_ALL = 40
+"""The most kernels at once, the pool included: about 7 GiB at the ~180 MiB a lesson's kernel takes."""
+KERNELS_PER_VISITOR = 3
+"""The most kernels of one client address: a lesson, a second tab, a reload whose old page is still closing."""
+IDLE_SECONDS = 120
+"""A kernel no page is connected to is stopped after this long idle (a page whose tab is open stays)."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``memlab classroom``."""
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1: this machine)"
+    )
+    parser.add_argument("--port", type=int, default=8866, help="the port (default 8866; 0: any free one)")
+    parser.add_argument("--theme", choices=["light", "dark"], default="light", help="the page's theme (default light)")
+    parser.add_argument("--notebook", default=None, help="the notebook (default: notebooks/06_classroom.ipynb)")
+    parser.add_argument(
+        "--class",
+        dest="class_store",
+        metavar="DIR|URL",
+        help="a class: every page in one class store, a folder or a postgresql:// URL of its owner",
+    )
+    parser.add_argument(
+        "--max-kernels", type=int, default=KERNELS_IN_ALL, metavar="N",
+        help=f"the most kernels at once, the preheated pool included (default {KERNELS_IN_ALL})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--kernels-per-visitor", type=int, default=KERNELS_PER_VISITOR, metavar="N",
+        help=f"the most kernels the pages of one client address hold (default {KERNELS_PER_VISITOR})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--idle-seconds", type=int, default=IDLE_SECONDS, metavar="S",
+        help=f"stop a kernel no page is connected to after S seconds idle (default {IDLE_SECONDS})",
+    )  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
+    """``memlab classroom`` with the options ``add_arguments`` parsed."""
+    return serve(
+        args.notebook, host=args.host, port=args.port, theme=args.theme, class_store=args.class_store,
+        max_kernels=args.max_kernels, kernels_per_visitor=args.kernels_per_visitor, idle_seconds=args.idle_seconds,
+    )  # fmt: skip
 
 
 def find_notebook(path: str | Path | None = None) -> Path:
@@ -162,6 +205,9 @@ def serve(
     port: int = 8866,
     theme: str = "light",
     class_store: str | Path | None = None,
+    max_kernels: int = KERNELS_IN_ALL,
+    kernels_per_visitor: int = KERNELS_PER_VISITOR,
+    idle_seconds: int = IDLE_SECONDS,
 ) -> int:
     """Run Voila on ``notebook`` at ``http://HOST:PORT/`` until Ctrl-C or SIGTERM; print the URL once it listens.
 
@@ -169,6 +215,9 @@ def serve(
     store and the students' records; ``memlab.widgets.classpage``): the students' URL and the teacher's, which
     carries a new secret token, are printed. A URL's password is printed nowhere and is handed to the kernels in
     a file only this user can read (``memlab.classprogress.hand_over``), removed when the classroom stops.
+    Kernels are capped (``max_kernels`` at once, ``kernels_per_visitor`` per client address: a visit beyond
+    gets an HTTP error page, ``memlab.classroom_voila``) and one no page is connected to is stopped after
+    ``idle_seconds`` idle.
 
     Returns:
         The exit status: 0 after Ctrl-C or SIGTERM, 1 when the port is taken or Voila fails, 2 when Voila or the
@@ -187,8 +236,12 @@ def serve(
         print(f"memlab classroom: port {port} on {host} is in use (another classroom?); pass --port", file=sys.stderr)
         return 1
     command = [
-        sys.executable, "-m", "voila", str(path), "--no-browser", f"--port={port}", f"--Voila.ip={host}",
-        "--Voila.port_retries=0", f"--theme={theme}", "--template=memlab",
+        sys.executable, "-m", "memlab.classroom_voila", str(path), "--no-browser", f"--port={port}",
+        f"--Voila.ip={host}", "--Voila.port_retries=0", f"--theme={theme}", "--template=memlab",
+        f"--ClassroomVoila.max_kernels={max_kernels}",
+        f"--ClassroomVoila.max_kernels_per_visitor={kernels_per_visitor}",
+        f"--MappingKernelManager.cull_idle_timeout={idle_seconds}",
+        f"--MappingKernelManager.cull_interval={max(1, min(30, idle_seconds // 4))}",
     ]  # fmt: skip
     environment = {
         **os.environ,

@@ -163,18 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     _json_flag(check_chain, "the verification: ok, audit rows, versions, head, problems")
     _policy_flag(check_chain, "the policy the store was built under")
     lesson = _command(commands, "classroom", "serve the classroom notebook with Voila and print its URL")
-    lesson.add_argument(
-        "--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1: this machine)"
-    )
-    lesson.add_argument("--port", type=int, default=8866, help="the port (default 8866; 0: any free one)")
-    lesson.add_argument("--theme", choices=["light", "dark"], default="light", help="the page's theme (default light)")
-    lesson.add_argument("--notebook", default=None, help="the notebook (default: notebooks/06_classroom.ipynb)")
-    lesson.add_argument(
-        "--class",
-        dest="class_store",
-        metavar="DIR|URL",
-        help="a class: every page in one class store, a folder or a postgresql:// URL of its owner",
-    )
+    from memlab.classroom_server import add_arguments
+
+    add_arguments(lesson)
     embeddings = _command(
         commands, "cache", "show or clear the dense rows' embedding cache ($MEMLAB_CACHE, else ~/.cache/memlab)"
     )
@@ -187,9 +178,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "cache":
         return _cache(args.action)
     if args.command == "classroom":
-        from memlab.classroom_server import serve
+        from memlab.classroom_server import run
 
-        return serve(args.notebook, host=args.host, port=args.port, theme=args.theme, class_store=args.class_store)
+        return run(args)
     if args.command == "verify":
         return _verify(args)
     if args.command == "import":

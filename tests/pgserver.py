@@ -47,8 +47,8 @@ def find_bindir() -> Path:
 class PostgresServer:
     """A running server: ``url(database)`` for connections, ``fresh_database()`` for an empty database."""
 
-    def __init__(self, folder: Path, bindir: Path) -> None:
-        self.folder, self.bindir = folder, bindir
+    def __init__(self, folder: Path, bindir: Path, *, max_connections: int = 200) -> None:
+        self.folder, self.bindir, self.max_connections = folder, bindir, max_connections
         self.data, self.socket = folder / "data", folder / "socket"
         self._as_owner = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
 
@@ -63,7 +63,7 @@ class PostgresServer:
             shutil.chown(self.folder, "postgres")
             shutil.chown(self.socket, "postgres")
         self._run(str(self.bindir / "initdb"), "-D", str(self.data), "-U", "postgres", "-A", "trust", "-E", "UTF8")
-        options = f"-c listen_addresses='' -k {self.socket} -c fsync=off -c max_connections=200"
+        options = f"-c listen_addresses='' -k {self.socket} -c fsync=off -c max_connections={self.max_connections}"
         log = self.folder / "server.log"
         self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-o", options, "-l", str(log), "-w", "start")
         self._sql("postgres", f"CREATE DATABASE {TEMPLATE}")

@@ -50,7 +50,8 @@ def url():
 
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "memlab.cli", "classroom", "--port", str(port)],
+        # Every page comes from this machine's one address: the per-visitor cap is raised for them.
+        [sys.executable, "-m", "memlab.cli", "classroom", "--port", str(port), "--kernels-per-visitor", "20"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -264,7 +265,8 @@ def class_urls(request, tmp_path_factory, class_store):
 
     where = request.getfixturevalue("pg_url") if class_store == "postgresql" else str(tmp_path_factory.mktemp("class"))
     server = subprocess.Popen(
-        [sys.executable, "-m", "memlab.cli", "classroom", "--port", str(free_port()), "--class", where],
+        [sys.executable, "-m", "memlab.cli", "classroom", "--port", str(free_port()), "--class", where,
+         "--kernels-per-visitor", "20"],  # the teacher's and five students' pages, all from this machine
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT,
     )  # fmt: skip
     try:

@@ -3,13 +3,15 @@ answers hidden until asked, a reset, and a teacher's view that follows the lesso
 
 import html
 import re
+from types import SimpleNamespace
 
 import pytest
 
 from memlab import Level
 from memlab import widgets as mw
 from memlab.classprogress import ClassStore, token_digest
-from memlab.widgets.classpage import CLASS_ENV, TOKEN_ENV, StudentPage, TeacherPage, class_page
+from memlab.widgets import classpage
+from memlab.widgets.classpage import CLASS_ENV, TOKEN_ENV, StudentPage, TeacherPage, agent_for, class_page, twins
 from memlab.widgets.classroom import EXERCISES, GET_ANSWER, VERSION_SEEN
 
 
@@ -308,3 +310,99 @@ def test_the_teacher_resets_one_student_or_the_class(klass):
     assert ada.lesson.seat.agent == f"{ada.student}-3" and bo.lesson.seat.agent == f"{bo.student}-2"
     teacher.refresh()
     assert teacher.table.value.count("0 of 4") == 2
+
+
+# -- issue 33: an attack round by a student with only a browser (the page's own websocket) -------------------------
+
+
+@pytest.mark.parametrize("after", ["check", "show the answer"])
+@pytest.mark.parametrize("trait", ["index", "value"])
+def test_a_locked_in_prediction_cannot_be_changed_by_a_widget_update(klass, after, trait):
+    """Issue 33: the radio is hidden and disabled once a prediction is locked in, but a comm `update` of its index
+    still reached the kernel: lock in a wrong answer, check ("Not quite"), send the right index, check again:
+    "✔ right", and the teacher counted it. The first committed prediction is the only one check and the record use.
+    Guards: _committed() without its put-back of the first pick (the update stands on the radio); check(),
+    show_answer() or save_progress() reading predict.value, not the first committed prediction."""
+    page = join(klass, "Eve")
+    lesson = page.lesson
+    click(lesson, lesson.seat.id("public-chat"), "memory_save", key="user-name", content="Sam")
+    click(lesson, lesson.seat.id("team-chat"), "memory_save", key="user-name", content="Samantha Rivera")
+    first = lesson.exercise(1)
+    wrong, right = VERSION_SEEN["PUBLIC"], VERSION_SEEN["INTERNAL"]
+    first.predict.value = wrong
+    if after == "check":
+        first.check_button.click()
+        assert "✘ not quite" in first.feedback.value
+    else:
+        first.answer_button.click()
+        assert "Why:" in first.answer.value
+    update = {"index": first.exercise.choices.index(right)} if trait == "index" else {"value": right}
+    first.predict.set_state(update)  # what a websocket `update` message on the radio's comm does in the kernel
+    assert first.predict.value == wrong and first.prediction == wrong
+    first.check_button.click()
+    assert "✘ not quite" in first.feedback.value and "✔ right" not in first.feedback.value
+    assert marks(first)[wrong] == "◉ … — your prediction"
+    teacher = TeacherPage(klass, klass.store())
+    (record,) = klass.progress().students()
+    assert record["predictions"] == {"1": wrong} and record["verdicts"] == {"1": "wrong"}
+    assert f"{html.escape(right)}: <b>0</b>" in teacher.histograms.value.split("<p><b>")[1]
+    assert "<td>0</td>" in teacher.table.value  # right: none
+
+
+def test_a_late_joiner_follows_only_the_resets_made_after_joining(klass):
+    """Issue 33: a page counted resets from 1 while the class store returns every reset ever made: after three
+    class resets a newcomer's agent was renewed at each poll (-2, -3, -4), losing their work. A page counts from
+    the resets it saw when it joined. Guards: follow_resets comparing the count with the lessons started."""
+    klass.store()  # on PostgreSQL the store comes first, as memlab classroom opens it before any page
+    teacher = klass.progress()
+    for _ in range(3):
+        teacher.reset()
+    late = join(klass, "Late")
+    click(late.lesson, late.lesson.seat.id("public-chat"), "memory_save", key="user-name", content="Lee")
+    late.lesson.exercise(1).predict.value = EXERCISES[0].choices[0]
+    for _ in range(4):
+        late.follow_resets()  # the page polls this every second
+    assert late.lesson.seat.agent == late.student and late.lesson.exercise(1).prediction is not None
+    assert "user-name" in late.lesson.simulator.panel(late.lesson.seat.id("public-chat")).view.value
+    teacher.reset()
+    teacher.reset(late.student)
+    for _ in range(3):
+        late.follow_resets()
+    assert late.lesson.seat.agent == f"{late.student}-2"  # the two resets since the last poll: one new lesson
+    assert late.lesson.exercise(1).prediction is None
+
+
+def test_an_agent_carries_64_random_bits():
+    """Issue 33: a name without ASCII letters became `student-XXXX`, 16 random bits: two such students in a class of
+    30 clashed with about 0.7% chance. Guards: agent_for with secrets.token_hex(2)."""
+    tags = {agent_for("東京").rsplit("-", 1)[1] for _ in range(50)}
+    assert len(tags) == 50 and all(re.fullmatch(r"[0-9a-f]{16,}", tag) for tag in tags)
+
+
+def test_two_students_whose_agents_clash_both_join_or_are_told_to_press_join_again(klass, monkeypatch):
+    """Issue 33: when two agents clashed, Join raised InvalidArgument (the session ids exist) and the page stayed
+    blank. A clash is retried with a new tag; one that keeps clashing says so on the page.
+    Guards: join() without its retry; join() letting the clash's InvalidArgument out."""
+    tags = iter(["c1a5", "c1a5", "f00d"])
+    monkeypatch.setattr(classpage, "secrets", SimpleNamespace(token_hex=lambda nbytes=None: next(tags)))
+    first, second = join(klass, "東京"), join(klass, "ÆØ")
+    assert first.lesson.seat.agent == first.student == "student-c1a5"
+    assert second.lesson is not None and second.lesson.seat.agent == second.student == "student-f00d"
+    assert {r["student"] for r in klass.progress().students()} == {"student-c1a5", "student-f00d"}
+    monkeypatch.setattr(classpage, "secrets", SimpleNamespace(token_hex=lambda nbytes=None: "c1a5"))
+    unlucky = join(klass, "Ωμέγα")
+    assert unlucky.lesson is None and unlucky.student is None
+    assert "press Join again" in unlucky.status.value and unlucky.join_button in unlucky.widget.children[0].children
+
+
+def test_the_teacher_sees_which_names_read_as_another_students(klass):
+    """Issue 33: names are not authenticated: a second "Eve", or "E<RLO>ve" shown as "Eve", passed as the first.
+    The teacher's page marks each student whose name reads as another's. Guards: refresh() without the mark;
+    name_key keeping format characters (the right-to-left override) or case."""
+    eve, again, hidden, ada = (join(klass, name) for name in ("Eve", "eve", "E\u202eve", "Ada"))
+    teacher = TeacherPage(klass, klass.store())
+    rows = {row.split("</td>")[0].removeprefix("<td>"): row for row in teacher.table.value.split("<tr>")[2:]}
+    marked = [name for name in rows if "another student has this name" in name]
+    assert len(marked) == 3 and not any(name.startswith("Ada") for name in marked)
+    assert twins(klass.progress().students()) == {eve.student, again.student, hidden.student}
+    assert ada.student not in twins(klass.progress().students())

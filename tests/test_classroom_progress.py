@@ -8,7 +8,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import shutil
 import stat
+import tempfile
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -16,6 +19,8 @@ import pytest
 from memlab.classprogress import (
     CLASS_ENV,
     SECRET_ENV,
+    STUDENT_CONNECTIONS,
+    TEACHER_CONNECTIONS,
     ClassStore,
     hand_over,
     hidden,
@@ -25,6 +30,7 @@ from memlab.classprogress import (
 )
 from memlab.errors import Denied, InvalidArgument
 from memlab.widgets.classpage import TOKEN_ENV, StudentPage, TeacherPage, class_page
+from tests.pgserver import PostgresServer, find_bindir
 
 REFUSED = psycopg.errors.InsufficientPrivilege
 
@@ -204,6 +210,8 @@ def test_a_urls_password_is_handed_to_the_kernels_in_a_private_file_not_their_en
     assert environment[CLASS_ENV] == printable(url) == pg_url.replace("postgres@", "postgres:***@")
     assert stat.S_IMODE(os.stat(environment[SECRET_ENV]).st_mode) == 0o600
     assert taken_over(environment) == url
+    with ClassStore(url) as made:  # memlab classroom makes the store before Voila starts
+        made.store()
     page = class_page({**environment, TOKEN_ENV: token_digest("t")})  # the same path a kernel takes
     try:
         page.name.value = "Ada"
@@ -250,3 +258,59 @@ def test_the_session_roles_grants_on_the_records_are_made_anew_at_each_open(pg_c
         reopened.store()
         ada = joined(reopened, "Ada")
         assert reopened.progress().students()[0]["student"] == ada.student
+
+
+# -- on PostgreSQL: the server's connections (issue 33) --------------------------------------------------------
+
+
+@pytest.fixture
+def small_server():
+    """A PostgreSQL server of its own with max_connections=20 (3 of them reserved for superusers)."""
+    folder = Path(tempfile.mkdtemp(prefix="memlab-pg-small-"))
+    server = PostgresServer(folder, find_bindir(), max_connections=20)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _held(server: PostgresServer, database: str) -> int:
+    """The connections to ``database`` now, this count's own left out."""
+    with psycopg.connect(server.url(), autocommit=True) as conn:
+        query = "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()"
+        return conn.execute(query, (database,)).fetchone()[0]
+
+
+def test_unjoined_pages_hold_no_connection_and_students_never_take_the_teachers(small_server):
+    """Issue 33: each visit held connections before anyone joined: with max_connections=20, eight page loads held
+    17 and the teacher's page failed ("remaining connection slots are reserved"). A page holds none before its
+    student joins; a joined page holds three; joins beyond the class's budget are told the class is full, so the
+    teacher's connections are always there. Guards: class_page opening the store before Join; no seat taken at
+    join (ClassStore.progress without its budget)."""
+    url = small_server.fresh_database()
+    database = url.split("@/")[1].split("?")[0]
+    with ClassStore(url) as opened:  # as memlab classroom opens it, before Voila starts
+        opened.store()
+        opened.progress()
+    environ = {CLASS_ENV: url, TOKEN_ENV: token_digest("t")}
+    pages = [class_page(dict(environ)) for _ in range(10)]
+    try:
+        assert _held(small_server, database) == 0
+        for number, page in enumerate(pages):
+            page.name.value = f"Student {number}"
+            page.join_button.click()
+        joined = [page for page in pages if page.lesson is not None]
+        assert len(joined) == (20 - 3 - TEACHER_CONNECTIONS) // STUDENT_CONNECTIONS == 3
+        assert all("The class is full" in page.status.value for page in pages if page.lesson is None)
+        assert _held(small_server, database) == 3 * STUDENT_CONNECTIONS
+        teacher = class_page({**environ, "QUERY_STRING": "teacher=t"})
+        pages.append(teacher)
+        assert isinstance(teacher, TeacherPage) and "3 students joined" in teacher.table.value
+        joined[0].klass.close()  # a student's kernel stops: its seat is free again
+        pages[5].join_button.click()
+        assert pages[5].lesson is not None
+    finally:
+        for page in pages:
+            page.klass.close()

@@ -4,6 +4,7 @@ stops whatever it started (tests/leftovers.py)."""
 
 from __future__ import annotations
 
+import http.client
 import re
 import signal
 import socket
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from memlab.classroom_server import descendants, exposure, free_port
+from memlab.classroom_voila import Visits
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -200,3 +202,86 @@ def test_a_class_on_postgresql_keeps_its_urls_password_from_the_output_the_kerne
                 classroom.kill()
     assert "hunter2" not in students + teacher + out + err
     assert not secret.exists() and not secret.parent.exists()
+
+
+def _kernels(pid: int) -> list[int]:
+    return [pid for pid in descendants(pid) if b"ipykernel" in _environ(pid)]
+
+
+def _visit(port: int, source: str = "127.0.0.1") -> tuple[int, str]:
+    """A plain GET of the page, no JavaScript, from ``source`` (every 127.x address is this machine): its status
+    and text."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=180, source_address=(source, 0))
+    try:
+        connection.request("GET", "/")
+        response = connection.getresponse()
+        return response.status, response.read().decode()
+    finally:
+        connection.close()
+
+
+def _stopped(classroom: subprocess.Popen) -> None:
+    classroom.terminate()
+    try:
+        classroom.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        classroom.kill()
+
+
+def test_plain_page_loads_start_no_more_kernels_than_the_caps(tmp_path):
+    """Issue 33: each plain GET (no JavaScript, so no page ever connects) started a ~180 MiB kernel that stayed:
+    40 GETs held 7 GiB. Kernels are capped per visitor's address and in all, the preheated pool included; a
+    visit beyond gets an HTTP error page and starts nothing. Guards: serve() running plain `voila` (no
+    memlab.classroom_voila handler); Visits.refusal without its per-visitor or its in-all check."""
+    port = free_port()
+    classroom = start(
+        "--port", str(port), "--class", str(tmp_path / "class"),
+        "--max-kernels", "5", "--kernels-per-visitor", "2", "--idle-seconds", "600",
+    )  # fmt: skip
+    try:
+        assert classroom.stdout.readline().startswith("students: ")
+        classroom.stdout.readline()
+        one = [_visit(port) for _ in range(3)]
+        assert [status for status, _ in one] == [200, 200, 429], one[-1]
+        assert "Your name" not in one[2][1] and "the most one visitor may have" in one[2][1]
+        other = [_visit(port, "127.0.0.2") for _ in range(2)]  # another visitor: the class is full (3 pooled + 2)
+        assert [status for status, _ in other] == [503, 503] and "the most it starts" in other[0][1]
+        deadline = time.monotonic() + 120
+        while len(_kernels(classroom.pid)) < 5 and time.monotonic() < deadline:
+            time.sleep(0.5)  # the pool refills the two kernels the visits took
+        time.sleep(2)
+        assert len(_kernels(classroom.pid)) == 5
+    finally:
+        _stopped(classroom)
+
+
+def test_a_kernel_no_page_is_connected_to_is_stopped_once_idle():
+    """Issue 33: nothing ever culled a plain GET's kernel. One no page is connected to is stopped after
+    --idle-seconds (here 4), which frees its visitor's place. Guards: serve() without the culler's options."""
+    port = free_port()
+    classroom = start("--port", str(port), "--kernels-per-visitor", "1", "--idle-seconds", "4")
+    try:
+        assert "http://" in classroom.stdout.readline()
+        assert _visit(port)[0] == 200 and len(_kernels(classroom.pid)) == 1
+        assert _visit(port)[0] == 429  # its place is taken while the kernel runs
+        deadline = time.monotonic() + 60
+        while _kernels(classroom.pid) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert _kernels(classroom.pid) == []
+        assert _visit(port)[0] == 200
+    finally:
+        _stopped(classroom)
+
+
+def test_the_caps_count_each_visitors_kernels_and_those_starting():
+    """Guards: Visits.refusal counting kernels that have stopped, or not the visits still starting."""
+    visits = Visits(per_visitor=2, in_all=4, pooled=1)
+    assert visits.refusal("a", set()) is None
+    visits.starting["a"] += 1
+    visits.kernels["k1"] = "a"
+    assert visits.refusal("a", {"k1"})[0] == 429  # one running, one starting
+    assert visits.refusal("b", {"k1"}) is None
+    visits.kernels["k2"] = "b"
+    assert visits.refusal("b", {"k1", "k2"})[0] == 503  # 1 pooled + 2 running + 1 starting
+    visits.starting["a"] -= 1
+    assert visits.refusal("a", {"k2"}) is None and visits.kernels == {"k2": "b"}  # k1 culled: its place is free

@@ -31,7 +31,8 @@ from urllib.parse import parse_qs
 import ipywidgets as widgets
 
 from memlab import arguments
-from memlab.classprogress import CLASS_ENV, ClassStore, taken_over, token_digest
+from memlab.classprogress import CLASS_ENV, ClassFull, ClassStore, taken_over, token_digest
+from memlab.errors import InvalidArgument
 from memlab.store import MemoryStore
 from memlab.widgets.classroom import EXERCISES, Classroom, Seat
 from memlab.widgets.render import Panel, alert
@@ -47,6 +48,11 @@ TABLE_STYLE = (
     "padding:2px 10px 2px 0;border-bottom:1px solid var(--jp-border-color2)}</style>"
 )
 POLL_SECONDS = 1.0
+SAME_NAME = "⚠ (another student has this name)"
+"""The mark beside a name that reads as another student's: a name is typed, never proven."""
+TAG_BYTES = 8
+"""An agent's random tag: 64 bits, so two students of one name (or none in ASCII) clash about once in 10^16 joins."""
+JOIN_ATTEMPTS = 3
 
 
 def agent_for(name: str) -> str:
@@ -54,7 +60,26 @@ def agent_for(name: str) -> str:
     two students with one name never share an agent and nothing typed becomes part of a name unchecked."""
     ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
     letters = re.sub(r"[^a-z0-9]+", "-", ascii_name).strip("-")[:16].strip("-") or "student"
-    return arguments.agent(f"{letters}-{secrets.token_hex(2)}")
+    return arguments.agent(f"{letters}-{secrets.token_hex(TAG_BYTES)}")
+
+
+def name_key(name: str) -> str:
+    """What a name looks like on screen, to compare: compatibility forms folded, case folded, invisible format
+    characters (right-to-left overrides, zero-width joiners) dropped.
+
+    Examples:
+        >>> name_key("E\u202eve") == name_key("ＥVE") == name_key("eve")
+        True
+    """
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    return " ".join("".join(c for c in folded if unicodedata.category(c) != "Cf").split())
+
+
+def twins(records: list[dict]) -> set[str]:
+    """The students whose name reads as another student's (``name_key``): names are not authenticated, so the
+    teacher's page marks each of them."""
+    seen = Counter(name_key(str(record.get("name", ""))) for record in records)
+    return {record["student"] for record in records if seen[name_key(str(record.get("name", "")))] > 1}
 
 
 def in_class() -> bool:
@@ -86,8 +111,8 @@ class StudentPage(Panel):
         joined.
     """
 
-    def __init__(self, klass: ClassStore, store: MemoryStore) -> None:
-        self.klass, self.store = klass, store
+    def __init__(self, klass: ClassStore, store: MemoryStore | None = None) -> None:
+        self.klass, self.store = klass, store  # no store: opened at Join (on PostgreSQL no connection before)
         self.progress = None  # the student's own records, once joined
         self.lesson: Classroom | None = None
         self.student: str | None = None
@@ -106,9 +131,19 @@ class StudentPage(Panel):
             return
         if self.lesson is not None:
             return
-        self.student, self.joined_as = agent_for(name), name
-        self.progress = self.klass.progress(self.student)
-        self.lesson = Classroom(lambda: self.store, self._seat, alone=False)
+        try:
+            lesson = self._seated(name)
+        except ClassFull as error:
+            self.status.value = alert(f"{error} Ask your teacher.")
+            return
+        if lesson is None:
+            self.status.value = alert(
+                "Another student's agent has the name made for you (a rare clash): press Join again."
+            )
+            return
+        self.lesson, self.joined_as = lesson, name
+        # The class store counts every reset ever asked for: this page follows only those made after it joined.
+        self._resets_seen = self.progress.resets(self.student)
         for panel in self.lesson.exercises:
             panel.listeners.append(self.save_progress)
         self.store.listeners.append(self.save_progress)
@@ -116,13 +151,36 @@ class StudentPage(Panel):
         self.save_progress()
         self._poll = _every(POLL_SECONDS, self.follow_resets)
 
+    def _seated(self, name: str) -> Classroom | None:
+        """A lesson in a new agent for ``name`` with that student's records (on PostgreSQL: the page's seat, then
+        its store, opened only now), or None when every try's agent was already another student's.
+
+        Raises:
+            ClassFull: on PostgreSQL, every seat of the class is taken.
+        """
+        for _ in range(JOIN_ATTEMPTS):
+            self.student, self._lessons = agent_for(name), 0
+            self.progress = self.klass.progress(self.student)
+            if self.store is None:
+                self.store = self.klass.store(pool_size=1)  # a kernel's widget callbacks run one at a time
+            try:
+                return Classroom(lambda: self.store, self._seat, alone=False)
+            except InvalidArgument:  # its sessions' ids are in the store already: the agent is taken
+                self.progress.close()
+        self.student = self.progress = None
+        return None
+
     def _seat(self) -> Seat:
         self._lessons += 1
         return Seat(self.student if self._lessons == 1 else f"{self.student}-{self._lessons}")
 
     def follow_resets(self) -> None:
-        """Start the lesson again if the teacher asked for a reset since this one began."""
-        if self.lesson is not None and self.progress.resets(self.student) >= self._lessons:
+        """Start the lesson again (once) if the teacher asked for a reset since the last look."""
+        if self.lesson is None:
+            return
+        resets = self.progress.resets(self.student)
+        if resets > self._resets_seen:
+            self._resets_seen = resets
             self.lesson.reset()
             self.save_progress()
 
@@ -138,7 +196,7 @@ class StudentPage(Panel):
                 "name": self.joined_as,
                 "agent": self.lesson.seat.agent,
                 "joined": getattr(self, "_joined", None) or self._stamp(),
-                "predictions": {str(n): p.predict.value for n, p in exercises if p.predict.value is not None},
+                "predictions": {str(n): p.prediction for n, p in exercises if p.prediction is not None},
                 "verdicts": {str(n): p.verdict for n, p in exercises if p.verdict},
             },
         )
@@ -156,8 +214,8 @@ class TeacherPage(Panel):
         student's records.
     """
 
-    def __init__(self, klass: ClassStore, store: MemoryStore) -> None:
-        self.klass, self.store = klass, store
+    def __init__(self, klass: ClassStore, store: MemoryStore | None = None) -> None:
+        self.klass, self.store = klass, store  # no store: opened at Join (on PostgreSQL no connection before)
         self.progress = klass.progress()
         self.table, self.histograms, self.status = widgets.HTML(), widgets.HTML(), widgets.HTML()
         self.student = widgets.Dropdown(description="student", options=[])
@@ -182,6 +240,7 @@ class TeacherPage(Panel):
         """Read the records and the store's audit again, and redraw."""
         students = self.progress.students()
         audit = self.store.audit()
+        doubled = twins(students)
         rows = []
         for record in students:
             calls = audit[audit["agent"] == record.get("agent")]
@@ -192,7 +251,7 @@ class TeacherPage(Panel):
                 + "".join(
                     f"<td>{html.escape(str(cell))}</td>"
                     for cell in (
-                        record.get("name", "?"),
+                        record.get("name", "?") + (f" {SAME_NAME}" if record["student"] in doubled else ""),
                         f"{len(record.get('predictions', {}))} of {len(EXERCISES)}",
                         sum(v == "right" for v in verdicts.values()),
                         len(calls),
@@ -244,7 +303,7 @@ def class_page(environ: dict[str, str] | None = None) -> Panel | None:
     digest = environ.pop(TOKEN_ENV, "")  # read once, and only ever the token's hash: no kernel holds the token
     asked = parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True).get("teacher")
     if asked is None:
-        return StudentPage(klass, klass.store())
+        return StudentPage(klass)  # holds nothing open in the class store until its student joins
     if not digest or not hmac.compare_digest(token_digest(asked[0]), digest):
         return _Refusal()
     return TeacherPage(klass, klass.store())

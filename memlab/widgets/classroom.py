@@ -229,6 +229,8 @@ class ExercisePanel(Panel):
         """The last check's outcome: "right", "wrong", "not yet", or None before any check."""
         self.observed: str | None = None
         """The choice the store says is right, as last read (by a check or the answer), or None."""
+        self.prediction: str | None = None
+        """The first choice picked: the one prediction a check, the answer and a class's record ever use."""
         self.predict = widgets.RadioButtons(
             options=exercise.choices,
             value=None,
@@ -252,7 +254,13 @@ class ExercisePanel(Panel):
         self.widget = widgets.VBox([intro, self.predict, self.committed, buttons, self.feedback, self.answer])
 
     def _committed(self) -> None:
+        if self.prediction is not None:
+            # A hidden, disabled radio still takes a comm `update` of its index sent by hand: put the pick back.
+            if self.predict.value != self.prediction:
+                self.predict.value = self.prediction
+            return
         if self.predict.value is not None:
+            self.prediction = self.predict.value
             self.predict.disabled = True
             # A disabled radio is faint (all grey in the dark theme): the choices are shown instead, marked in words.
             self.predict.layout.display = "none"
@@ -264,7 +272,7 @@ class ExercisePanel(Panel):
         """The choices in the theme's text colour, the locked-in one and what the store says marked in words."""
         lines = []
         for choice in self.exercise.choices:
-            picked, said = choice == self.predict.value, choice == self.observed
+            picked, said = choice == self.prediction, choice == self.observed
             mark, words = CHOICE_MARKS[picked, said]
             shown = f"<b>{html.escape(choice)}</b>" if picked or said else html.escape(choice)
             lines.append(f"<li>{mark} {shown}{words}</li>")
@@ -279,7 +287,7 @@ class ExercisePanel(Panel):
 
     def check(self) -> str:
         """Compare the prediction with what the store says; show and return the verdict."""
-        predicted = self.predict.value
+        predicted = self.prediction
         observed = None if predicted is None else self.exercise.observe(self._store(), self._seat())
         if predicted is None:
             verdict, mark = "Predict first: pick an answer, then do the steps.", ""
@@ -300,7 +308,7 @@ class ExercisePanel(Panel):
 
     def show_answer(self) -> None:
         """Show the explanation, once a prediction is locked in (predict-then-check is the lesson's point)."""
-        if self.predict.value is None:  # a disabled button still takes a click sent by hand from the page
+        if self.prediction is None:  # a disabled button still takes a click sent by hand from the page
             return
         self.observed = self.exercise.observe(self._store(), self._seat())
         self._show_choices()
@@ -308,6 +316,7 @@ class ExercisePanel(Panel):
 
     def reset(self) -> None:
         """Clear the prediction, the verdict and the answer."""
+        self.prediction = None
         self.predict.disabled = False
         self.predict.value = None
         self.predict.layout.display = None

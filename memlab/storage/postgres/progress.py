@@ -112,6 +112,26 @@ class PostgresProgress:
                 owner.execute(statement)
         return role
 
+    def take_seat(self, *, reserved: int, each: int) -> int | None:
+        """Take one of the class's seats for this student's connection, or return None when every one is taken.
+
+        The seats are the server's connections left to ordinary roles (``max_connections`` less
+        ``superuser_reserved_connections``) less ``reserved`` (the teacher's), ``each`` a page: a seat is a
+        session-level advisory lock, held until this connection closes (the page's kernel stops).
+
+        Returns:
+            How many seats the class has, once one is taken; None when none was free (nothing is held then).
+        """
+        with self._lock:
+            room = "current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int"
+            (room,) = self._conn.execute(f"SELECT {room}").fetchone()
+            seats = max(0, (room - reserved) // each)
+            for seat in range(seats):
+                taken = "SELECT pg_try_advisory_lock(hashtext('memlab class seat'), %s)"
+                if self._conn.execute(taken, (seat,)).fetchone()[0]:
+                    return seats
+        return None
+
     def _as_student(self, work):
         """Run ``work(connection)`` in a transaction claiming this kernel's student (PUBLIC: the level is unused)."""
         with self._lock, self._conn.transaction():
