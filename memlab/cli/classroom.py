@@ -1,0 +1,33 @@
+"""``memlab classroom``: the classroom notebook served with Voila (``memlab.classroom_server``)."""
+
+from __future__ import annotations
+
+import argparse
+
+from memlab.cli.options import Commands, add_command
+
+__all__ = ["add_classroom"]
+
+
+def add_classroom(commands: Commands) -> None:
+    lesson = add_command(
+        commands, "classroom", "serve the classroom notebook with Voila and print its URL", run_classroom
+    )
+    lesson.add_argument(
+        "--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1: this machine)"
+    )
+    lesson.add_argument("--port", type=int, default=8866, help="the port (default 8866; 0: any free one)")
+    lesson.add_argument("--theme", choices=["light", "dark"], default="light", help="the page's theme (default light)")
+    lesson.add_argument("--notebook", default=None, help="the notebook (default: notebooks/06_classroom.ipynb)")
+    lesson.add_argument(
+        "--class",
+        dest="class_store",
+        metavar="DIR|URL",
+        help="a class: every page in one class store, a folder or a postgresql:// URL of its owner",
+    )
+
+
+def run_classroom(args: argparse.Namespace) -> int:
+    from memlab.classroom_server import serve
+
+    return serve(args.notebook, host=args.host, port=args.port, theme=args.theme, class_store=args.class_store)
