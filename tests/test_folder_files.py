@@ -186,10 +186,9 @@ def test_a_file_closed_with_its_wal_kept_is_synced_and_checkpointed_when_the_sto
 def test_an_evicted_file_keeps_its_wal_exactly_where_python_offers_it(tmp_path):
     """On 3.12+ (``setconfig``) an evicted file's WAL stays (no checkpoint on the call path's behalf, nor a new WAL
     header on reopen) and the store closes with none left; on 3.11 the close checkpoints. Either way nothing is lost
-    and the folder verifies.
-
-    Guards: ``keep_wal_on_close`` returning True where it cannot set the option (the closer then counts a WAL the
-    close removed as kept: seen failing on 3.11)."""
+    and the folder verifies."""
+    # Guards: keep_wal_on_close returning True where it cannot set the option (the closer then counts a WAL the
+    # close removed as kept: seen failing on 3.11).
     store = _store(tmp_path / "store", 1)
     for round_ in range(2):
         for agent in ("ann", "bob"):
@@ -219,10 +218,9 @@ def _wal_file(path: Path) -> sqlite3.Connection:
 
 def test_a_close_keeps_the_wal_where_setconfig_sets_the_option_and_checkpoints_elsewhere(tmp_path):
     """Python 3.12+: the option is set, the close leaves the WAL with its frame, and a new connection reads the row
-    from it. Python 3.11 has no ``setconfig``: nothing is set and the close checkpoints the WAL away.
-
-    Guards: ``keep_wal_on_close`` returning True without setting the option (3.12: the close checkpoints; 3.11: it
-    claims a WAL it cannot keep; seen failing on 3.11)."""
+    from it. Python 3.11 has no ``setconfig``: nothing is set and the close checkpoints the WAL away."""
+    # Guards: keep_wal_on_close returning True without setting the option (3.12: the close checkpoints; 3.11: it
+    # claims a WAL it cannot keep; seen failing on 3.11).
     path = tmp_path / "a.db"
     conn = _wal_file(path)
     offered = hasattr(sqlite3.Connection, "setconfig")
