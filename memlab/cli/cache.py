@@ -20,6 +20,7 @@ def add_cache(commands: Commands) -> None:
 
 
 def run_cache(args: argparse.Namespace) -> int:
+    """Print the cache file and its size, or remove it (``clear``); 0."""
     from memlab.search.embedding_cache import EmbeddingCache
 
     cache = EmbeddingCache()

@@ -50,6 +50,7 @@ def add_check(commands: Commands) -> None:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    """Run the checks; 1 when one named policy leaks, or over every policy when strict does; 2 on a bad value."""
     from memlab import check
     from memlab.cli_output import progress
     from memlab.errors import InvalidArgument, MemlabError

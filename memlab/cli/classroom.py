@@ -28,6 +28,7 @@ def add_classroom(commands: Commands) -> None:
 
 
 def run_classroom(args: argparse.Namespace) -> int:
+    """Serve the lesson until Ctrl-C or SIGTERM; the status ``classroom_server.serve`` returns."""
     from memlab.classroom_server import serve
 
     return serve(args.notebook, host=args.host, port=args.port, theme=args.theme, class_store=args.class_store)

@@ -24,6 +24,7 @@ def add_demo(commands: Commands) -> None:
 
 
 def run_demo(args: argparse.Namespace) -> int:
+    """Print the walk-through (or, with ``--json``, the audit and taint events); 2 when ``--db`` is refused."""
     import shutil
 
     from memlab.cli_output import print_json

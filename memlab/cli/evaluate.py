@@ -57,6 +57,7 @@ def add_eval(commands: Commands) -> None:
 
 
 def run_eval(args: argparse.Namespace) -> int:
+    """Run the rows and print or save the results; 2 when a collection, row or ranking file is refused."""
     from pathlib import Path
 
     from memlab.errors import InvalidArgument, MemlabError

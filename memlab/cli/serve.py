@@ -32,6 +32,7 @@ def add_serve(commands: Commands) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    """Serve until the host closes standard input; 2 when the store, taint, agent or ranking is refused."""
     # stdout carries the protocol: everything else goes to stderr.
     import anyio
 

@@ -37,6 +37,7 @@ def add_import(commands: Commands) -> None:
 
 
 def run_import(args: argparse.Namespace) -> int:
+    """Check the file whole, then load it in batches; 1 when a record is bad (nothing written), 2 when refused."""
     from memlab import bulk
 
     return bulk.run_import(args)
@@ -52,6 +53,7 @@ def add_migrate(commands: Commands) -> None:
 
 
 def run_migrate(args: argparse.Namespace) -> int:
+    """Copy the file into the new folder, renamed into place only once complete; 2 when either is refused."""
     from memlab.errors import MemlabError
     from memlab.policies import resolve
     from memlab.storage.migrate import migrate
@@ -85,6 +87,7 @@ def add_verify(commands: Commands) -> None:
 
 
 def run_verify(args: argparse.Namespace) -> int:
+    """Print the verification; 1 when the store is broken, 2 when it cannot be read as a store."""
     from memlab.errors import MemlabError
     from memlab.policies import resolve
     from memlab.storage import verify_path
