@@ -9,7 +9,6 @@ said before Voila starts.
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import ipaddress
 import os
@@ -26,7 +25,7 @@ from pathlib import Path
 from memlab.classprogress import ClassStore, hand_over, hidden, token_digest
 from memlab.errors import MemlabError
 
-__all__ = ["add_arguments", "descendants", "exposure", "find_notebook", "free_port", "run", "serve"]
+__all__ = ["descendants", "exposure", "find_notebook", "free_port", "serve"]
 
 NOTEBOOK = Path("notebooks") / "06_classroom.ipynb"
 TEMPLATES = Path(__file__).resolve().parent / "jupyter"
@@ -40,42 +39,6 @@ KERNELS_PER_VISITOR = 3
 """The most kernels of one client address: a lesson, a second tab, a reload whose old page is still closing."""
 IDLE_SECONDS = 120
 """A kernel no page is connected to is stopped after this long idle (a page whose tab is open stays)."""
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``memlab classroom``."""
-    parser.add_argument(
-        "--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1: this machine)"
-    )
-    parser.add_argument("--port", type=int, default=8866, help="the port (default 8866; 0: any free one)")
-    parser.add_argument("--theme", choices=["light", "dark"], default="light", help="the page's theme (default light)")
-    parser.add_argument("--notebook", default=None, help="the notebook (default: notebooks/06_classroom.ipynb)")
-    parser.add_argument(
-        "--class",
-        dest="class_store",
-        metavar="DIR|URL",
-        help="a class: every page in one class store, a folder or a postgresql:// URL of its owner",
-    )
-    parser.add_argument(
-        "--max-kernels", type=int, default=KERNELS_IN_ALL, metavar="N",
-        help=f"the most kernels at once, the preheated pool included (default {KERNELS_IN_ALL})",
-    )  # fmt: skip
-    parser.add_argument(
-        "--kernels-per-visitor", type=int, default=KERNELS_PER_VISITOR, metavar="N",
-        help=f"the most kernels the pages of one client address hold (default {KERNELS_PER_VISITOR})",
-    )  # fmt: skip
-    parser.add_argument(
-        "--idle-seconds", type=int, default=IDLE_SECONDS, metavar="S",
-        help=f"stop a kernel no page is connected to after S seconds idle (default {IDLE_SECONDS})",
-    )  # fmt: skip
-
-
-def run(args: argparse.Namespace) -> int:
-    """``memlab classroom`` with the options ``add_arguments`` parsed."""
-    return serve(
-        args.notebook, host=args.host, port=args.port, theme=args.theme, class_store=args.class_store,
-        max_kernels=args.max_kernels, kernels_per_visitor=args.kernels_per_visitor, idle_seconds=args.idle_seconds,
-    )  # fmt: skip
 
 
 def find_notebook(path: str | Path | None = None) -> Path:

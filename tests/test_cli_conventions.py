@@ -84,6 +84,17 @@ def test_the_allowed_values_come_from_the_registries_not_a_copy(capsys, monkeypa
     assert "extra-check" in _help(capsys, "check")
 
 
+# A reader of the help needs what a flag does, not a past they never saw.
+HISTORY = ("first-wave", "first wave", "as before", "as always", "no longer", "used to", "still accepted", "the old ")
+
+
+@pytest.mark.parametrize("command", [None, *COMMANDS])
+def test_the_help_says_what_a_command_does_without_its_history(capsys, command):
+    # Guards: --analyzers' help saying "(text only, first-wave ranking)".
+    text = " ".join(_help(capsys, *([command] if command else [])).split()).lower()
+    assert [phrase for phrase in HISTORY if phrase in text] == []
+
+
 def test_check_names_use_hyphens_like_policy_names(capsys):
     text = " ".join(_help(capsys, "check").split())
     assert "noninterference, write-down, shadowing" in text

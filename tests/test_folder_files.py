@@ -166,7 +166,7 @@ def test_a_file_closed_with_its_wal_kept_is_synced_and_checkpointed_when_the_sto
     Guards: the closer without ``sync_wal(storage.path)`` (seen failing); ``close()`` without the loop over
     ``kept_wal`` (seen failing)."""
     kept, synced, checkpointed = [], [], []
-    monkeypatch.setattr(memlab.storage.folder_closer, "keep_wal_on_close", lambda conn, path: kept.append(conn) or True)
+    monkeypatch.setattr(memlab.storage.folder_closer, "keep_wal_on_close", lambda conn: kept.append(conn) or True)
     monkeypatch.setattr(memlab.storage.folder_closer, "sync_wal", synced.append)
     real_checkpoint = memlab.storage.folder.checkpoint
     monkeypatch.setattr(
@@ -184,24 +184,20 @@ def test_a_file_closed_with_its_wal_kept_is_synced_and_checkpointed_when_the_sto
 
 
 def test_an_evicted_file_keeps_its_wal_exactly_where_python_offers_it(tmp_path):
-    """On 3.12+ (``setconfig``) and, through the connection's handle, on CPython 3.8-3.11 on Linux, an evicted file's
-    WAL stays (no checkpoint on the call path's behalf, nor a new WAL header on reopen) and the store closes with
-    none left; elsewhere the close checkpoints as it always did. Either way nothing is lost and the folder verifies.
-
-    Guards: ``_NO_CKPT_ON_CLOSE_OPTION = 1010`` (``SQLITE_DBCONFIG_DEFENSIVE``, which reads back as set and keeps
-    nothing: seen failing)."""
+    """On 3.12+ (``setconfig``) an evicted file's WAL stays (no checkpoint on the call path's behalf, nor a new WAL
+    header on reopen) and the store closes with none left; on 3.11 the close checkpoints. Either way nothing is lost
+    and the folder verifies."""
+    # Guards: keep_wal_on_close returning True where it cannot set the option (the closer then counts a WAL the
+    # close removed as kept: seen failing on 3.11).
     store = _store(tmp_path / "store", 1)
     for round_ in range(2):
         for agent in ("ann", "bob"):
             store.session(Level.PUBLIC, agent=agent).memory_save(f"note-{round_}", f"{agent}'s note {round_}")
     store.storage._closer.drain()  # type: ignore[attr-defined]
     ann_wal = Path(f"{store.storage.agent_path('ann')}-wal")  # type: ignore[attr-defined]
-    offered = hasattr(sqlite3.Connection, "setconfig") or (
-        memlab.storage.folder_files._HANDLE_LAYOUT
-        and memlab.storage.folder_files._PLAIN_VARIADIC
-        and memlab.storage.folder_files._library() is not None
-    )
+    offered = hasattr(sqlite3.Connection, "setconfig")
     assert ann_wal.exists() == offered
+    assert bool(store.storage._closer.kept_wal) == offered  # type: ignore[attr-defined]
     assert [m.content for m in store.session(Level.PUBLIC, agent="ann").memory_list()] == [
         "ann's note 0",
         "ann's note 1",
@@ -220,49 +216,24 @@ def _wal_file(path: Path) -> sqlite3.Connection:
     return conn
 
 
-_handle_route = pytest.mark.skipif(
-    hasattr(sqlite3.Connection, "setconfig")
-    or not (memlab.storage.folder_files._HANDLE_LAYOUT and memlab.storage.folder_files._PLAIN_VARIADIC),
-    reason="the handle route serves CPython 3.8-3.11 on Linux (3.12+ has setconfig)",
-)
-
-
-@_handle_route
-def test_without_setconfig_the_connections_handle_keeps_the_wal_and_nothing_is_lost(tmp_path):
-    """Python 3.11 has no ``setconfig``: the option is set on the connection's own ``sqlite3 *``, the close leaves
-    the WAL with its frame, and a new connection reads the row from it.
-
-    Guards: ``keep_wal_on_close`` returning False without ``setconfig`` (seen failing)."""
+def test_a_close_keeps_the_wal_where_setconfig_sets_the_option_and_checkpoints_elsewhere(tmp_path):
+    """Python 3.12+: the option is set, the close leaves the WAL with its frame, and a new connection reads the row
+    from it. Python 3.11 has no ``setconfig``: nothing is set and the close checkpoints the WAL away."""
+    # Guards: keep_wal_on_close returning True without setting the option (3.12: the close checkpoints; 3.11: it
+    # claims a WAL it cannot keep; seen failing on 3.11).
     path = tmp_path / "a.db"
     conn = _wal_file(path)
-    assert keep_wal_on_close(conn, path)
+    offered = hasattr(sqlite3.Connection, "setconfig")
+    assert keep_wal_on_close(conn) == offered
     conn.close()
-    assert Path(f"{path}-wal").stat().st_size > 32  # a header and at least one frame: no checkpoint emptied it
+    wal = Path(f"{path}-wal")
+    if offered:
+        assert wal.stat().st_size > 32  # a header and at least one frame: no checkpoint emptied it
+    else:
+        assert not wal.exists()  # checkpointed and removed
     again = sqlite3.connect(path)
     assert again.execute("SELECT x FROM t").fetchall() == [(1,)]
     again.close()
-
-
-@_handle_route
-def test_the_handle_route_refuses_a_handle_sqlite_does_not_confirm(tmp_path, monkeypatch):
-    """A handle naming another file, a closed connection, or a library other than the one ``sqlite3`` reports: the
-    option is not set and the close checkpoints, as before.
-
-    Guards: ``_keep_wal_by_handle`` without the ``sqlite3_db_filename`` comparison (seen failing); ``_library``
-    without the version comparison (seen failing)."""
-    path = tmp_path / "a.db"
-    conn = _wal_file(path)
-    assert not memlab.storage.folder_files._keep_wal_by_handle(conn, tmp_path / "other.db")
-    conn.close()
-    assert not Path(f"{path}-wal").exists()  # checkpointed and removed: the option was not set
-    assert not memlab.storage.folder_files._keep_wal_by_handle(conn, path)  # closed: its handle is NULL
-    monkeypatch.setattr(memlab.storage.folder_files, "_LIBRARY", [])
-    monkeypatch.setattr(sqlite3, "sqlite_version_info", (3, 99, 0))
-    path = tmp_path / "b.db"
-    conn = _wal_file(path)
-    assert not memlab.storage.folder_files._keep_wal_by_handle(conn, path)
-    conn.close()
-    assert not Path(f"{path}-wal").exists()
 
 
 def test_a_large_wal_is_checkpointed_by_the_close_not_kept(tmp_path, monkeypatch):
@@ -271,7 +242,7 @@ def test_a_large_wal_is_checkpointed_by_the_close_not_kept(tmp_path, monkeypatch
 
     Guards: the closer keeping every WAL whatever its size (seen failing)."""
     monkeypatch.setattr(memlab.storage.folder_closer, "KEPT_WAL_BYTES", 0)
-    monkeypatch.setattr(memlab.storage.folder_closer, "keep_wal_on_close", lambda conn, path: True)
+    monkeypatch.setattr(memlab.storage.folder_closer, "keep_wal_on_close", lambda conn: True)
     store = _store(tmp_path / "store", 1)
     for agent in ("ann", "bob"):
         store.session(Level.PUBLIC, agent=agent).memory_save("note", f"{agent}'s note")

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from memlab import InvalidArgument, Level, MemoryStore, Ranking
-from memlab.cli import _serving_store, main
+from memlab.cli import main
+from memlab.cli.serve import serving_store
 from memlab.search.ranking import FORMAT, MAX_WEIGHT, VERSION, RankingFileError, read
 
 BOOSTED = Ranking(tag_boost=MAX_WEIGHT)  # a tag the query names decides the order
@@ -191,7 +192,7 @@ def test_a_ranking_file_changes_only_the_order_of_what_each_session_sees(tmp_pat
     queries = [" ".join(WORDS[i : i + n]) for i in range(len(WORDS)) for n in (1, 2)]
     with MemoryStore(db) as plain:
         for path in files:
-            with _serving_store(_serve_args(db, path)) as served:
+            with serving_store(_serve_args(db, path)) as served:
                 assert served.ranking == Ranking.load(path)
                 for agent in ("main", "other"):
                     for taint in LEVELS:
@@ -207,7 +208,7 @@ def test_a_ranking_file_changes_only_the_order_of_what_each_session_sees(tmp_pat
 
 
 def _hits(db: Path, ranking_file: Path) -> list:
-    with _serving_store(_serve_args(db, ranking_file)) as store:
+    with serving_store(_serve_args(db, ranking_file)) as store:
         return store.session(Level.CONFIDENTIAL).memory_search("ann jazz", max_results=100)
 
 
@@ -220,7 +221,7 @@ def test_a_served_store_ranks_by_the_file(tmp_path):
         session.memory_save("tagged", "records and concerts", tags=["jazz"])
     boosted, unboosted = BOOSTED.save(tmp_path / "boosted.json"), UNBOOSTED.save(tmp_path / "unboosted.json")
     for path, first in ((boosted, "tagged"), (unboosted, "words")):
-        with _serving_store(_serve_args(db, path)) as served:
+        with serving_store(_serve_args(db, path)) as served:
             assert [h.memory.key for h in served.session().memory_search("jazz")] == [
                 first,
                 *{"tagged", "words"} - {first},

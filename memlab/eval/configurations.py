@@ -26,7 +26,7 @@ class Configuration:
     Attributes:
         name: the row's name in results.
         analyzer: the registered analyzer (``memlab.search.analyzers``).
-        ranking: column weights and tag boost; the first wave's ranking (``Ranking.plain()``) by default.
+        ranking: column weights and tag boost; the text alone (``Ranking.plain()``) by default.
         context: save each document's ``source`` and ``occurred_at`` with it (when the collection has them).
         embedder: the dense model whose vectors the store keeps (``memlab.search.dense``), if the ranking uses it.
     """
@@ -73,11 +73,11 @@ columns, memlab's default (context and boost), MiniLM alone, and memlab's defaul
 two need ``memlab[dense]``; without it they are skipped, and the results say why)."""
 DEFAULT_ROWS = tuple(CONFIGURATIONS)
 ALL_ROWS = (*DEFAULT_ROWS, *(name for name in registry.names() if name != "porter"))
-"""Every named row, then every other analyzer on the text with the first-wave ranking."""
+"""Every named row, then every other analyzer on the text with the plain ranking (``Ranking.plain()``)."""
 
 
 def rows_of(rows: Sequence[str | Configuration] | None, analyzers: Sequence[str] | None) -> list[Configuration]:
-    """The configurations named by ``rows`` (names or objects) and ``analyzers`` (each on the text, first-wave
+    """The configurations named by ``rows`` (names or objects) and ``analyzers`` (each on the text, plain
     ranking); the default rows when both are None.
 
     Raises:

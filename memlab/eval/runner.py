@@ -7,7 +7,7 @@ in-memory ``MemoryStore`` is loaded with the collection's documents through ``Se
 agent's memories in its own namespace, versioned, indexed and audited as single saves would be), and every
 query is asked with ``Session.memory_search`` in its own agent's namespace. The rankings are scored with
 ir-measures and every row is compared with the baseline (``porter``: FTS5's porter on the memories' text, the
-first-wave ranking) by a paired randomization test.
+plain ranking) by a paired randomization test.
 
 On LoCoMo (minutes on 2 cores, the README says how many; one process per group of rows; the dense rows' vectors
 come from the embedding cache and the bundled warm file when they hold them)::
@@ -234,7 +234,7 @@ def run(
         collection: what to index and ask; ``load_locomo()`` when None.
         rows: configurations, by name (``CONFIGURATIONS``, or an analyzer's name) or as objects; the default
             rows when neither ``rows`` nor ``analyzers`` is given.
-        analyzers: analyzers to add as rows, each on the text with the first-wave ranking.
+        analyzers: analyzers to add as rows, each on the text with the plain ranking (``Ranking.plain()``).
         baseline: the row every other is tested against (the named row ``porter`` is added if missing).
         depth: how many results each query keeps (MAP and MRR look this deep; the cap of memory_search is 100).
         progress: show a progress bar, one step per row.

@@ -136,7 +136,7 @@ class Analyzer:
             beginnings = _beginnings(self.stem_tail, terms)
         term_of = _memoised_term(self)
         # Words are split only as far as needed: up to the first match, then through the window and one word
-        # past it (which says whether the text goes on); a text with no match is split whole, as before.
+        # past it (which says whether the text goes on); a text with no match has nowhere to stop and is split whole.
         found = WORD.finditer(text)
         spans: list[tuple[int, int]] = []
         first_hit, add = None, spans.append

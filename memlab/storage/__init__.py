@@ -64,7 +64,7 @@ class ToolStorage(Protocol):
     no input can raise an SQL error.
 
     Compartments (``memlab.labels``, opt-in): every ``taint`` and ``classification`` may be a ``Label`` as well
-    as a ``Level`` (a ``Level`` is the label without categories, and behaves exactly as before). A version at
+    as a ``Level`` (a ``Level`` is the label without categories, and orders as the four levels do). A version at
     label L is readable at taint T when ``rules.can_read(L.level, T.level)`` and L's categories are within T's;
     a key's view at T is its maximal readable live versions (``viewrules.maximal``), one of them chosen by
     ``rules.shadowing`` (``viewrules.SHADOWING_RULES``: ``newest``, the latest saved; ``refuse``, ``effective``

@@ -94,7 +94,8 @@ def audit_hash(previous: str, fields: tuple[Any, ...]) -> str:
 
 def commitment(salt: bytes, content: str, tags: str, source: str | None = None, occurred_at: str | None = None) -> str:
     """What binds a version's content, tags (``tags`` as stored, JSON) and context to the chain: HMAC with its
-    salt. A version without context commits to content and tags alone, as before context existed."""
+    salt. A version without context commits to its content and tags alone, so it verifies whether or not its
+    store keeps the context columns."""
     parts = (content, tags) if source is None and occurred_at is None else (content, tags, source, occurred_at)
     message = json_array(parts, ", ").encode("utf-8")
     # hmac.digest is HMAC-SHA256 in one call to OpenSSL, the same bytes as hmac.new(...).hexdigest() builds.

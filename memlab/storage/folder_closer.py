@@ -9,11 +9,11 @@ connections of this process hold one agent's file. ``stop`` (from the store's ``
 joins the thread; the thread also ends by itself once idle. At most ``MAX_PENDING`` files wait to be closed (a
 call evicting one more waits). An error while closing is reported as a warning.
 
-Where SQLite can be told ``SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE`` (``folder_files.keep_wal_on_close``: Python 3.12's
-``setconfig``, or the connection's handle on 3.8-3.11, checked first), a close skips the checkpoint and keeps the
-WAL, synced, so reopening the file writes into the same WAL; a WAL over ``KEPT_WAL_BYTES`` is checkpointed by the
-close as before, so no file's WAL grows without bound and a reopen reads little. The store checkpoints the files
-closed so when it closes (``kept_wal``), so a closed store folder holds no WAL, as before.
+Where Python can tell SQLite ``SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE`` (``folder_files.keep_wal_on_close``: Python
+3.12's ``setconfig``), a close skips the checkpoint and keeps the WAL, synced, so reopening the file writes into
+the same WAL; on Python 3.11 the close checkpoints. A WAL over ``KEPT_WAL_BYTES`` is checkpointed by the close
+whatever the Python, so no file's WAL grows without bound and a reopen reads little. The store checkpoints the
+files closed with their WAL kept when it closes (``kept_wal``), so a closed store folder holds no WAL.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ __all__ = ["Closer"]
 IDLE_SECONDS = 1.0  # the thread ends after this long with nothing to close
 MAX_PENDING = 32  # files waiting to be closed, at most: each still holds its descriptors
 # A WAL kept on close is read whole by the file's next open (SQLite rebuilds its index from it: about 1.5 µs a page,
-# 0.39 ms for 256 pages, measured): one larger than this is checkpointed by the close instead, as before.
+# 0.39 ms for 256 pages, measured): one larger than this is checkpointed by the close instead.
 KEPT_WAL_BYTES = 256 * 1024
 
 
@@ -129,7 +129,7 @@ class Closer:
                     catalogue = catalogue_connection(self._catalogue, self._busy_timeout)
                 record_head(catalogue, agent, storage.conn)
             finally:
-                kept = _wal_bytes(storage.path) <= KEPT_WAL_BYTES and keep_wal_on_close(storage.conn, storage.path)
+                kept = _wal_bytes(storage.path) <= KEPT_WAL_BYTES and keep_wal_on_close(storage.conn)
                 storage.close()
             if kept:
                 # No checkpoint: the WAL stays, and its next write appends without a new header to sync. Syncing it

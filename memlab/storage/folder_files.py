@@ -9,19 +9,15 @@ check's other queries, and anything else (a dropped trigger, a file replaced by 
 reads differently and is checked in full. The schema parse SQLite makes on a connection's first statement stays
 (about half a millisecond for an agent's thirty objects): a connection cannot borrow another's.
 
-Closing a file keeps its WAL where SQLite can be told so (``keep_wal_on_close``): through ``setconfig`` on Python
-3.12+, through the connection's own handle before (``_keep_wal_by_handle``: CPython's layout, then SQLite's word
-for the handle, checked before the option is set), so an eviction costs no checkpoint on 3.11 either.
+Closing a file keeps its WAL where Python can tell SQLite so (``keep_wal_on_close``): ``Connection.setconfig``,
+Python 3.12+. Python 3.11's ``sqlite3`` has no way to set the option, so there the close checkpoints.
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
-import platform
 import resource
 import sqlite3
-import sys
 import threading
 from pathlib import Path
 
@@ -50,12 +46,8 @@ _HEADROOM = 1024  # descriptors always left to the rest of the process (its sock
 _HEADROOM_SHARE = 8  # and at least this share of its limit
 _DESCRIPTOR_CEILING = 65_536  # raised no further, even when the hard limit is unlimited
 
-_NO_CKPT_ON_CLOSE = getattr(sqlite3, "SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE", None)  # Python 3.12+
-_NO_CKPT_ON_CLOSE_OPTION = 1006  # SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE in sqlite3.h (SQLite 3.16+)
-# Where a ``sqlite3.Connection`` holds its ``sqlite3 *db`` right after the object header (``pysqlite_Connection`` in
-# CPython 3.8 to 3.13), and where a variadic call passes its integer and pointer arguments as a plain one does.
-_HANDLE_LAYOUT = (3, 8) <= sys.version_info[:2] <= (3, 13) and sys.implementation.name == "cpython"
-_PLAIN_VARIADIC = sys.platform == "linux" and platform.machine() in ("x86_64", "AMD64", "aarch64")
+# The option and ``Connection.setconfig``, which sets it, come together in Python 3.12's ``sqlite3``; 3.11 has neither.
+_NO_CKPT_ON_CLOSE: int | None = getattr(sqlite3, "SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE", None)
 
 _CHECKED: dict[tuple[object, ...], None] = {}  # schema keys whose check passed, in this process
 _CHECKED_LOCK = threading.Lock()
@@ -96,81 +88,18 @@ class OpenFiles:
 OPEN_FILES = OpenFiles()
 
 
-def keep_wal_on_close(conn: sqlite3.Connection, path: Path) -> bool:
-    """Make closing ``conn`` (open on the file at ``path``) leave its WAL as it is
-    (``SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE``); whether it could.
+def keep_wal_on_close(conn: sqlite3.Connection) -> bool:
+    """Make closing ``conn`` leave its WAL as it is (``SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE``); whether it could.
 
     A close then neither checkpoints (copies the WAL into the file and syncs both) nor deletes the WAL, and the
     next connection appends to it instead of starting a new one, whose header SQLite syncs on the first write.
-    Python 3.12+ says so with ``Connection.setconfig``; before, SQLite is asked directly (``_keep_wal_by_handle``),
-    and only once every check of that route passed.
+    Python 3.12+ sets the option with ``Connection.setconfig``; Python 3.11 has no way to, so there this returns
+    False and the close checkpoints.
     """
-    setconfig = getattr(conn, "setconfig", None)
-    if setconfig is not None and _NO_CKPT_ON_CLOSE is not None:
-        setconfig(_NO_CKPT_ON_CLOSE, True)
-        return True
-    return _keep_wal_by_handle(conn, path)
-
-
-class _Library:
-    """The SQLite library the ``sqlite3`` module calls, reached through ``ctypes``: the three functions the handle
-    route needs, typed."""
-
-    def __init__(self, cdll: ctypes.CDLL) -> None:
-        self.version = cdll.sqlite3_libversion_number
-        self.version.argtypes, self.version.restype = [], ctypes.c_int
-        self.filename = cdll.sqlite3_db_filename
-        self.filename.argtypes, self.filename.restype = [ctypes.c_void_p, ctypes.c_char_p], ctypes.c_char_p
-        self.db_config = cdll.sqlite3_db_config
-        self.db_config.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
-        self.db_config.restype = ctypes.c_int
-
-
-_LIBRARY: list[_Library | None] = []  # resolved once: [] not yet, [None] unusable
-
-
-def _library() -> _Library | None:
-    """The library of the ``sqlite3`` module (its own symbols, or those of the libsqlite3 it links), when it is the
-    one ``sqlite3.sqlite_version_info`` names; None otherwise."""
-    if not _LIBRARY:
-        library: _Library | None = None
-        try:
-            import _sqlite3
-
-            library = _Library(ctypes.CDLL(_sqlite3.__file__))
-            major, minor, patch = sqlite3.sqlite_version_info
-            if library.version() != major * 1_000_000 + minor * 1_000 + patch or (major, minor) < (3, 16):
-                library = None
-        except (ImportError, OSError, AttributeError):
-            library = None
-        _LIBRARY.append(library)
-    return _LIBRARY[0]
-
-
-def _keep_wal_by_handle(conn: sqlite3.Connection, path: Path) -> bool:
-    """``sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, &now)`` on the connection's own ``sqlite3 *``,
-    for Pythons without ``setconfig``; whether it took.
-
-    The handle is read where CPython 3.8-3.13 keep it (``_HANDLE_LAYOUT``) and used only once SQLite itself has
-    confirmed it: the library is the module's (``_library``), the handle names the file at ``path`` as its main
-    database (``sqlite3_db_filename``), and the option reads back as set. Anything else (another interpreter or
-    version, a library not the module's, a closed connection) returns False: the close checkpoints, as before.
-    """
-    if not (_HANDLE_LAYOUT and _PLAIN_VARIADIC) or not isinstance(conn, sqlite3.Connection):
+    if _NO_CKPT_ON_CLOSE is None:
         return False
-    library = _library()
-    if library is None:
-        return False
-    db = ctypes.c_void_p.from_address(id(conn) + object.__basicsize__).value
-    if not db:
-        return False
-    named = library.filename(db, b"main")
-    if not named or os.path.realpath(os.fsdecode(named)) != os.path.realpath(path):
-        return False
-    now = ctypes.c_int(-1)
-    if library.db_config(db, _NO_CKPT_ON_CLOSE_OPTION, 1, ctypes.byref(now)) != 0:  # SQLITE_OK
-        return False
-    return now.value == 1
+    conn.setconfig(_NO_CKPT_ON_CLOSE, True)
+    return True
 
 
 def checkpoint(path: Path) -> None:

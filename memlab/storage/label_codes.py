@@ -1,10 +1,10 @@
-"""How a SQLite file stores a label: a level as its integer, as always; a label with categories as its text.
+"""How a SQLite file stores a label: a level as its integer; a label with categories as its text.
 
 ``memories.classification`` and ``effective.taint`` hold the stored form. SQLite keeps a text that is not a
-number as text even in an INTEGER column, so a store that never sees categories is byte for byte what it was
-(same schema, same values), and a categorised label needs no table of ids: its stored form is ``str(label)``,
-the same in every file of a folder and in the audit. The views of categorised labels are listed per agent in
-``label_views``, a table made on the first such view.
+number as text even in an INTEGER column, so a store that never sees categories holds integers only there,
+and a categorised label needs no table of ids: its stored form is ``str(label)``, the same in every file of a
+folder and in the audit. The views of categorised labels are listed per agent in ``label_views``, a table made
+on the first such view.
 
 Examples:
     >>> stored(Label.parse("CONFIDENTIAL")), stored(Label.parse("confidential:legal,hr"))

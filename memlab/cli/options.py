@@ -1,0 +1,71 @@
+"""What the ``memlab`` commands' parsers share: a command's help and epilog, the ``--json``, ``--policy`` and
+``--analyzer`` flags, and the allowed values read from the registries (so a new policy or analyzer shows in the
+help without a copy here to update)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from memlab import policies
+from memlab.cli_output import HelpFormatter, exit_codes_text
+from memlab.levels import Level
+from memlab.search import analyzers
+
+__all__ = ["Commands", "add_command", "json_flag", "policy_flag", "store_flags", "one_of", "positive", "LEVELS"]
+
+Commands = argparse._SubParsersAction
+"""What ``ArgumentParser.add_subparsers`` returns: where each command adds its parser."""
+
+LEVELS = (
+    "one of " + ", ".join(Level.__members__) + " (any case), or a label with categories such as CONFIDENTIAL:hr,legal"
+)
+
+
+def add_command(
+    commands: Commands, name: str, summary: str, run: Callable[[argparse.Namespace], int]
+) -> argparse.ArgumentParser:
+    """The parser of ``memlab <name>``, which ``run`` answers: ``summary`` is its line in ``memlab --help`` and
+    its description; the epilog the exit codes."""
+    parser = commands.add_parser(
+        name,
+        help=summary,
+        description=f"{summary[0].upper()}{summary[1:]}.",
+        epilog=exit_codes_text(),
+        formatter_class=HelpFormatter,
+    )
+    parser.set_defaults(run=run)
+    return parser
+
+
+def json_flag(command: argparse.ArgumentParser, what: str) -> None:
+    """``--json``: ``what`` as one JSON document, the only thing on standard output."""
+    command.add_argument(
+        "--json", action="store_true", help=f"print {what} as one JSON document on standard output (nothing else)"
+    )
+
+
+def policy_flag(command: argparse.ArgumentParser, what: str) -> None:
+    """``--policy``: one of the registered policies, strict when left out."""
+    command.add_argument("--policy", default=None, help=f"{what}, {one_of(policies.names())} (default strict)")
+
+
+def store_flags(command: argparse.ArgumentParser) -> None:
+    """``--policy`` and ``--analyzer``: how a store a command opens is read and searched."""
+    policy_flag(command, "a registered policy")
+    command.add_argument(
+        "--analyzer", default=None, help=f"the search analyzer, {one_of(analyzers.names())} (default porter)"
+    )
+
+
+def one_of(names: list[str]) -> str:
+    """``names`` as a help text lists allowed values."""
+    return "one of " + ", ".join(names)
+
+
+def positive(text: str) -> int:
+    """A flag's value as a positive integer; anything else is a usage error naming the value."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {value}")
+    return value

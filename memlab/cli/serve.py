@@ -1,0 +1,79 @@
+"""``memlab serve``: the five memory tools served to an MCP host over stdio (``memlab.mcp_server``), on a store
+named by a flag or ``MEMLAB_DB``, at a taint and agent named by a flag or ``MEMLAB_TAINT`` and ``MEMLAB_AGENT``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from memlab.cli.options import LEVELS, Commands, add_command, store_flags
+from memlab.cli_output import from_environment
+from memlab.labels import Label
+
+__all__ = ["add_serve"]
+
+
+def add_serve(commands: Commands) -> None:
+    serve = add_command(commands, "serve", "serve the five memory tools to an MCP host over stdio", run_serve)
+    serve.add_argument(
+        "--db",
+        help="the store: a path (if new, a file when it ends in .db, .sqlite or .sqlite3, else a folder) or a "
+        "postgresql:// URL; shared between processes (default: $MEMLAB_DB)",
+    )
+    serve.add_argument("--taint", help=f"the session's starting taint, {LEVELS} (default: $MEMLAB_TAINT, else PUBLIC)")
+    serve.add_argument("--agent", help="the memory namespace (default: $MEMLAB_AGENT, else main)")
+    serve.set_defaults(
+        environment={"db": ("MEMLAB_DB", None), "taint": ("MEMLAB_TAINT", "PUBLIC"), "agent": ("MEMLAB_AGENT", "main")}
+    )
+    store_flags(serve)
+    serve.add_argument(
+        "--ranking", metavar="FILE", help="order results by a ranking file (memlab eval --tune --save FILE.json)"
+    )
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """Serve until the host closes standard input; 2 when the store, taint, agent or ranking is refused."""
+    # stdout carries the protocol: everything else goes to stderr.
+    import anyio
+
+    from memlab import arguments
+    from memlab.errors import MemlabError
+    from memlab.mcp_server import serve
+
+    try:
+        taint = from_environment(args, "taint", Label.parse)
+        agent = from_environment(args, "agent", arguments.agent)
+        store = serving_store(args)
+    except MemlabError as error:
+        print(f"memlab serve: {error}", file=sys.stderr)
+        return 2
+    with store:
+        try:
+            session = store.session(taint, agent)
+        except MemlabError as error:
+            print(f"memlab serve: {error}", file=sys.stderr)
+            return 2
+        anyio.run(serve, session)
+    return 0
+
+
+def serving_store(args: argparse.Namespace):
+    """The store ``memlab serve`` serves: ``--db`` under ``--policy`` and ``--analyzer``, ordered by ``--ranking``."""
+    from pathlib import Path
+
+    from memlab.search.ranking import Ranking, RankingFileError
+    from memlab.store import MemoryStore
+
+    ranking = None
+    if args.ranking:
+        ranking = Ranking.load(args.ranking)
+        if ranking.uses_dense:  # refused before the store is opened: nothing is touched
+            raise RankingFileError(
+                Path(args.ranking),
+                "ranking.dense" if ranking.dense > 0 else "ranking.lexical",
+                "this ranking uses dense retrieval and memlab serve has no embedder: "
+                "save a lexical one (memlab eval --tune --rows memlab --save FILE.json)",
+            )
+    return from_environment(
+        args, "db", lambda db: MemoryStore(db, policy=args.policy, analyzer=args.analyzer, ranking=ranking)
+    )
