@@ -28,7 +28,7 @@ def _tags(text: str) -> tuple[str, ...]:
     """A version's stored tags (a JSON array, as ``chain.json_strings`` wrote it) decoded, once per row read.
 
     The JSON scanner is called directly (``json.loads`` spends more on its checks than on the array); text it
-    does not read whole, or cannot read, goes to ``json.loads``, which decodes it or raises as before.
+    does not read whole, or cannot read, goes to ``json.loads``, which decodes it or raises its own error.
     """
     if text == "[]":
         return ()

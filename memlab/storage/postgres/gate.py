@@ -4,7 +4,7 @@ Every session call runs as a role that owns nothing (``memlab_session`` by defau
 that first sets a claim, ``memlab.claim = agent|taint|txid|mac``: an HMAC-SHA256 with a key only the owner
 can read (``claim_key``), over the agent, the taint and the transaction's own id. The taint is a label
 (``memlab.labels``): its level's number, then ``:`` and its sorted categories when it has any
-(``2:hr,legal``); a label without categories is claimed exactly as its level always was. Row-level security
+(``2:hr,legal``); a label without categories is claimed as its level's number alone (``2``). Row-level security
 policies on every table it can read or write compare with ``claimed_agent()``, ``claimed_taint()`` (the
 level), ``claimed_categories()`` and ``claimed_label()`` (the label as the audit writes it), computed once
 per statement by a ``SECURITY DEFINER`` function that returns them only when the mac verifies in this very
