@@ -6,21 +6,33 @@ import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from memlab import arguments, tooldefs
 from memlab.errors import Denied, IntegrityError, InternalError, InvalidArgument, MemlabError, NotFound, TaintError
 from memlab.labels import Label
 from memlab.levels import Level
-from memlab.policy import ToolCall, run_hooks
+from memlab.policy import Hook, Policy, ToolCall, run_hooks
 from memlab.recall import DEFAULT_BUDGET_CHARS
 from memlab.recall import render as render_recall
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
+from memlab.storage import ToolStorage
 
-if TYPE_CHECKING:
-    from memlab.store import MemoryStore
+__all__ = ["Session", "Host"]
 
-__all__ = ["Session"]
+
+class Host(Protocol):
+    """What a session needs of the store that made it (a ``MemoryStore``): its rules, hooks, storage and clock."""
+
+    policy: Policy
+    hooks: list[Hook]
+    storage: ToolStorage
+
+    def now(self) -> str: ...
+
+    def notify(self) -> None: ...
+
+    def check_compartments(self, label: Label) -> None: ...
 
 
 class Session:
@@ -32,7 +44,7 @@ class Session:
     the lattice of levels and categories, and the policy's shadowing rule picks among incomparable versions.
     """
 
-    def __init__(self, store: MemoryStore, session_id: str, agent: str, taint: Label | Level | str) -> None:
+    def __init__(self, store: Host, session_id: str, agent: str, taint: Label | Level | str) -> None:
         self.store = store
         self.id = session_id
         self.agent = agent
@@ -85,7 +97,7 @@ class Session:
                 "(a taint only goes up the lattice); start a new session instead"
             )
         if target != current:
-            self.store._check_compartments(target)
+            self.store.check_compartments(target)
             event = TaintEvent(self.id, self.store.now(), current, target, reason)
             self.store.storage.add_taint_event(self.agent, event)
             self._taint = target

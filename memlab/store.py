@@ -25,6 +25,7 @@ from memlab.search.ranking import Ranking
 from memlab.session import Session
 from memlab.storage import StorageProvider, Verification, open_storage, scratch_storage
 from memlab.storage.seal import AUDIT_FIELDS
+from memlab.storage.snapshots import Snapshot
 
 if TYPE_CHECKING:
     import pandas as pd  # the auditor's views import it when called: agents' calls never need it
@@ -194,12 +195,49 @@ class MemoryStore:
             >>> store.session().memory_get("only-in-the-twin") is None
             True
         """
-        copy = getattr(self.storage, "copy", None)
-        if copy is None:
+        self._require_copy("forked")
+        forked = self.storage.copy()  # type: ignore[attr-defined]
+        return MemoryStore(policy=self.policy, storage=forked, ranking=self.ranking, clock=clock or self.clock)
+
+    def snapshot(self) -> Snapshot:
+        """An in-memory image of the whole store as it is now, to ``restore`` it to later (the exhaustive checker
+        replays a shared prefix of many traces once this way).
+
+        Raises:
+            InvalidArgument: the store is not in memory or a single SQLite file (its backend lacks ``copy``).
+
+        Examples:
+            >>> image = store.snapshot()
+            >>> _ = store.session().memory_save("made-after", "x")
+            >>> store.restore(image)
+            >>> store.session().memory_get("made-after") is None
+            True
+        """
+        self._require_copy("snapshotted")
+        return self.storage.snapshot()  # type: ignore[attr-defined]
+
+    def restore(self, snapshot: Snapshot) -> None:
+        """Put the whole store back as ``snapshot`` (from this store's ``snapshot``) holds it: every version,
+        session and audit row made since is gone, the chain as it was then.
+
+        Raises:
+            InvalidArgument: the store's backend lacks ``copy``, or ``snapshot`` is not a snapshot.
+        """
+        self._require_copy("restored")
+        if not isinstance(snapshot, Snapshot):
+            raise InvalidArgument(f"restore takes a snapshot from MemoryStore.snapshot, not {type(snapshot).__name__}")
+        self.storage.restore(snapshot)  # type: ignore[attr-defined]
+
+    def _require_copy(self, done: str) -> None:
+        if "copy" not in self.storage.capabilities:
             raise InvalidArgument(
-                f"only an in-memory or single-file store can be forked, not {type(self.storage).__name__}"
+                f"only an in-memory or single-file store can be {done}, not {type(self.storage).__name__}"
             )
-        return MemoryStore(policy=self.policy, storage=copy(), ranking=self.ranking, clock=clock or self.clock)
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """What makes the dense vectors of this store's versions (None: search is lexical only)."""
+        return self.storage.embedder
 
     @property
     def ranking(self) -> Ranking:
@@ -208,7 +246,7 @@ class MemoryStore:
 
     @ranking.setter
     def ranking(self, ranking: Ranking) -> None:
-        _check_ranking(ranking, getattr(self.storage, "embedder", None))
+        _check_ranking(ranking, self.storage.embedder)
         self.storage.ranking = ranking
 
     def notify(self) -> None:
@@ -245,7 +283,7 @@ class MemoryStore:
                 with categories on a store or under a policy that cannot keep compartments.
         """
         taint = Label.parse(taint)
-        self._check_compartments(taint)
+        self.check_compartments(taint)
         agent = arguments.agent(agent)
         session_id = uuid.uuid4().hex[:12] if session_id is None else arguments.session_id(session_id)
         self.storage.add_session(session_id, agent, taint, self.now())
@@ -253,16 +291,23 @@ class MemoryStore:
         self.notify()
         return session
 
-    def _check_compartments(self, label: Label) -> None:
+    def check_compartments(self, label: Label) -> None:
         """Refuse a label with categories where they cannot be kept: a backend without compartments, or a policy
-        whose views cannot be made per label.
+        whose views cannot be made per label (a session, an escalation and a LangGraph store ask it first).
 
         Raises:
             InvalidArgument: naming the backend or the policy.
+
+        Examples:
+            >>> MemoryStore(policy="global-stats").check_compartments(Label.parse("CONFIDENTIAL:hr"))
+            ... # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+                ...
+            memlab.errors.InvalidArgument: label CONFIDENTIAL:hr: compartments not supported under policy ...
         """
         if not label.categories:
             return
-        if not getattr(self.storage, "compartments", False):
+        if "compartments" not in self.storage.capabilities:
             raise InvalidArgument(
                 f"label {label}: compartments not supported by this store's backend ({type(self.storage).__name__}); "
                 "use a level without categories"
@@ -380,6 +425,16 @@ class MemoryStore:
             True
         """
         return self.storage.verify()
+
+    def agents(self) -> list[str]:
+        """The names of the agents that have saved in this store, sorted (an auditor's list: a session reads only
+        its own agent's memories).
+
+        Examples:
+            >>> _ = store.session(agent="bob").memory_save("k", "v"); "bob" in store.agents()
+            True
+        """
+        return sorted(self.storage.agents())
 
     def sessions(self) -> pd.DataFrame:
         """Every session started in this store."""

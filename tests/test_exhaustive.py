@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from memlab import Level, MemoryStore, check
 from memlab.check import bounded, prefixes
-from memlab.check.bounded import configurations
-from memlab.check.checks import AMBIGUOUS, CHECKERS, _effective
+from memlab.check.checks import AMBIGUOUS, CHECKERS, effective_version
+from memlab.check.configurations import configurations
 from memlab.check.prefixes import verdicts, walk
 from memlab.check.reductions import count_traces, enumerate_traces, normalise
 from memlab.check.scenarios import act, memories_of, open_world
@@ -658,10 +658,10 @@ def test_the_shadowing_judge_expects_no_version_of_an_ambiguous_key_under_refuse
     first = store.session(hr).memory_save("k1", "apple")
     second = store.session(legal).memory_save("k1", "berry")
     current = {("k1", hr): (first, True, 0), ("k1", legal): (second, True, 1)}
-    assert _effective(resolve("strict"), current, both, "k1") == second
-    assert _effective(resolve("refuse-ambiguous"), current, both, "k1") == AMBIGUOUS
-    assert _effective(resolve("refuse-ambiguous"), current, hr, "k1") == first  # one maximal version: no ambiguity
-    assert _effective(resolve("strict"), {**current, ("k1", legal): (second, False, 2)}, both, "k1") == first
+    assert effective_version(resolve("strict"), current, both, "k1") == second
+    assert effective_version(resolve("refuse-ambiguous"), current, both, "k1") == AMBIGUOUS
+    assert effective_version(resolve("refuse-ambiguous"), current, hr, "k1") == first  # one maximal version: no ambiguity
+    assert effective_version(resolve("strict"), {**current, ("k1", legal): (second, False, 2)}, both, "k1") == first
 
 
 _POOL = [

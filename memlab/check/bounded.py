@@ -19,17 +19,15 @@ import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import combinations
 from typing import Any
 
 from memlab.check.checks import CHECKERS
+from memlab.check.configurations import GROUPS, MAX_LABELS, Alphabet, configurations
 from memlab.check.prefixes import verdicts
-from memlab.check.reductions import Rules, Symbol, count_traces, random_prefix
-from memlab.check.results import Actor, Counterexample, Step
+from memlab.check.reductions import count_traces, random_prefix
+from memlab.check.results import Counterexample
 from memlab.check.scenarios import template
 from memlab.errors import InternalError, InvalidArgument
-from memlab.labels import Label
-from memlab.levels import Level
 from memlab.policies import resolve
 from memlab.policy import Policy
 
@@ -45,8 +43,6 @@ __all__ = [
     "BudgetExceeded",
 ]
 
-_KEYS, _CONTENTS, _ACTORS = 0, 1, 2  # the groups of interchangeable names
-_GROUPS = 3
 
 
 class BudgetExceeded(InvalidArgument):
@@ -55,107 +51,6 @@ class BudgetExceeded(InvalidArgument):
     code = "budget_exceeded"
 
 
-MAX_LABELS = 6
-"""At most this many levels or labels in an alphabet: the configurations grow with the cube of their number."""
-
-
-@dataclass(frozen=True)
-class Alphabet:
-    """What a trace is made of: the names, the tag and the levels (or labels) each step may use.
-
-    Per session the steps are: a save of each key with each content and with all contents in one memory
-    (untagged and tagged), a delete and a get of each key, a list (all, and by the tag), a search for each
-    content word; write-down's sessions also copy a key to a key and escalate to each level (over labels, to each
-    label above their start). Each level gives the configurations: the observer's bound and the high session's
-    start and escalation (noninterference), the two sessions' levels (the other checks).
-
-    ``levels`` may hold labels with categories (``Alphabet.compartments()``: PUBLIC, CONFIDENTIAL:hr,
-    CONFIDENTIAL:legal and CONFIDENTIAL:hr,legal); the configurations then follow the lattice
-    (``Label.can_flow_to``): the high session is raised to every label that does not flow to the observer's,
-    incomparable ones included, and a write-down session escalates only up the lattice from where it starts.
-    """
-
-    keys: tuple[str, ...] = ("k1", "k2")
-    contents: tuple[str, ...] = ("apple", "berry")
-    tag: str | None = "t1"
-    levels: tuple[Label, ...] = (Level.PUBLIC, Level.INTERNAL, Level.CONFIDENTIAL)
-    """Levels, or labels (a label without categories is its level), in any order: kept in the lattice's order."""
-
-    def __post_init__(self) -> None:
-        if not self.keys or not self.contents:
-            raise InvalidArgument("an alphabet needs at least one key and one content")
-        if isinstance(self.levels, (str, Level, Label)) or not isinstance(self.levels, (list, tuple)):
-            raise InvalidArgument(f"an alphabet's levels are a list of levels or labels, not {self.levels!r}")
-        if len(self.levels) > MAX_LABELS:
-            raise InvalidArgument(
-                f"an alphabet has at most {MAX_LABELS} levels or labels, not {len(self.levels)}: the configurations "
-                "grow with the cube of their number"
-            )
-        levels = tuple(sorted({_alphabet_label(value) for value in self.levels}, key=_lattice_order))
-        if len(levels) < 2:
-            raise InvalidArgument("an alphabet needs at least two levels")
-        object.__setattr__(self, "levels", levels)
-
-    @classmethod
-    def compartments(
-        cls,
-        categories: Sequence[str] = ("hr", "legal"),
-        *,
-        level: Level | str = Level.CONFIDENTIAL,
-        below: Level | str = Level.PUBLIC,
-        **names: Any,
-    ) -> Alphabet:
-        """The label alphabet: ``below`` and ``level`` with every non-empty set of ``categories`` (by default
-        PUBLIC, CONFIDENTIAL:hr, CONFIDENTIAL:legal, CONFIDENTIAL:hr,legal: two incomparable compartments, their
-        join and a level under all three). ``names`` are the other fields (keys, contents, tag).
-
-        Raises:
-            InvalidArgument: no category, a malformed one, or more labels than ``MAX_LABELS``.
-
-        Examples:
-            >>> [str(label) for label in Alphabet.compartments().levels]
-            ['PUBLIC', 'CONFIDENTIAL:hr', 'CONFIDENTIAL:legal', 'CONFIDENTIAL:hr,legal']
-        """
-        if isinstance(categories, str) or not isinstance(categories, (list, tuple)):
-            raise InvalidArgument(f"the compartments' categories are a list of names, not {categories!r}")
-        if not categories:
-            raise InvalidArgument("a compartments alphabet needs at least one category")
-        named = sorted(Label.of(level, list(categories)).categories)
-        chosen = [subset for size in range(1, len(named) + 1) for subset in combinations(named, size)]
-        return cls(levels=(Level.parse(below), *(Label.of(level, list(subset)) for subset in chosen)), **names)
-
-    @property
-    def over_labels(self) -> bool:
-        """Whether some label has categories (the configurations follow a lattice, not a total order)."""
-        return any(level.categories for level in self.levels)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "keys": list(self.keys),
-            "contents": list(self.contents),
-            "tag": self.tag,
-            "levels": [str(level) for level in self.levels],
-        }
-
-    def __str__(self) -> str:
-        tag = f"tag {self.tag}" if self.tag is not None else "no tag"
-        kind = "labels" if self.over_labels else "levels"
-        return (
-            f"keys {', '.join(self.keys)}; contents {', '.join(self.contents)}; {tag}; "
-            f"{kind} {', '.join(str(level) for level in self.levels)}"
-        )
-
-
-def _alphabet_label(value: object) -> Label:
-    try:
-        return Label.parse(value)  # type: ignore[arg-type]
-    except InvalidArgument as error:
-        raise InvalidArgument(f"alphabet label {value!r}: {error}") from None
-
-
-def _lattice_order(label: Label) -> tuple:
-    """A linear extension of the lattice: a label comes after every label that flows to it."""
-    return (label.level, len(label.categories), sorted(label.categories))
 
 
 @dataclass
@@ -249,120 +144,6 @@ class Estimate:
         return self.traces * self.seconds_per_trace
 
 
-@dataclass(frozen=True)
-class _Configuration:
-    level: Label | None
-    actors: tuple[Actor, ...]
-    symbols: tuple[Symbol, ...]
-    rules: Rules
-
-
-def _save_and_delete(alphabet: Alphabet, actor: str, who: tuple, *, high: bool = False) -> list[Symbol]:
-    symbols = []
-    for tags in ((), (alphabet.tag,)) if alphabet.tag is not None else ((),):
-        for k, key in enumerate(alphabet.keys):
-            for content, uses, shape in _contents(alphabet):
-                arguments = (("key", key), ("content", content), ("tags", tags))
-                step = Step(actor, "memory_save", arguments, high)
-                symbol = Symbol(step, False, (*who[1], (_KEYS, k), *uses), (who[0], "save", tags, shape))
-                symbols.append(symbol)
-    for k, key in enumerate(alphabet.keys):
-        step = Step(actor, "memory_delete", (("key", key),), high)
-        symbols.append(Symbol(step, False, (*who[1], (_KEYS, k)), (who[0], "delete")))
-    return symbols
-
-
-def _contents(alphabet: Alphabet) -> list[tuple[str, tuple, str]]:
-    """Each content word alone, and all of them in one memory: bm25's length normalisation is what a global
-    index leaks through, and single-word memories all score alike (one-word contents miss global-stats)."""
-    single = [(content, ((_CONTENTS, c),), "one") for c, content in enumerate(alphabet.contents)]
-    if len(alphabet.contents) < 2:
-        return single
-    every = tuple((_CONTENTS, c) for c in range(len(alphabet.contents)))
-    return [*single, (" ".join(alphabet.contents), every, "all")]
-
-
-def _reads(alphabet: Alphabet, actor: str, who: tuple) -> list[Symbol]:
-    symbols = [
-        Symbol(Step(actor, "memory_get", (("key", key),)), True, (*who[1], (_KEYS, k)), (who[0], "get"))
-        for k, key in enumerate(alphabet.keys)
-    ]
-    for tag in (None, alphabet.tag) if alphabet.tag is not None else (None,):
-        symbols.append(Symbol(Step(actor, "memory_list", (("tag", tag),)), True, who[1], (who[0], "list", tag)))
-    for c, content in enumerate(alphabet.contents):
-        step = Step(actor, "memory_search", (("query", content), ("max_results", 5)))
-        symbols.append(Symbol(step, True, (*who[1], (_CONTENTS, c)), (who[0], "search")))
-    return symbols
-
-
-def _copies_and_escalations(alphabet: Alphabet, actor: Actor, who: tuple) -> list[Symbol]:
-    """Copies of a key to a key, and escalations: to every level of a levels alphabet (a step down is a refused
-    call, which the pinned counts include), only up the lattice from the actor's start over labels (a step down
-    or across is refused and changes nothing, so a trace with it has the verdict of the trace without it)."""
-    symbols = []
-    for a, source in enumerate(alphabet.keys):
-        for b, target in enumerate(alphabet.keys):
-            step = Step(actor.name, "copy", (("from", source), ("to", target)))
-            symbols.append(Symbol(step, False, (*who[1], (_KEYS, a), (_KEYS, b)), (who[0], "copy")))
-    targets = alphabet.levels
-    if alphabet.over_labels:
-        targets = tuple(label for label in targets if label != actor.start and actor.start.can_flow_to(label))
-    for level in targets:
-        step = Step(actor.name, "escalate", (("level", str(level)),))
-        symbols.append(Symbol(step, False, who[1], (who[0], "escalate", level)))
-    return symbols
-
-
-def _who(actors: tuple[Actor, ...], number: int) -> tuple:
-    """The symbol's shape and names for actor ``number``: sessions of one configuration are interchangeable
-    names (the actors group) when they start and escalate alike, otherwise part of the shape."""
-    if len(actors) == 2 and actors[0] == Actor(actors[0].name, actors[1].start, actors[1].raised):
-        return (None, ((_ACTORS, number),))
-    return (actors[number].name, ())
-
-
-def configurations(check: str, alphabet: Alphabet) -> list[_Configuration]:
-    """Every configuration of ``check``'s actors over the alphabet's levels (or labels, by the lattice), each with
-    its symbols and rules."""
-    levels = alphabet.levels
-    found = []
-    if check == "noninterference":
-        # The observer sits at the bound: an observer below it is the experiment at its own level. The top (every
-        # label flows to it) hides nothing, so it is no bound.
-        for bound in levels:
-            above = [label for label in levels if not label.can_flow_to(bound)]  # incomparable labels included
-            low = Actor("low", bound)
-            for start in levels:
-                for raised in (label for label in above if start.can_flow_to(label)):
-                    high = Actor("high", start, None if raised == start else raised)
-                    actors = (low, high)
-                    symbols = [
-                        *_reads(alphabet, "low", ("low", ())),
-                        *_save_and_delete(alphabet, "low", ("low", ())),
-                        *_save_and_delete(alphabet, "high", ("high", ()), high=True),
-                    ]
-                    judged = frozenset(n for n, symbol in enumerate(symbols) if not symbol.step.high)
-                    found.append(_Configuration(bound, actors, tuple(symbols), Rules(judged, True)))
-        return found
-    for index, first in enumerate(levels):
-        for second in levels[index:]:  # two sessions: their order is a renaming
-            actors = (Actor("s1", first), Actor("s2", second))
-            symbols = []
-            for number, actor in enumerate(actors):
-                who = _who(actors, number)
-                if check == "shadowing":
-                    symbols += [*_reads(alphabet, actor.name, who), *_save_and_delete(alphabet, actor.name, who)]
-                else:
-                    saves = [s for s in _save_and_delete(alphabet, actor.name, who) if s.step.tool == "memory_save"]
-                    symbols += [*saves, *_copies_and_escalations(alphabet, actor, who)]
-            judged_tools = (
-                ("memory_get", "memory_list", "memory_search") if check == "shadowing" else ("memory_save", "copy")
-            )
-            judged = frozenset(n for n, symbol in enumerate(symbols) if symbol.step.tool in judged_tools)
-            found.append(_Configuration(None, actors, tuple(symbols), Rules(judged, False)))
-    return found
-
-
 def _validate(policy: Policy | str, check: str, depth: int, alphabet: Alphabet | None = None) -> Policy:
     if check not in CHECKERS:
         raise InvalidArgument(f"unknown check {check!r}; the checks are {', '.join(CHECKERS)}")
@@ -395,7 +176,7 @@ def keeps_compartments(policy: Policy | str) -> bool:
 def _counts(check: str, alphabet: Alphabet, depth: int) -> tuple[int, int, int]:
     """(configurations, traces after reductions, traces before) up to ``depth`` steps."""
     found = configurations(check, alphabet)
-    after = sum(sum(count_traces(c.symbols, _GROUPS, c.rules, depth)) for c in found)
+    after = sum(sum(count_traces(c.symbols, GROUPS, c.rules, depth)) for c in found)
     before = sum(sum(len(c.symbols) ** length for length in range(1, depth + 1)) for c in found)
     return len(found), after, before
 
@@ -423,8 +204,8 @@ def estimate(
     started = time.perf_counter()
     for _ in range(sample):
         configuration = rng.choice(found)
-        prefix = random_prefix(configuration.symbols, _GROUPS, depth - 1, rng)
-        judged += sum(1 for _ in verdicts(policy, check, configuration, _GROUPS, depth, prefix))
+        prefix = random_prefix(configuration.symbols, GROUPS, depth - 1, rng)
+        judged += sum(1 for _ in verdicts(policy, check, configuration, GROUPS, depth, prefix))
     return Estimate(after, (time.perf_counter() - started) / max(judged, 1))
 
 
@@ -454,7 +235,7 @@ def exhaustive(
     # Length by length (iterative deepening), so the first leak is the shortest, as breadth first would find it.
     for length in range(1, depth + 1):
         for configuration in configurations(check, alphabet):
-            for steps, leaked in verdicts(policy, check, configuration, _GROUPS, length):
+            for steps, leaked in verdicts(policy, check, configuration, GROUPS, length):
                 judged += 1
                 if not leaked:
                     continue

@@ -194,7 +194,7 @@ class _Shadowing(_Check):
                     current[result.key, result.label] = (result, step.tool == "memory_save", number)
                 elif step.tool in READS:
                     for memory in memories_of(result):
-                        expected = _effective(policy, current, session.taint, memory.key)
+                        expected = effective_version(policy, current, session.taint, memory.key)
                         if memory != expected:
                             return self.leak(policy, session.taint, actors, steps, number, memory, expected)
         finally:
@@ -209,7 +209,7 @@ AMBIGUOUS = "ambiguous: several maximal versions, none above the others"
 """The effective version of a key the ``refuse`` rule will not choose for (a read must return none of them)."""
 
 
-def _effective(policy: Policy, current: Current, taint: Label, key: str) -> Memory | str | None:
+def effective_version(policy: Policy, current: Current, taint: Label, key: str) -> Memory | str | None:
     """The session's effective version of ``key`` by the check's own record of saves and deletes, not the store's.
 
     Among the live versions the session may read (the policy's ``readable``), the maximal ones: under a total

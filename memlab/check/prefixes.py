@@ -1,14 +1,11 @@
 """Prefix sharing: traces that begin alike replay their common prefix once, on the real store.
 
 The exhaustive checker walks the trace tree depth first (``reductions.walk_traces``). Each node keeps the worlds
-as its prefix left them: each world's database as an image (``sqlite3.Connection.serialize``) and its sessions.
-A node's step runs on a working store restored to its parent's image (``deserialize``, which copies the pages
+as its prefix left them: each world's store as a snapshot (``MemoryStore.snapshot``) and its sessions. A node's
+step runs on a working store restored to its parent's snapshot (``MemoryStore.restore``, which copies the pages
 back, far cheaper than forking a store), so every step of every trace runs the store's own code on a database in
 exactly the state the trace's earlier steps put it in (the same rows, ids and audit chain); only the prefix's
-work is done once for all the traces that share it. After a restore, one write outside memlab's transactions
-(to a temporary table, outside the database's image) moves the connection's change count, so the storage drops
-what it cached of the database (the audit chain's head, the indexed levels) as it does whenever the file changed
-under it.
+work is done once for all the traces that share it.
 
 The verdict of a trace is its check's judgement (``memlab.check.checks``) made step by step along the walk: the
 same worlds (``scenarios.open_world``), the same steps (``scenarios.act``), the same comparisons. A world's
@@ -20,13 +17,12 @@ set of actors the trace may still turn out to use; a trace ends on the branch of
 from __future__ import annotations
 
 import copy
-import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
-from memlab.check.checks import _effective
+from memlab.check.checks import effective_version
 from memlab.check.reductions import walk_traces
 from memlab.check.results import Step
 from memlab.check.scenarios import READS, World, act, memories_of, open_world
@@ -34,42 +30,30 @@ from memlab.errors import InternalError
 from memlab.policy import Policy
 from memlab.records import Memory
 from memlab.session import Session
+from memlab.storage.snapshots import Snapshot
 
 if TYPE_CHECKING:
-    from memlab.check.bounded import _Configuration
+    from memlab.check.configurations import Configuration
 
 __all__ = ["verdicts", "walk"]
 
 
-def _image(connection: sqlite3.Connection) -> sqlite3.Connection:
-    image = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-    connection.backup(image)
-    return image
-
-
 @dataclass
 class _Slot:
-    """A world's working store: restored to a node's image before the node's next step runs on it."""
+    """A world's working store: restored to a node's snapshot before the node's next step runs on it."""
 
     world: World
-    image: sqlite3.Connection | None = None  # the image the database holds now; None once a step changed it unrecorded
+    image: Snapshot | None = None  # the snapshot the store holds now; None once a step changed it unrecorded
 
     def __post_init__(self) -> None:
-        self.world.store.storage.flush_sessions()  # sessions recorded but unwritten are not in an image
-        connection = self.world.store.storage.conn
-        connection.execute("CREATE TEMP TABLE restored (times INTEGER)")
-        connection.execute("INSERT INTO temp.restored VALUES (0)")
-        self.image = _image(connection)
+        self.image = self.world.store.snapshot()
 
-    def hold(self, image: sqlite3.Connection | None) -> None:
+    def hold(self, image: Snapshot | None) -> None:
         if image is None:
             raise InternalError("a trace's last step was taken as a prefix: its world has no image")
         if self.image is image:
             return
-        connection = self.world.store.storage.conn
-        image.backup(connection)
-        # A write outside memlab's transactions: the storage's next transaction revalidates its cache.
-        connection.execute("UPDATE temp.restored SET times = times + 1")
+        self.world.store.restore(image)
         self.image = image
 
     def run(self, state: _State, step: Step, number: int, *, keep: bool) -> tuple[Any, _State]:
@@ -78,7 +62,7 @@ class _Slot:
         self.hold(state.image)
         session = copy.copy(state.sessions[step.actor])  # the taint it may raise is this branch's alone
         result = act(session, step, number)
-        self.image = _image(self.world.store.storage.conn) if keep else None
+        self.image = self.world.store.snapshot() if keep else None
         return result, _State(self.image, {**state.sessions, step.actor: session})
 
     def close(self) -> None:
@@ -89,7 +73,7 @@ class _Slot:
 class _State:
     """A world as a prefix left it: its database's image (None after a trace's last step) and its sessions."""
 
-    image: sqlite3.Connection | None
+    image: Snapshot | None
     sessions: dict[str, Session]
 
 
@@ -141,7 +125,7 @@ def _shadowing(policy: Policy, branch: _Branch, number: int, step: Step, keep: b
     if step.tool in ("memory_save", "memory_delete") and isinstance(result, Memory):
         current = {**current, (result.key, result.label): (result, step.tool == "memory_save", number)}
     elif step.tool in READS and leak is None:
-        if any(memory != _effective(policy, current, taint, memory.key) for memory in memories_of(result)):
+        if any(memory != effective_version(policy, current, taint, memory.key) for memory in memories_of(result)):
             leak = number
     return _Branch(branch.slots, (state,), current, leak)
 
@@ -155,7 +139,7 @@ def _branch(worlds: Sequence[World], seen: Any) -> _Branch:
     return _Branch(slots, states, seen)
 
 
-def _roots(policy: Policy, check: str, configuration: _Configuration) -> dict[frozenset[str], _Branch]:
+def _roots(policy: Policy, check: str, configuration: Configuration) -> dict[frozenset[str], _Branch]:
     """The empty worlds, one branch per set of actors a kept trace may use: under noninterference every actor
     (a trace ends with the observer's step and has a high one); otherwise any non-empty set."""
     actors = configuration.actors
@@ -174,7 +158,7 @@ def _roots(policy: Policy, check: str, configuration: _Configuration) -> dict[fr
 
 
 def verdicts(
-    policy: Policy, check: str, configuration: _Configuration, groups: int, depth: int, prefix: Sequence[int] = ()
+    policy: Policy, check: str, configuration: Configuration, groups: int, depth: int, prefix: Sequence[int] = ()
 ) -> Iterator[tuple[tuple[Step, ...], bool]]:
     """Every kept trace of ``depth`` steps of ``configuration`` (beginning with ``prefix``), in the enumeration's
     order, and whether ``check`` finds a leak in it; the stores are closed when the walk ends or is left."""
@@ -183,7 +167,7 @@ def verdicts(
 
 
 def walk(
-    policy: Policy, check: str, configuration: _Configuration, groups: int, depth: int, prefix: Sequence[int] = ()
+    policy: Policy, check: str, configuration: Configuration, groups: int, depth: int, prefix: Sequence[int] = ()
 ) -> Iterator[tuple[tuple[Step, ...], _Branch]]:
     """``verdicts``' walk: each trace with its branch, whose working stores hold the worlds the trace left (until
     the caller asks for the next trace)."""

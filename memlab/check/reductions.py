@@ -33,7 +33,7 @@ from typing import TypeVar
 
 from memlab.check.results import Step
 
-_CONTENTS = 1  # the group of content words (memlab.check.bounded numbers the groups)
+_CONTENTS = 1  # the group of content words (memlab.check.configurations numbers the groups)
 
 __all__ = ["Symbol", "Rules", "enumerate_traces", "walk_traces", "random_prefix", "count_traces", "normalise"]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import Any, Protocol
 
 from memlab import policies
 from memlab.cli_output import HelpFormatter, exit_codes_text
@@ -14,8 +15,10 @@ from memlab.search import analyzers
 
 __all__ = ["Commands", "add_command", "json_flag", "policy_flag", "store_flags", "one_of", "positive", "LEVELS"]
 
-Commands = argparse._SubParsersAction
-"""What ``ArgumentParser.add_subparsers`` returns: where each command adds its parser."""
+class Commands(Protocol):
+    """What ``ArgumentParser.add_subparsers`` returns: where each command adds its parser."""
+
+    def add_parser(self, name: str, **options: Any) -> argparse.ArgumentParser: ...
 
 LEVELS = (
     "one of " + ", ".join(Level.__members__) + " (any case), or a label with categories such as CONFIDENTIAL:hr,legal"

@@ -40,7 +40,7 @@ someone would likely do (world knowledge), 4 is the largest (one piece of eviden
 _DIA_SEPARATORS = re.compile(r"[;,\s]+")
 _DIA_ID = re.compile(r"D:?(\d+):(\d+)")
 _SESSION = re.compile(r"session_(\d+)_observation")
-_DIALOG_SESSION = re.compile(r"session_(\d+)")
+DIALOG_SESSION = re.compile(r"session_(\d+)")
 
 
 def load_locomo(
@@ -76,11 +76,11 @@ def load_locomo(
         >>> load_locomo().summary()["queries_per_category"]
         {'1': 282, '2': 321, '3': 92, '4': 841}
     """
-    wanted = _wanted_categories(categories)
+    wanted = wanted_categories(categories)
     documents: list[Document] = []
     queries: list[Query] = []
     qrels: dict[str, dict[str, int]] = {}
-    for sample in _read_locomo(Path(path)):
+    for sample in read_locomo(Path(path)):
         agent = sample["sample_id"]
         citing: dict[str, list[str]] = {}  # dialog id -> ids of the observations citing it
         dialog = _Dialog(sample.get("conversation", {}), around)
@@ -89,7 +89,7 @@ def load_locomo(
             for dia_id in dia_ids:
                 citing.setdefault(dia_id, []).append(document.id)
         for index, item in enumerate(sample["qa"]):
-            evidence = _dia_ids(item.get("evidence", []))
+            evidence = parse_dia_ids(item.get("evidence", []))
             if item["category"] not in wanted or not evidence:
                 continue
             query = Query(f"{agent}/q{index}", agent, item["question"], str(item["category"]))
@@ -110,7 +110,7 @@ def category_label(category: str) -> str:
     return f"{category} {LOCOMO_CATEGORY_NAMES[int(category)]}"
 
 
-def _read_locomo(path: Path) -> list[dict[str, Any]]:
+def read_locomo(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise CollectionError(
             f"no LoCoMo file at {path}; it is expected at {LOCOMO_PATH} under the project root "
@@ -135,15 +135,15 @@ class _Dialog:
         self.order: list[str] = []
         self.dates: dict[int, str] = {}
         for name, value in conversation.items():
-            session = _DIALOG_SESSION.fullmatch(name)
+            session = DIALOG_SESSION.fullmatch(name)
             if session is None or not isinstance(value, list):
                 continue
             for turn in value:
-                for dia_id in sorted(_dia_ids(turn.get("dia_id", ""))):
+                for dia_id in sorted(parse_dia_ids(turn.get("dia_id", ""))):
                     caption = f" [image: {turn['blip_caption']}]" if turn.get("blip_caption") else ""
                     self.turns[dia_id] = f"{turn.get('speaker', '?')}: {turn.get('text', '')}{caption}"
                     self.order.append(dia_id)
-            when = _session_date(conversation.get(f"{name}_date_time"))
+            when = session_date(conversation.get(f"{name}_date_time"))
             if when is not None:
                 self.dates[int(session[1])] = when
         self.position = {dia_id: index for index, dia_id in enumerate(self.order)}
@@ -163,7 +163,7 @@ class _Dialog:
         return " ".join(self.turns[dia_id] for dia_id in shown) or None
 
 
-def _session_date(text: Any) -> str | None:
+def session_date(text: Any) -> str | None:
     """LoCoMo's "1:56 pm on 8 May, 2023" as ISO 8601; None when absent or unreadable."""
     try:
         return datetime.datetime.strptime(str(text).strip(), "%I:%M %p on %d %B, %Y").isoformat()
@@ -181,7 +181,7 @@ def _observations(agent: str, observation: dict[str, Any], dialog: _Dialog) -> I
             speaker_tag = speaker.strip().lower().replace(" ", "-")
             for number, (text, cited) in enumerate(observed, start=1):
                 key = checked_key(f"{speaker_tag}/{session_tag}/{number}", f"sample {agent}")
-                dia_ids = _dia_ids(cited)
+                cited_ids = parse_dia_ids(cited)
                 yield (
                     Document(
                         f"{agent}/{key}",
@@ -189,14 +189,14 @@ def _observations(agent: str, observation: dict[str, Any], dialog: _Dialog) -> I
                         key,
                         text,
                         (speaker_tag, session_tag),
-                        dialog.source(dia_ids),
+                        dialog.source(cited_ids),
                         dialog.dates.get(int(session[1])),
                     ),
-                    dia_ids,
+                    cited_ids,
                 )
 
 
-def _dia_ids(value: str | list[str]) -> set[str]:
+def parse_dia_ids(value: str | list[str]) -> set[str]:
     """The clean dialog ids in one evidence string or a list of them (see the note above ``_DIA_SEPARATORS``)."""
     found = set()
     for text in [value] if isinstance(value, str) else value:
@@ -207,7 +207,7 @@ def _dia_ids(value: str | list[str]) -> set[str]:
     return found
 
 
-def _wanted_categories(categories: Iterable[int]) -> set[int]:
+def wanted_categories(categories: Iterable[int]) -> set[int]:
     """The LoCoMo question categories asked for, as a set.
 
     Raises:

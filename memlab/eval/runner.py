@@ -177,7 +177,7 @@ def run_group(
         for row in configurations:
             if postgres is None:
                 store.ranking = row.ranking
-            forget = getattr(store.storage.embedder, "forget", None)
+            forget = getattr(store.embedder, "forget", None)
             if forget is not None:
                 forget()  # each row pays for its queries' vectors (the model's, or the cache's when it has them)
             started = time.perf_counter()

@@ -23,13 +23,13 @@ from pathlib import Path
 
 from memlab.eval.collections import Collection, Document, Query, checked_key
 from memlab.eval.locomo import (
-    _DIALOG_SESSION,
+    DIALOG_SESSION,
     LOCOMO_CATEGORIES,
     LOCOMO_PATH,
-    _dia_ids,
-    _read_locomo,
-    _session_date,
-    _wanted_categories,
+    parse_dia_ids,
+    read_locomo,
+    session_date,
+    wanted_categories,
 )
 
 __all__ = ["load_locomo_turns"]
@@ -46,16 +46,16 @@ def load_locomo_turns(path: str | Path = LOCOMO_PATH, *, categories: Iterable[in
         CollectionError: the file is missing, is not JSON, or is not laid out like LoCoMo.
         InvalidArgument: a category outside 1-5.
     """
-    wanted = _wanted_categories(categories)
+    wanted = wanted_categories(categories)
     documents: list[Document] = []
     queries: list[Query] = []
     qrels: dict[str, dict[str, int]] = {}
-    for sample in _read_locomo(Path(path)):
+    for sample in read_locomo(Path(path)):
         agent = sample["sample_id"]
         turns = {document.key: document for document in _turns(agent, sample.get("conversation", {}))}
         documents.extend(turns.values())
         for index, item in enumerate(sample["qa"]):
-            evidence = _dia_ids(item.get("evidence", []))
+            evidence = parse_dia_ids(item.get("evidence", []))
             if item["category"] not in wanted or not evidence:
                 continue
             query = Query(f"{agent}/q{index}", agent, item["question"], str(item["category"]))
@@ -69,14 +69,14 @@ def load_locomo_turns(path: str | Path = LOCOMO_PATH, *, categories: Iterable[in
 def _turns(agent: str, conversation: dict) -> list[Document]:
     found = []
     for name, value in conversation.items():
-        session = _DIALOG_SESSION.fullmatch(name)
+        session = DIALOG_SESSION.fullmatch(name)
         if session is None or not isinstance(value, list):
             continue
-        when = _session_date(conversation.get(f"{name}_date_time"))
+        when = session_date(conversation.get(f"{name}_date_time"))
         for turn in value:
             caption = f" [image: {turn['blip_caption']}]" if turn.get("blip_caption") else ""
             speaker = str(turn.get("speaker", "?")).strip().lower().replace(" ", "-")
-            for dia_id in sorted(_dia_ids(turn.get("dia_id", ""))):
+            for dia_id in sorted(parse_dia_ids(turn.get("dia_id", ""))):
                 key = checked_key(dia_id, f"sample {agent}")
                 found.append(
                     Document(f"{agent}/{key}", agent, key, f"{turn.get('text', '')}{caption}", (speaker,), None, when)

@@ -100,7 +100,7 @@ class MemlabStore(BaseStore):
                 category), or has categories that ``store``'s backend or policy cannot keep; nothing is written.
         """
         label = Label.parse(taint)
-        store._check_compartments(label)  # refused now, not at the first operation
+        store.check_compartments(label)  # refused now, not at the first operation
         self._store = store
         self._taint = label
         self._sessions: dict[str, Session] = {}
@@ -137,7 +137,7 @@ class MemlabStore(BaseStore):
         """The agents whose names are namespaces matching every condition, by name (not yet read: what the
         caller can see of each is decided by its own gated calls)."""
         found = []
-        for agent in self._store.storage.agents():
+        for agent in self._store.agents():
             namespace = tuple(agent.split("/"))
             if _addressable(namespace) and all(_matches(condition, namespace) for condition in conditions):
                 found.append(namespace)

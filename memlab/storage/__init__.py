@@ -70,11 +70,14 @@ class ToolStorage(Protocol):
     ``rules.shadowing`` (``viewrules.SHADOWING_RULES``: ``newest``, the latest saved; ``refuse``, ``effective``
     raises ``labels.Ambiguous`` and the key is left out of lists and searches). ``Memory.categories`` carries
     a version's categories, and the audit and taint events store ``str(label)``. docs/semantics.md has the rules.
-    A backend that keeps compartments declares ``compartments = True``; on one that does not, ``MemoryStore``
-    refuses a label with categories ("compartments not supported"), so none ever reaches it.
+    A backend declares what it can do beyond the contract in ``capabilities`` (``memlab.storage.capabilities``);
+    on one without ``compartments``, ``MemoryStore`` refuses a label with categories ("compartments not
+    supported"), so none ever reaches it.
     """
 
     rules: ViewRules
+    capabilities: frozenset[str]
+    """What the backend can do beyond the contract: its kind's entry of ``memlab.storage.capabilities.BACKENDS``."""
     view_table: str
     """The table the effective views are read from, as an ``IntegrityError`` names it when a read returns a version
     the session's label may not read (``Session`` checks every version a read returns)."""

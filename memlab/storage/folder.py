@@ -50,6 +50,7 @@ from memlab.search.analyzers import Analyzer
 from memlab.search.analyzers import resolve as resolve_analyzer
 from memlab.search.dense import Embedder
 from memlab.search.ranking import Ranking
+from memlab.storage.capabilities import BACKENDS
 from memlab.storage.catalogue import folder_lock, log_agent, open_catalogue, record_head
 from memlab.storage.folder_closer import Closer
 from memlab.storage.folder_files import OPEN_FILES, AgentFile, checkpoint, open_files_allowed
@@ -81,8 +82,9 @@ class FolderStorage:
         SchemaError: ``path`` is a file, a folder holding other things, or a store this memlab cannot open.
     """
 
-    compartments = True
-    """Labels with categories are kept, each agent's file as ``SqliteStorage`` keeps them."""
+    capabilities = BACKENDS["folder"]
+    """What this backend can do beyond the contract (``memlab.storage.capabilities``); labels with categories are
+    kept in each agent's file as ``SqliteStorage`` keeps them."""
     view_table = "effective"
 
     def __init__(

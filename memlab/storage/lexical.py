@@ -92,7 +92,7 @@ class LexicalSearch:
         if type(taint) is Label:
             # A categorised label's view has its own index, made on its first use (IndexUpkeep._label_view), which
             # holds exactly that view. The rules that search other indexes (global statistics, match first) refuse
-            # compartments (MemoryStore._check_compartments): a categorised version is in no level's index.
+            # compartments (MemoryStore.check_compartments): a categorised version is in no level's index.
             return [] if agent_id is None else [_Index(view_table(agent_id, taint), self._label_view(agent_id, taint))]
         used = [level for level in Level if indexed & _level_bit(level) and self.rules.can_read(level, taint)]
         if not used:

@@ -37,6 +37,7 @@ from memlab.search.analyzers import Analyzer
 from memlab.search.analyzers import resolve as resolve_analyzer
 from memlab.search.ranking import Ranking, when_words
 from memlab.storage.audit import Audit
+from memlab.storage.capabilities import BACKENDS
 from memlab.storage.erasure import Erasure
 from memlab.storage.fts_tables import create_fts_table, indexed_columns, tag_words
 from memlab.storage.indexes import _ALL_LEVELS, IndexUpkeep, _labelled, _level_bit, live_versions
@@ -45,6 +46,7 @@ from memlab.storage.lexical import LexicalSearch, _first_per_key
 from memlab.storage.rows import _MEMORY_COLUMNS, _memory
 from memlab.storage.schema import FORMAT, LATE_TRIGGERS, SCHEMA_VERSION, add_late_triggers, check_meta, ensure_schema
 from memlab.storage.seal import deletion, seal_many
+from memlab.storage.snapshots import Snapshot, put_back, take
 from memlab.storage.upgrade import UPGRADABLE, upgrade
 from memlab.storage.vectors import FUSION_DEPTH, VectorSearch, _fuse, _VectorView
 from memlab.storage.verify import Verification, verify_file
@@ -90,8 +92,10 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
 
     view_table = "effective"
 
-    compartments = True
-    """Labels with categories are kept (``memlab.labels``; ``MemoryStore`` refuses them on a backend without)."""
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """What this backend can do beyond the contract (``memlab.storage.capabilities``)."""
+        return BACKENDS["memory" if self.path is None else "file"]
 
     def __init__(
         self,
@@ -623,6 +627,18 @@ class SqliteStorage(IndexUpkeep, LexicalSearch, VectorSearch, Erasure, Audit):
         return SqliteStorage(
             connection=target, rules=self.rules, analyzer=self.analyzer, index_tag_words=self.index_tag_words
         )
+
+    def snapshot(self) -> Snapshot:
+        """An in-memory image of the whole store, its recorded sessions written first (``storage.snapshots``)."""
+        with self._lock:
+            self.flush_sessions()
+            return take(self.conn)
+
+    def restore(self, snapshot: Snapshot) -> None:
+        """Put the store back as ``snapshot`` holds it, and drop what this connection cached of the database."""
+        with self._lock:
+            put_back(snapshot, self.conn)
+            self._forget()
 
     def close(self) -> None:
         try:

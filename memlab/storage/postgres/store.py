@@ -25,6 +25,7 @@ from memlab.levels import Level
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.search.query import query_terms
 from memlab.search.ranking import Ranking, when_words
+from memlab.storage.capabilities import BACKENDS
 from memlab.storage.label_codes import stored
 from memlab.storage.lexical import _lazy_terms, _snippet
 from memlab.storage.postgres.connection import Connection, _label
@@ -89,8 +90,9 @@ class PostgresStorage(Connection):
             ``PurgeIncomplete`` (5 by default; sessions queue behind the purge's rewrite as long).
     """
 
-    compartments = True
-    """Labels with categories are kept: row-level security over level and categories (docs/security.md)."""
+    capabilities = BACKENDS["postgres"]
+    """What this backend can do beyond the contract (``memlab.storage.capabilities``); labels with categories are
+    kept under row-level security over level and categories (docs/security.md)."""
     view_table = "memories"
 
     # -- sessions -------------------------------------------------------------------------------------
