@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memlab.check.results import Actor, Counterexample, NoLeak, Step
-from memlab.check.scenarios import READS, WRITES, act, memories_of, observe, open_world, random_step, shrink
+from memlab.check.scenarios import act, is_read, memories_of, observe, open_world, random_step, shrink, writes
 from memlab.errors import InvalidArgument
 from memlab.labels import Label
 from memlab.levels import Level
@@ -101,8 +101,9 @@ class _Noninterference(_Check):
         # The high session may start low: it acts only after being escalated above the bound.
         start = rng.choice(levels)
         high = Actor("high", start, max(start, rng.choice([level for level in levels if level > bound])))
+        high_tools = writes()  # reads above the bound change nothing observable
         steps = [
-            random_step(rng, "high", WRITES, high=True)  # reads above the bound change nothing observable
+            random_step(rng, "high", high_tools, high=True)
             if rng.random() < 0.4
             else random_step(rng, rng.choice(low).name)
             for _ in range(length)
@@ -117,8 +118,9 @@ class _Noninterference(_Check):
         low = [Actor(f"low{n}", rng.choice([label for label in labels if _flows(label, bound)])) for n in (1, 2)]
         raised = rng.choice([label for label in labels if not _flows(label, bound)])
         high = Actor("high", rng.choice([label for label in labels if _flows(label, raised)]), raised)
+        high_tools = writes()
         steps = [
-            random_step(rng, "high", WRITES, high=True)
+            random_step(rng, "high", high_tools, high=True)
             if rng.random() < 0.4
             else random_step(rng, rng.choice(low).name)
             for _ in range(length)
@@ -192,7 +194,7 @@ class _Shadowing(_Check):
                 result = act(session, step, number)
                 if step.tool in ("memory_save", "memory_delete") and isinstance(result, Memory):
                     current[result.key, result.label] = (result, step.tool == "memory_save", number)
-                elif step.tool in READS:
+                elif is_read(step.tool):
                     for memory in memories_of(result):
                         expected = _effective(policy, current, session.taint, memory.key)
                         if memory != expected:
