@@ -252,7 +252,7 @@ def _eval(args: argparse.Namespace) -> int:
             from memlab.eval.configurations import CONFIGURATIONS
             from memlab.eval.tuning import tune
 
-            skipped = {name: why for name in ("hybrid",) if (why := CONFIGURATIONS[name].unavailable())}
+            skipped = {name: why for name in ("hybrid",) if (why := CONFIGURATIONS.get(name).unavailable())}
             tuned_rows = args.rows.split(",") if args.rows else [n for n in ("memlab", "hybrid") if n not in skipped]
             tuned = tune(
                 collection, rows=tuned_rows, workers=args.workers, final=ranking_file is not None, progress=on_terminal
@@ -539,9 +539,9 @@ def _command(commands, name: str, summary: str) -> argparse.ArgumentParser:
 
 
 def _check_names() -> list[str]:
-    from memlab.check.checks import CHECKERS
+    from memlab.check.checks import CHECKS
 
-    return [*(_hyphens(name) for name in CHECKERS), "all"]
+    return [*(_hyphens(name) for name in CHECKS), "all"]
 
 
 def _hyphens(names: str) -> str:

@@ -83,14 +83,20 @@ class Registry(Generic[T]):
             raise InvalidArgument(self.unknown(name))
         return item
 
-    def unknown(self, name: Any, known: list[str] | None = None) -> str:
+    def unknown(self, name: Any, known: list[str] | None = None, *, limit: int | None = None) -> str:
         """The message for an unknown ``name``: ``unknown <kind> 'x'; known <kinds>: a, b``.
 
         Args:
             known: the names to list, when only some of them are offered to the caller (default all).
+            limit: cut the name shown to about this many characters (a name a model sent may be any length).
+
+        Examples:
+            >>> Registry("check", object).unknown("leaks")
+            "unknown check 'leaks'; known checks: "
         """
         listed = ", ".join(self.names() if known is None else known)
-        return f"unknown {self.kind} {shown(name)}; known {self.plural}: {listed}"
+        name_shown = repr(name) if limit is None else shown(name, limit)
+        return f"unknown {self.kind} {name_shown}; known {self.plural}: {listed}"
 
     def names(self) -> list[str]:
         """Registered names, in registration order."""

@@ -301,7 +301,8 @@ def get(name: Any, *, host: bool = False) -> Tool:
     """
     tool = TOOLS.get(name) if name in TOOLS else None
     if tool is None or not (tool.for_model or host):
-        raise InvalidArgument(TOOLS.unknown(name, [tool.name for tool in model_tools()]))
+        offered = [tool.name for tool in model_tools()]
+        raise InvalidArgument(TOOLS.unknown(name, offered, limit=arguments.MAX_ARGUMENT_NAME_CHARS))
     return tool
 
 

@@ -110,7 +110,7 @@ def test_once_removed_the_tool_is_nowhere():
         get("memory_count")
 
 
-def test_the_shipped_tools_draw_arguments_as_the_checks_always_have():
+def test_the_shipped_tools_arguments_are_drawn_in_the_order_the_seeded_checks_use():
     # Guards: arguments drawn in another order from the table (every seeded check would find other scenarios).
     rng = random.Random(7)
     drawn = [scenarios.random_arguments(rng, tool) for tool in scenarios.MIX]
@@ -171,3 +171,10 @@ def test_the_host_tool_is_in_the_table_but_offered_to_no_model():
     with pytest.raises(InvalidArgument) as refused:
         get("memory_recall")
     assert "memory_recall" not in str(refused.value).split("known tools: ")[1]
+
+
+def test_a_tool_name_a_model_sent_is_cut_short_in_the_refusal():
+    # Guards: the unknown-tool message showing the whole name (a model can send a name of any length).
+    with pytest.raises(InvalidArgument) as refused:
+        get("x" * 10_000)
+    assert "… (10002 characters); known tools: memory_save" in str(refused.value) and len(str(refused.value)) < 200

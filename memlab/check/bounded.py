@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
-from memlab.check.checks import CHECKERS, _flows, _taint
+from memlab.check.checks import CHECKS, _flows, _taint
 from memlab.check.prefixes import verdicts
 from memlab.check.reductions import Rules, Symbol, count_traces, random_prefix
 from memlab.check.results import Actor, Counterexample, Step
@@ -365,8 +365,7 @@ def configurations(check: str, alphabet: Alphabet) -> list[_Configuration]:
 
 
 def _validate(policy: Policy | str, check: str, depth: int, alphabet: Alphabet | None = None) -> Policy:
-    if check not in CHECKERS:
-        raise InvalidArgument(f"unknown check {check!r}; the checks are {', '.join(CHECKERS)}")
+    CHECKS.get(check)  # an unknown check fails here, naming the known ones
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
         raise InvalidArgument(f"the depth must be a whole number of steps, at least 1, not {depth!r}")
     policy = resolve(policy)
@@ -449,7 +448,7 @@ def exhaustive(
     if budget is not None:
         _refuse_over(budget, depth, [(check, estimate(policy, check=check, depth=depth, alphabet=alphabet))])
     number, after, before = _counts(check, alphabet, depth)
-    judge = CHECKERS[check].judge
+    judge = CHECKS.get(check).judge
     started = time.perf_counter()
     judged = 0
     # Length by length (iterative deepening), so the first leak is the shortest, as breadth first would find it.
@@ -473,7 +472,7 @@ def exhaustive(
 def exhaustive_all(
     policies: Sequence[Policy | str],
     *,
-    checks: Sequence[str] = tuple(CHECKERS),
+    checks: Sequence[str] = tuple(CHECKS),
     depth: int = 3,
     alphabet: Alphabet | None = None,
     budget: float | None = 120.0,

@@ -15,8 +15,9 @@ from memlab.levels import Level
 from memlab.policies import resolve
 from memlab.policy import Policy
 from memlab.records import Memory
+from memlab.registry import Registry
 
-__all__ = ["CHECKERS"]
+__all__ = ["CHECKS"]
 
 
 class _Check:
@@ -207,8 +208,9 @@ class _Shadowing(_Check):
 Current = dict[tuple[str, Label], tuple[Memory, bool, int]]
 """The shadowing check's own record: (key, label) -> the newest version there, whether it is live, its step."""
 
-AMBIGUOUS = "ambiguous: several maximal versions, none above the others"
-"""The effective version of a key the ``refuse`` rule will not choose for (a read must return none of them)."""
+REFUSED_AS_AMBIGUOUS = "ambiguous: several maximal versions, none above the others"
+"""What the check expects of a key the ``refuse`` rule will not choose for: a read returns none of its versions
+(``memlab.viewrules.AMBIGUOUS`` is the storage's marker for the same key in a view)."""
 
 
 def _effective(policy: Policy, current: Current, taint: Level | Label, key: str) -> Memory | str | None:
@@ -217,7 +219,7 @@ def _effective(policy: Policy, current: Current, taint: Level | Label, key: str)
     Among the live versions the session may read (the policy's ``readable`` on levels, the categories by the
     lattice), the maximal ones: under a total order the one at the highest level, under compartments perhaps
     several. Of several, the newest (the last saved) under ``newest``, and under a rule that is not one of
-    ``labels.SHADOWING_RULES`` (a faulty one claims to show the newest); ``AMBIGUOUS`` under ``refuse``.
+    ``labels.SHADOWING_RULES`` (a faulty one claims to show the newest); ``REFUSED_AS_AMBIGUOUS`` under ``refuse``.
     """
     taint = Label.parse(taint)
     live = {
@@ -230,7 +232,7 @@ def _effective(policy: Policy, current: Current, taint: Level | Label, key: str)
     if not maximal:
         return None
     if len(maximal) > 1 and policy.shadowing == "refuse":
-        return AMBIGUOUS
+        return REFUSED_AS_AMBIGUOUS
     return max((live[label] for label in maximal), key=lambda version: version[1])[0]
 
 
@@ -242,4 +244,8 @@ def _taint(label: Label) -> Level | Label:
     return label if label.categories else label.level
 
 
-CHECKERS: dict[str, _Check] = {check.name: check for check in (_Noninterference(), _WriteDown(), _Shadowing())}
+CHECKS: Registry[_Check] = Registry("check", _Check)
+"""The checks, by name: a new one is a ``_Check`` registered here (its ``sample`` and ``judge``); the random search,
+``run_all``, ``table`` and ``memlab check`` read this."""
+for _check in (_Noninterference(), _WriteDown(), _Shadowing()):
+    CHECKS.register(_check)
