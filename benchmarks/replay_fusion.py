@@ -39,7 +39,7 @@ def collect(names: list[str], folder: Path) -> None:
         collection = load_trec(name) if Path(name).is_dir() else load_collection(name)
         kept = {"qrels": collection.qrels, "halves": halves(collection)}
         for row in ("memlab", "dense", "hybrid"):
-            run, _, _ = run_configuration(collection, CONFIGURATIONS[row], depth=100)
+            run, _, _ = run_configuration(collection, CONFIGURATIONS.get(row), depth=100)
             kept[row] = run  # query -> {document: score}, best first
         (folder / f"{Path(name).name}.pickle").write_bytes(pickle.dumps(kept))
         print(f"{name}: {len(kept['memlab'])} queries kept", file=sys.stderr)

@@ -44,7 +44,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-from memlab import __version__, mcp_resources, tools
+from memlab import __version__, mcp_resources, tooldefs, tools
 from memlab.errors import MemlabError
 from memlab.labels import Label, LabelLike
 from memlab.session import Session
@@ -55,6 +55,7 @@ __all__ = [
     "EscalateRequest",
     "EscalateResult",
     "build",
+    "annotations",
     "tool_result",
     "serve",
     "escalate",
@@ -63,19 +64,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 ESCALATE_METHOD = "memlab/escalate"
-
-_READ_ONLY = types.ToolAnnotations(read_only_hint=True, open_world_hint=False)
-ANNOTATIONS: dict[str, types.ToolAnnotations] = {
-    "memory_save": types.ToolAnnotations(
-        read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
-    ),
-    "memory_get": _READ_ONLY,
-    "memory_search": _READ_ONLY,
-    "memory_list": _READ_ONLY,
-    "memory_delete": types.ToolAnnotations(
-        read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
-    ),
-}
 
 
 class EscalateParams(types.RequestParams):
@@ -120,12 +108,12 @@ def build(session: Session) -> Server:
         return types.ListToolsResult(
             tools=[
                 types.Tool(
-                    name=schema["name"],
-                    description=schema["description"],
-                    input_schema=schema["parameters"],
-                    annotations=ANNOTATIONS[schema["name"]],
+                    name=tool.name,
+                    description=tool.description,
+                    input_schema=tool.schema()["parameters"],
+                    annotations=annotations(tool),
                 )
-                for schema in tools.SCHEMAS
+                for tool in tooldefs.model_tools()
             ]
         )
 
@@ -153,6 +141,25 @@ def build(session: Session) -> Server:
     )
     server.add_request_handler(ESCALATE_METHOD, EscalateParams, escalate_taint)
     return server
+
+
+def annotations(tool: tooldefs.Tool) -> types.ToolAnnotations:
+    """MCP's hints for a tool, from its table entry: read-only, or whether it destroys.
+
+    None of memlab's tools reaches outside the store (not open-world), and no write is idempotent: a second save
+    makes another version, a second delete finds nothing.
+
+    Examples:
+        >>> annotations(tooldefs.get("memory_get")).read_only_hint
+        True
+        >>> annotations(tooldefs.get("memory_delete")).destructive_hint
+        True
+    """
+    if tool.read_only:
+        return types.ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    return types.ToolAnnotations(
+        read_only_hint=False, destructive_hint=tool.destructive, idempotent_hint=False, open_world_hint=False
+    )
 
 
 def tool_result(result: dict[str, Any]) -> types.CallToolResult:

@@ -22,7 +22,7 @@ register, get, names, resolve = _REGISTRY.register, _REGISTRY.get, _REGISTRY.nam
 
 class FrozenTaint(Policy):
     name = "frozen-taint"
-    models = (
+    description = (
         "the tool layer captures the session's taint when the session is created, so saves after an "
         "escalation are written down (found in the reference implementation)"
     )
@@ -33,7 +33,7 @@ class FrozenTaint(Policy):
 
 class ShadowAfterMatch(Policy):
     name = "shadow-after-match"
-    models = (
+    description = (
         "search and tag filters run before shadowing, so a lower version surfaces when its higher "
         "version does not match (found in the reference implementation)"
     )
@@ -42,19 +42,19 @@ class ShadowAfterMatch(Policy):
 
 class GlobalStats(Policy):
     name = "global-stats"
-    models = "one FTS5 index for all levels, so bm25 statistics include memories the session cannot read"
+    description = "one FTS5 index for all levels, so bm25 statistics include memories the session cannot read"
     global_statistics = True
 
 
 class ExistenceOracle(Policy):
     name = "existence-oracle"
-    models = "a get of a key hidden above the taint answers 'classified' instead of 'not found'"
+    description = "a get of a key hidden above the taint answers 'classified' instead of 'not found'"
     reveal_hidden = True
 
 
 class WriteDownDelete(Policy):
     name = "write-down-delete"
-    models = "a delete removes the key's visible version even when it lies below the session's taint"
+    description = "a delete removes the key's visible version even when it lies below the session's taint"
 
     def delete_level(self, key: str, taint: Label, *, visible: Visible) -> Label:
         level = visible(key)
@@ -67,7 +67,7 @@ COMPARTMENTS = ("PUBLIC", "CONFIDENTIAL", "CONFIDENTIAL:hr", "CONFIDENTIAL:legal
 
 class RefuseAmbiguous(Policy):
     name = "refuse-ambiguous"
-    models = (
+    description = (
         "under compartments, a key with several maximal visible versions is refused as ambiguous instead of one "
         "being chosen (a safe alternative to newest: it leaks nothing across compartments, and answers less)"
     )
@@ -77,7 +77,7 @@ class RefuseAmbiguous(Policy):
 
 class NewestOverAllLabels(Policy):
     name = "newest-over-all-labels"
-    models = (
+    description = (
         "under compartments, a key shows its newest version over every label, hidden when the session may not read "
         "it: a save in another compartment hides the key (the view depends on versions the session cannot read)"
     )

@@ -134,7 +134,8 @@ class Policy:
     """
 
     name = "strict"
-    models = "the design: saves at the live taint, reads gated by can_flow_to, shadowing before matching"
+    description = "the design: saves at the live taint, reads gated by can_flow_to, shadowing before matching"
+    """What the policy models: the design, or the real mistake a variant reproduces (the policy lab shows it)."""
 
     shadow_before_match: bool = True
     """False: search and tag filters run on every readable version, and shadowing only among the matches."""

@@ -281,7 +281,10 @@ class Session:
             definition = tooldefs.get(call.tool, host=host)
             args = definition.bind(call.arguments)
             audit = _Audit(self._event(taint, call, args))
-            return getattr(self, f"_{definition.name}")(taint, audit, **args), args
+            result = getattr(self, definition.method)(taint, audit, **args)
+            if not audit.written:  # a tool's method writes its row with its effect; one that did not fails here
+                raise InternalError(f"{definition.method} wrote no audit row")
+            return result, args
         except Exception as error:
             failure = self._failed_call(taint, call, error, write=audit is None or not audit.written)
             if failure is error:

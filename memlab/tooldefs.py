@@ -1,15 +1,26 @@
-"""The one table of tools: each tool's name, what a model is told of it, and its parameters with their validators.
+"""The one table of tools: each tool's name, what a model is told of it, its parameters, how its result reads.
 
 Everything that knows the tools derives from ``TOOLS``: argument validation (``bind``), the JSON Schemas a
-model sees (``memlab.tools.SCHEMAS``, which MCP's ``tools/list`` serves), and the session's dispatch (a tool
-``name`` runs ``Session._<name>``). Adding a tool is one entry here and one ``Session._<name>`` method.
+model sees (``memlab.tools.SCHEMAS``, which MCP's ``tools/list`` serves with the entry's read-only and
+destructive hints), the JSON a result becomes (``Tool.render``, what ``memlab.tools.call`` and MCP return), the
+checkers' random tool calls (``memlab.check.scenarios``), and the session's dispatch.
+
+**Adding a tool is one entry here and one ``Session`` method.** The entry's ``method`` (``_<name>``) is the
+``Session`` method that implements the tool: ``Session._<name>(taint, audit, **arguments)``, called with the
+taint the call acts at, the call's audit row and the validated arguments. It is the one implementation every door
+reaches (``Session.call``, ``memlab.tools.call``, MCP, the checkers), and it writes the audit row in the
+transaction of its storage call (``audit.through``); a method that returns without writing it fails the call. A
+public typed wrapper (``Session.memory_save(key, content, ...)``) is a convenience for Python callers, one line
+through ``Session.call``; a tool needs none. ``TOOLS`` is a ``memlab.registry.Registry``, so a lab can
+``TOOLS.register`` a tool at run time and ``TOOLS.unregister`` it when done.
+
 ``memory_recall`` is the host's (``Session.recall``): it is in the table, but offered to no model and refused
 from every door a model reaches.
 
 Examples:
     >>> bind("memory_search", {"query": "name"})
     {'query': 'name', 'max_results': 10}
-    >>> [tool.name for tool in TOOLS.values() if tool.for_model]
+    >>> [tool.name for tool in model_tools()]
     ['memory_save', 'memory_get', 'memory_search', 'memory_list', 'memory_delete']
 """
 
@@ -18,15 +29,20 @@ from __future__ import annotations
 import copy
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 from memlab import arguments
 from memlab.arguments import DEFAULT_MAX_RESULTS, MAX_RESULTS_CAP, shown
 from memlab.errors import InvalidArgument
 from memlab.recall import budget
+from memlab.records import Hit, Memory
+from memlab.registry import Registry
 
-__all__ = ["Parameter", "Tool", "TOOLS", "MODEL_TOOLS", "bind", "get"]
+__all__ = ["Parameter", "Tool", "TOOLS", "Render", "model_tools", "bind", "get"]
+
+Render = Callable[[Mapping[str, Any], Any], dict[str, Any]]
+"""How a tool's result becomes the JSON a model reads: ``render(arguments, result)``, the arguments validated."""
 
 
 @dataclass(frozen=True)
@@ -43,13 +59,35 @@ class Parameter:
 
 @dataclass(frozen=True)
 class Tool:
-    """A tool: its name, the description a model reads, its parameters."""
+    """A tool: its name, the description a model reads, its parameters, how its result reads, what it does.
+
+    Examples:
+        >>> get("memory_delete").method, get("memory_delete").destructive, get("memory_get").read_only
+        ('_memory_delete', True, True)
+    """
 
     name: str
     description: str
     parameters: tuple[Parameter, ...]
+    _: KW_ONLY
+    render: Render | None = None
+    """The result as the model's JSON; None only for a host's tool, which no model's door returns."""
+    read_only: bool = False
+    """True: the tool changes no memory (MCP's ``readOnlyHint``; the checkers' high sessions draw only the others)."""
+    destructive: bool = True
+    """For a tool that is not read-only: whether it may remove what was there (MCP's ``destructiveHint``, whose
+    default this is: a tool says what it does not do)."""
     for_model: bool = True
     """False: a host's call (``memory_recall``), listed to no model and refused from the model's doors."""
+
+    def __post_init__(self) -> None:
+        if self.for_model and self.render is None:
+            raise InvalidArgument(f"tool {self.name!r} is offered to models, so it needs a render")
+
+    @property
+    def method(self) -> str:
+        """The name of the ``Session`` method that implements the tool: ``_<name>``."""
+        return f"_{self.name}"
 
     def schema(self) -> dict[str, Any]:
         """The tool as JSON Schema (a fresh copy): the parameters a model may give, no others."""
@@ -105,84 +143,148 @@ def _key(description: str | None = None) -> Parameter:
     return Parameter("key", arguments.key, schema, required=True)
 
 
-TOOLS: dict[str, Tool] = {
-    tool.name: tool
-    for tool in (
-        Tool(
-            "memory_save",
-            "Save a fact or piece of information to durable memory. The classification is set automatically to "
-            "the session's current security level; it cannot be chosen.",
-            (
-                _key(),
-                Parameter(
-                    "content", arguments.content, {"type": "string", "description": "The content to remember."}, True
-                ),
-                Parameter(
-                    "tags",
-                    arguments.tags,
-                    {
-                        "type": "array",
-                        "items": {"type": "string"},
-                        "description": "Tags for grouping, e.g. ['personal', 'preference'].",
-                    },
-                ),
-                # Context is what the host knows (the Python API, or a hook on the model's calls): a model could
-                # invent it, so no schema offers it.
-                Parameter("source", arguments.source),
-                Parameter("occurred_at", arguments.occurred_at),
-            ),
-        ),
-        Tool(
-            "memory_get",
-            "Retrieve one memory by key, if it exists and is accessible at the current security level. Versions at "
-            "a higher classification shadow lower ones.",
-            (_key("The key of the memory to retrieve."),),
-        ),
-        Tool(
-            "memory_search",
-            "Search all accessible memories with natural language (full-text search with stemming).",
-            (
-                Parameter(
-                    "query",
-                    arguments.query,
-                    {"type": "string", "description": "Natural-language search query."},
-                    required=True,
-                ),
-                Parameter(
-                    "max_results",
-                    arguments.max_results,
-                    {
-                        "type": "integer",
-                        "minimum": 1,
-                        "maximum": MAX_RESULTS_CAP,
-                        "default": DEFAULT_MAX_RESULTS,
-                        "description": f"Maximum number of results (default {DEFAULT_MAX_RESULTS}).",
-                    },
-                ),
-            ),
-        ),
-        Tool(
-            "memory_list",
-            "List all accessible memories, optionally filtered by tag.",
-            (Parameter("tag", arguments.tag, {"type": "string", "description": "Tag to filter by."}),),
-        ),
-        Tool(
-            "memory_delete",
-            "Delete a memory by key. Only memories at the session's current security level can be deleted; the "
-            "record is hidden but kept for audit.",
-            (_key("The key of the memory to delete."),),
-        ),
-        Tool(
-            "memory_recall",
-            "The effective view rendered as a system-prompt section (Session.recall): the host's, not a model's.",
-            (Parameter("budget_chars", budget, required=True),),
-            for_model=False,
-        ),
-    )
-}
+def _memory(memory: Memory) -> dict[str, Any]:
+    """A memory as the model sees it; ``source`` and ``occurred_at`` only when the host gave them."""
+    seen = {
+        "key": memory.key,
+        "content": memory.content,
+        "tags": list(memory.tags),
+        "classification": str(memory.label),
+        "saved_at": memory.saved_at,
+    }
+    context = {"source": memory.source, "occurred_at": memory.occurred_at}
+    return seen | {name: value for name, value in context.items() if value is not None}
 
-MODEL_TOOLS: tuple[str, ...] = tuple(name for name, tool in TOOLS.items() if tool.for_model)
-"""The tools a model may call, in the order they are offered."""
+
+def _hit(hit: Hit) -> dict[str, Any]:
+    memory = hit.memory
+    return {
+        "key": memory.key,
+        "content": memory.content,
+        "tags": list(memory.tags),
+        "classification": str(memory.label),
+        "score": hit.score,
+        "snippet": hit.snippet,
+    }
+
+
+def _saved(given: Mapping[str, Any], memory: Memory) -> dict[str, Any]:
+    return {"saved": True, "key": memory.key, "classification": str(memory.label), "version": memory.version}
+
+
+def _got(given: Mapping[str, Any], memory: Memory | None) -> dict[str, Any]:
+    # A key hidden above the taint and a key that does not exist read the same.
+    return {"found": False, "key": given["key"]} if memory is None else {"found": True, **_memory(memory)}
+
+
+def _found(given: Mapping[str, Any], hits: list[Hit]) -> dict[str, Any]:
+    return {"query": given["query"], "results": [_hit(hit) for hit in hits]}
+
+
+def _listed(given: Mapping[str, Any], memories: list[Memory]) -> dict[str, Any]:
+    return {"memories": [_memory(memory) for memory in memories]}
+
+
+def _deleted(given: Mapping[str, Any], memory: Memory) -> dict[str, Any]:
+    return {"deleted": True, "key": memory.key, "classification": str(memory.label)}
+
+
+TOOLS: Registry[Tool] = Registry("tool", Tool)
+"""Every tool, the host's included, in the order a model is offered them."""
+
+for _tool in (
+    Tool(
+        "memory_save",
+        "Save a fact or piece of information to durable memory. The classification is set automatically to "
+        "the session's current security level; it cannot be chosen.",
+        (
+            _key(),
+            Parameter(
+                "content", arguments.content, {"type": "string", "description": "The content to remember."}, True
+            ),
+            Parameter(
+                "tags",
+                arguments.tags,
+                {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "Tags for grouping, e.g. ['personal', 'preference'].",
+                },
+            ),
+            # Context is what the host knows (the Python API, or a hook on the model's calls): a model could
+            # invent it, so no schema offers it.
+            Parameter("source", arguments.source),
+            Parameter("occurred_at", arguments.occurred_at),
+        ),
+        render=_saved,
+        destructive=False,  # a save adds a version; the older ones stay
+    ),
+    Tool(
+        "memory_get",
+        "Retrieve one memory by key, if it exists and is accessible at the current security level. Versions at "
+        "a higher classification shadow lower ones.",
+        (_key("The key of the memory to retrieve."),),
+        render=_got,
+        read_only=True,
+    ),
+    Tool(
+        "memory_search",
+        "Search all accessible memories with natural language (full-text search with stemming).",
+        (
+            Parameter(
+                "query",
+                arguments.query,
+                {"type": "string", "description": "Natural-language search query."},
+                required=True,
+            ),
+            Parameter(
+                "max_results",
+                arguments.max_results,
+                {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_RESULTS_CAP,
+                    "default": DEFAULT_MAX_RESULTS,
+                    "description": f"Maximum number of results (default {DEFAULT_MAX_RESULTS}).",
+                },
+            ),
+        ),
+        render=_found,
+        read_only=True,
+    ),
+    Tool(
+        "memory_list",
+        "List all accessible memories, optionally filtered by tag.",
+        (Parameter("tag", arguments.tag, {"type": "string", "description": "Tag to filter by."}),),
+        render=_listed,
+        read_only=True,
+    ),
+    Tool(
+        "memory_delete",
+        "Delete a memory by key. Only memories at the session's current security level can be deleted; the "
+        "record is hidden but kept for audit.",
+        (_key("The key of the memory to delete."),),
+        render=_deleted,
+    ),
+    Tool(
+        "memory_recall",
+        "The effective view rendered as a system-prompt section (Session.recall): the host's, not a model's.",
+        (Parameter("budget_chars", budget, required=True),),
+        read_only=True,
+        for_model=False,
+    ),
+):
+    TOOLS.register(_tool)
+
+
+def model_tools() -> list[Tool]:
+    """The tools a model may call, in the order they are offered: the table as it stands now.
+
+    Examples:
+        >>> model_tools()[0].name
+        'memory_save'
+    """
+    return [tool for tool in TOOLS.values() if tool.for_model]
 
 
 def get(name: Any, *, host: bool = False) -> Tool:
@@ -190,10 +292,17 @@ def get(name: Any, *, host: bool = False) -> Tool:
 
     Raises:
         InvalidArgument: no such tool (the message lists the model's tools).
+
+    Examples:
+        >>> get("memory_recall")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+            ...
+        memlab.errors.InvalidArgument: unknown tool 'memory_recall'; known tools: memory_save, ..., memory_delete
     """
-    tool = TOOLS.get(name) if isinstance(name, str) else None
+    tool = TOOLS.get(name) if name in TOOLS else None
     if tool is None or not (tool.for_model or host):
-        raise InvalidArgument(f"unknown tool {shown(name)}; the tools are {', '.join(MODEL_TOOLS)}")
+        offered = [tool.name for tool in model_tools()]
+        raise InvalidArgument(TOOLS.unknown(name, offered, limit=arguments.MAX_ARGUMENT_NAME_CHARS))
     return tool
 
 

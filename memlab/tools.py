@@ -1,10 +1,12 @@
 """The LLM-facing layer: tool definitions, the system prompt that goes with them, and ``call``.
 
-``SCHEMAS`` holds the five tools as JSON Schema; ``for_openai()`` and ``for_anthropic()`` wrap them the
-way those APIs take tools; ``spine()`` is the system-prompt text (``memlab/SPINE.md``) that tells a model
-what to save and when to recall. ``call(session, name, arguments)`` runs the store's pre-tool-call hooks,
-then the tool, and returns plain JSON data. A key hidden above the taint and a key that does not exist get
-the same answer. No definition has a classification parameter: the host sets the taint, never the model.
+``SCHEMAS`` holds the five tools as JSON Schema and ``TOOL_NAMES`` their names, both read from the one table of
+tools (``memlab.tooldefs``) on each access, so a tool registered there is offered at once; ``for_openai()`` and
+``for_anthropic()`` wrap them the way those APIs take tools; ``spine()`` is the system-prompt text
+(``memlab/SPINE.md``) that tells a model what to save and when to recall. ``call(session, name, arguments)``
+runs the store's pre-tool-call hooks, then the tool, and returns plain JSON data (the tool's ``render``). A key
+hidden above the taint and a key that does not exist get the same answer. No definition has a classification
+parameter: the host sets the taint, never the model.
 
 Examples:
     >>> call(session, "memory_save", {"key": "user-name", "content": "Alice"})  # "Sam" was version 1
@@ -13,25 +15,33 @@ Examples:
 
 from __future__ import annotations
 
-import copy
 import logging
 from functools import cache
 from importlib.resources import files
 from typing import Any, Literal
 
 from memlab.errors import InvalidArgument, MemlabError
-from memlab.records import Hit, Memory
 from memlab.session import Session
-from memlab.tooldefs import MODEL_TOOLS, TOOLS
+from memlab.tooldefs import get, model_tools
 
 __all__ = ["SCHEMAS", "TOOL_NAMES", "for_openai", "for_anthropic", "spine", "call"]
 
 log = logging.getLogger(__name__)
 
-SCHEMAS: list[dict[str, Any]] = [TOOLS[name].schema() for name in MODEL_TOOLS]
-"""The five tools as JSON Schema, from the one table of tools (``memlab.tooldefs``)."""
 
-TOOL_NAMES: tuple[str, ...] = MODEL_TOOLS
+SCHEMAS: list[dict[str, Any]]
+"""The tools a model may call as JSON Schema, read from the table on each access (fresh copies)."""
+TOOL_NAMES: tuple[str, ...]
+"""The names of the tools a model may call, in the order they are offered."""
+
+
+def __getattr__(name: str) -> Any:
+    # Read from the table on each access (fresh copies): a tool registered at run time is offered at once.
+    if name == "SCHEMAS":
+        return _schemas()
+    if name == "TOOL_NAMES":
+        return tuple(tool.name for tool in model_tools())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def for_openai(api: Literal["chat_completions", "responses"] = "chat_completions") -> list[dict[str, Any]]:
@@ -69,10 +79,10 @@ def for_openai(api: Literal["chat_completions", "responses"] = "chat_completions
                 "function": {
                     "name": schema["name"],
                     "description": schema["description"],
-                    "parameters": copy.deepcopy(schema["parameters"]),
+                    "parameters": schema["parameters"],
                 },
             }
-            for schema in SCHEMAS
+            for schema in _schemas()
         ]
     if api == "responses":
         return [
@@ -80,10 +90,10 @@ def for_openai(api: Literal["chat_completions", "responses"] = "chat_completions
                 "type": "function",
                 "name": schema["name"],
                 "description": schema["description"],
-                "parameters": copy.deepcopy(schema["parameters"]),
+                "parameters": schema["parameters"],
                 "strict": False,
             }
-            for schema in SCHEMAS
+            for schema in _schemas()
         ]
     raise InvalidArgument(f"unknown OpenAI api {api!r}; expected 'chat_completions' or 'responses'")
 
@@ -103,9 +113,9 @@ def for_anthropic() -> list[dict[str, Any]]:
         {
             "name": schema["name"],
             "description": schema["description"],
-            "input_schema": copy.deepcopy(schema["parameters"]),
+            "input_schema": schema["parameters"],
         }
-        for schema in SCHEMAS
+        for schema in _schemas()
     ]
 
 
@@ -124,61 +134,29 @@ def spine() -> str:
 
 
 def call(session: Session, name: str, arguments: Any = None) -> dict[str, Any]:
-    """Run tool ``name`` for ``session``; bad input gives ``{"error": {"code", "message"}}``, never an exception."""
+    """Run tool ``name`` for ``session`` and return its result as JSON data (``Tool.render``).
+
+    Bad input gives ``{"error": {"code", "message"}}``, never an exception; so does a call that failed inside
+    memlab, with its class name only.
+
+    Examples:
+        >>> call(session, "memory_forget", {})["error"]["code"]
+        'invalid_argument'
+    """
     if arguments is None:
         arguments = {}
     try:
         result, bound = session._call(name, arguments)
+        return get(name).render(bound, result)
     except MemlabError as error:
         return _error(error.code, str(error))
-    except Exception as error:  # only if the audit itself failed; the model must never see a traceback
+    except Exception as error:  # the audit itself or a render failed; the model must never see a traceback
         log.exception("memlab tool call failed")
         return _error("internal_error", f"the call failed: {type(error).__name__}")
-    return _render(name, bound, result)
 
 
-def _render(tool: str, arguments: dict[str, Any], result: Any) -> dict[str, Any]:
-    if tool == "memory_save":
-        return {
-            "saved": True,
-            "key": result.key,
-            "classification": str(result.label),
-            "version": result.version,
-        }
-    if tool == "memory_get":
-        if result is None:
-            return {"found": False, "key": arguments["key"]}
-        return {"found": True, **_memory(result)}
-    if tool == "memory_search":
-        return {"query": arguments["query"], "results": [_hit(hit) for hit in result]}
-    if tool == "memory_list":
-        return {"memories": [_memory(memory) for memory in result]}
-    return {"deleted": True, "key": result.key, "classification": str(result.label)}
-
-
-def _memory(memory: Memory) -> dict[str, Any]:
-    """A memory as the model sees it; ``source`` and ``occurred_at`` only when the host gave them."""
-    shown = {
-        "key": memory.key,
-        "content": memory.content,
-        "tags": list(memory.tags),
-        "classification": str(memory.label),
-        "saved_at": memory.saved_at,
-    }
-    context = {"source": memory.source, "occurred_at": memory.occurred_at}
-    return shown | {name: value for name, value in context.items() if value is not None}
-
-
-def _hit(hit: Hit) -> dict[str, Any]:
-    memory = hit.memory
-    return {
-        "key": memory.key,
-        "content": memory.content,
-        "tags": list(memory.tags),
-        "classification": str(memory.label),
-        "score": hit.score,
-        "snippet": hit.snippet,
-    }
+def _schemas() -> list[dict[str, Any]]:
+    return [tool.schema() for tool in model_tools()]
 
 
 def _error(code: str, message: str) -> dict[str, Any]:

@@ -57,9 +57,9 @@ def test_tool_layer_answers_bad_input_with_an_error_result(store, tool, argument
 def _expressible_in_python(case) -> bool:
     """Calls whose arguments fit the method's signature (Python itself rejects unknown or missing names)."""
     tool, arguments, _ = case
-    if tool not in TOOLS or not TOOLS[tool].for_model:
+    if tool not in TOOLS or not TOOLS.get(tool).for_model:
         return False
-    parameters = TOOLS[tool].parameters
+    parameters = TOOLS.get(tool).parameters
     required = {parameter.name for parameter in parameters if parameter.required}
     return set(arguments) <= {parameter.name for parameter in parameters} and required <= set(arguments)
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from memlab import MemoryStore, cli_output, policies
-from memlab.check.checks import CHECKERS
+from memlab.check.checks import CHECKS
 from memlab.cli import main
 from memlab.cli_output import EXIT_CODES
 from memlab.levels import Level
@@ -79,7 +79,7 @@ def test_the_help_lists_the_allowed_policies_analyzers_and_levels(capsys, comman
 def test_the_allowed_values_come_from_the_registries_not_a_copy(capsys, monkeypatch):
     # Guards: a hand-written "strict, frozen-taint, ..." in --policy's help.
     monkeypatch.setitem(policies._REGISTRY._items, "lab-variant", type("Lab", (Policy,), {"name": "lab-variant"})())
-    monkeypatch.setitem(CHECKERS, "extra_check", CHECKERS["shadowing"])
+    monkeypatch.setitem(CHECKS._items, "extra_check", CHECKS.get("shadowing"))
     assert "lab-variant" in _help(capsys, "serve")
     assert "extra-check" in _help(capsys, "check")
 
@@ -230,7 +230,7 @@ def test_check_steps_once_per_policy_and_check(monkeypatch, capsys):
     (bar,) = _Bar.made
     assert bar.total == bar.steps == len(policies.names()) * 2
     assert main(["check", "--policy", "strict", "--trials", "2"]) == 0
-    assert _Bar.made[1].total == _Bar.made[1].steps == len(CHECKERS)
+    assert _Bar.made[1].total == _Bar.made[1].steps == len(CHECKS)
 
 
 @pytest.mark.parametrize("workers", [1, 2])

@@ -302,7 +302,7 @@ def test_the_porter_row_is_fts5s_bm25_over_the_same_text(collection):
     from memlab.eval.runner import run_configuration
 
     collection = load_locomo() if collection == "locomo" else load_trec(collection)
-    porter = CONFIGURATIONS["porter"]
+    porter = CONFIGURATIONS.get("porter")
     ranked, _, _ = run_configuration(collection, porter)
     raw = _fts5_over_the_text(collection, porter.ranking.weights()[:3])
     assert porter.ranking.weights()[3:] == (0.0, 0.0) and not porter.context and not porter.ranking.tag_boost

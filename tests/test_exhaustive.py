@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from memlab import Level, MemoryStore, check
 from memlab.check import bounded, prefixes
-from memlab.check.checks import AMBIGUOUS, CHECKERS, effective_version
+from memlab.check.checks import CHECKS, REFUSED_AS_AMBIGUOUS, effective_version
 from memlab.check.configurations import configurations
 from memlab.check.prefixes import verdicts, walk
 from memlab.check.reductions import count_traces, enumerate_traces, normalise
@@ -155,7 +155,7 @@ def test_a_leak_seen_by_a_write_survives_the_reductions():
     trace = tuple(next(n for n, symbol in enumerate(symbols) if _described_step(symbol.step) == w) for w in wanted)
     assert normalise(trace, symbols, 3, configuration.rules) == trace
     steps = [symbols[number].step for number in trace]
-    judge = CHECKERS["noninterference"].judge
+    judge = CHECKS.get("noninterference").judge
     assert judge(resolve("write-down-delete"), configuration.level, configuration.actors, steps) is not None
 
 
@@ -195,7 +195,7 @@ def _counting_steps(monkeypatch, cost=0.0):
 def test_a_depth_over_the_budget_says_how_long_and_runs_nothing(monkeypatch):
     steps = _counting_steps(monkeypatch, cost=0.001)
     judged = []
-    monkeypatch.setattr(CHECKERS["noninterference"], "judge", lambda *arguments: judged.append(arguments))
+    monkeypatch.setattr(CHECKS.get("noninterference"), "judge", lambda *arguments: judged.append(arguments))
     with pytest.raises(check.BudgetExceeded, match=r"depth 6 would take about .* over the budget of 1 s"):
         check.exhaustive("strict", depth=6, budget=1)
     # Only the timed sample ran: 6 prefixes of 5 steps in two worlds, and the traces each begins (one more step).
@@ -325,7 +325,7 @@ def test_cli_exhaustive_json_and_the_exit_status_over_every_policy(capsys):
 
 
 def _verdicts_of_the_judge(policy, name, configuration, length):
-    judge = CHECKERS[name].judge
+    judge = CHECKS.get(name).judge
     for steps in enumerate_traces(configuration.symbols, 3, configuration.rules, length):
         yield steps, judge(policy, configuration.level, configuration.actors, steps) is not None
 
@@ -497,7 +497,7 @@ def test_the_safe_shadowing_rules_have_a_bounded_proof_over_labels(name, policy)
 def test_strict_over_labels_has_several_maximal_versions_to_judge():
     """The label proof is not empty: a session at CONFIDENTIAL:hr,legal reading a key saved in both compartments
     gets the newest of the two, and the shadowing judge expects exactly that. Guards: the judge's newest of several
-    maximal versions taken as the oldest (``max`` -> ``min`` in ``checks._effective``)."""
+    maximal versions taken as the oldest (``max`` -> ``min`` in ``checks.effective_version``)."""
     actors = (check.Actor("s1", Label.parse("CONFIDENTIAL:hr")), check.Actor("s2", Label.parse("CONFIDENTIAL:legal")))
     both = check.Actor("s3", Label.parse("CONFIDENTIAL:hr,legal"))
     steps = [
@@ -511,8 +511,8 @@ def test_strict_over_labels_has_several_maximal_versions_to_judge():
     finally:
         world.store.close()
     assert results[2].content == "berry #1"
-    assert CHECKERS["shadowing"].judge(resolve("strict"), None, (*actors, both), steps) is None
-    refused = CHECKERS["shadowing"].judge(resolve("refuse-ambiguous"), None, (*actors, both), steps)
+    assert CHECKS.get("shadowing").judge(resolve("strict"), None, (*actors, both), steps) is None
+    refused = CHECKS.get("shadowing").judge(resolve("refuse-ambiguous"), None, (*actors, both), steps)
     assert refused is None  # refuse answers "ambiguous", and returns neither version
 
 
@@ -542,10 +542,10 @@ def test_write_down_across_compartments_is_a_leak():
         check.Step("s1", "escalate", (("level", "CONFIDENTIAL:hr,legal"),)),
         check.Step("s1", "copy", (("from", "k1"), ("to", "k1"))),
     ]
-    found = CHECKERS["write_down"].judge(resolve("frozen-taint"), None, actors, steps)
+    found = CHECKS.get("write_down").judge(resolve("frozen-taint"), None, actors, steps)
     assert found is not None and str(found.level) == "CONFIDENTIAL:hr"
     assert found.observed == "'apple #0' saved at CONFIDENTIAL:hr"
-    assert CHECKERS["write_down"].judge(resolve("strict"), None, actors, steps) is None
+    assert CHECKS.get("write_down").judge(resolve("strict"), None, actors, steps) is None
 
 
 def test_the_variants_a_check_does_not_catch_pass_it_over_labels_to_depth_2():
@@ -652,15 +652,16 @@ def test_cli_exhaustive_over_labels(capsys):
 def test_the_shadowing_judge_expects_no_version_of_an_ambiguous_key_under_refuse():
     """Two maximal versions (hr's, then legal's) at CONFIDENTIAL:hr,legal: ``newest`` expects legal's, ``refuse``
     expects neither (a store returning either would be caught). Guards: the judge without its ``refuse`` case
-    (``return AMBIGUOUS``), which would accept the newest under refuse."""
+    (``return REFUSED_AS_AMBIGUOUS``), which would accept the newest under refuse."""
     hr, legal, both = (Label.parse(text) for text in ("CONFIDENTIAL:hr", "CONFIDENTIAL:legal", "CONFIDENTIAL:hr,legal"))
     store = MemoryStore()
     first = store.session(hr).memory_save("k1", "apple")
     second = store.session(legal).memory_save("k1", "berry")
     current = {("k1", hr): (first, True, 0), ("k1", legal): (second, True, 1)}
     assert effective_version(resolve("strict"), current, both, "k1") == second
-    assert effective_version(resolve("refuse-ambiguous"), current, both, "k1") == AMBIGUOUS
-    assert effective_version(resolve("refuse-ambiguous"), current, hr, "k1") == first  # one maximal version: no ambiguity
+    assert effective_version(resolve("refuse-ambiguous"), current, both, "k1") == REFUSED_AS_AMBIGUOUS
+    # One maximal version: no ambiguity.
+    assert effective_version(resolve("refuse-ambiguous"), current, hr, "k1") == first
     assert effective_version(resolve("strict"), {**current, ("k1", legal): (second, False, 2)}, both, "k1") == first
 
 
@@ -711,7 +712,7 @@ def _assert_reductions_keep_the_real_stores_verdicts(policy, alphabet, draws):
     reduction leak alike under the real store."""
     rng = random.Random(policy)
     for name in check.CHECKS:
-        judge = CHECKERS[name].judge
+        judge = CHECKS.get(name).judge
         for configuration in configurations(name, alphabet):
             symbols = configuration.symbols
             for _ in range(draws):

@@ -19,7 +19,7 @@ def test_the_registry_ships_strict_and_seven_variants():
         "newest-over-all-labels",
     ]
     for name in names():
-        assert get(name).name == name and get(name).models
+        assert get(name).name == name and get(name).description
     assert resolve(None) is get("strict") and resolve("global-stats") is get("global-stats")
 
 
@@ -88,7 +88,7 @@ def test_write_down_delete_removes_a_lower_version():
 
 class PublicReadsInternal(Policy):
     name = "public-reads-internal"
-    models = "a mistaken lattice in which PUBLIC sessions may read INTERNAL memories"
+    description = "a mistaken lattice in which PUBLIC sessions may read INTERNAL memories"
 
     def readable(self, classification, taint):
         return classification <= max(taint, Level.INTERNAL)

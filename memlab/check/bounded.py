@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memlab.check.checks import CHECKERS
+from memlab.check.checks import CHECKS
 from memlab.check.configurations import GROUPS, MAX_LABELS, Alphabet, configurations
 from memlab.check.prefixes import verdicts
 from memlab.check.reductions import count_traces, random_prefix
@@ -145,8 +145,7 @@ class Estimate:
 
 
 def _validate(policy: Policy | str, check: str, depth: int, alphabet: Alphabet | None = None) -> Policy:
-    if check not in CHECKERS:
-        raise InvalidArgument(f"unknown check {check!r}; the checks are {', '.join(CHECKERS)}")
+    CHECKS.get(check)  # an unknown check fails here, naming the known ones
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
         raise InvalidArgument(f"the depth must be a whole number of steps, at least 1, not {depth!r}")
     policy = resolve(policy)
@@ -229,7 +228,7 @@ def exhaustive(
     if budget is not None:
         _refuse_over(budget, depth, [(check, estimate(policy, check=check, depth=depth, alphabet=alphabet))])
     number, after, before = _counts(check, alphabet, depth)
-    judge = CHECKERS[check].judge
+    judge = CHECKS.get(check).judge
     started = time.perf_counter()
     judged = 0
     # Length by length (iterative deepening), so the first leak is the shortest, as breadth first would find it.
@@ -253,7 +252,7 @@ def exhaustive(
 def exhaustive_all(
     policies: Sequence[Policy | str],
     *,
-    checks: Sequence[str] = tuple(CHECKERS),
+    checks: Sequence[str] = tuple(CHECKS),
     depth: int = 3,
     alphabet: Alphabet | None = None,
     budget: float | None = 120.0,

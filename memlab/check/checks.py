@@ -8,15 +8,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from memlab.check.results import Actor, Counterexample, NoLeak, Step
-from memlab.check.scenarios import READS, WRITES, act, memories_of, observe, open_world, random_step, shrink
+from memlab.check.scenarios import act, is_read, memories_of, observe, open_world, random_step, shrink, writes
 from memlab.errors import InvalidArgument
 from memlab.labels import Label
 from memlab.levels import Level
 from memlab.policies import resolve
 from memlab.policy import Policy
 from memlab.records import Memory
+from memlab.registry import Registry
 
-__all__ = ["CHECKERS"]
+__all__ = ["CHECKS"]
 
 
 class _Check:
@@ -101,8 +102,9 @@ class _Noninterference(_Check):
         # The high session may start low: it acts only after being escalated above the bound.
         start = rng.choice(levels)
         high = Actor("high", start, max(start, rng.choice([level for level in levels if level > bound])))
+        high_tools = writes()  # reads above the bound change nothing observable
         steps = [
-            random_step(rng, "high", WRITES, high=True)  # reads above the bound change nothing observable
+            random_step(rng, "high", high_tools, high=True)
             if rng.random() < 0.4
             else random_step(rng, rng.choice(low).name)
             for _ in range(length)
@@ -117,8 +119,9 @@ class _Noninterference(_Check):
         low = [Actor(f"low{n}", rng.choice([label for label in labels if label.can_flow_to(bound)])) for n in (1, 2)]
         raised = rng.choice([label for label in labels if not label.can_flow_to(bound)])
         high = Actor("high", rng.choice([label for label in labels if label.can_flow_to(raised)]), raised)
+        high_tools = writes()
         steps = [
-            random_step(rng, "high", WRITES, high=True)
+            random_step(rng, "high", high_tools, high=True)
             if rng.random() < 0.4
             else random_step(rng, rng.choice(low).name)
             for _ in range(length)
@@ -192,7 +195,7 @@ class _Shadowing(_Check):
                 result = act(session, step, number)
                 if step.tool in ("memory_save", "memory_delete") and isinstance(result, Memory):
                     current[result.key, result.label] = (result, step.tool == "memory_save", number)
-                elif step.tool in READS:
+                elif is_read(step.tool):
                     for memory in memories_of(result):
                         expected = effective_version(policy, current, session.taint, memory.key)
                         if memory != expected:
@@ -205,8 +208,9 @@ class _Shadowing(_Check):
 Current = dict[tuple[str, Label], tuple[Memory, bool, int]]
 """The shadowing check's own record: (key, label) -> the newest version there, whether it is live, its step."""
 
-AMBIGUOUS = "ambiguous: several maximal versions, none above the others"
-"""The effective version of a key the ``refuse`` rule will not choose for (a read must return none of them)."""
+REFUSED_AS_AMBIGUOUS = "ambiguous: several maximal versions, none above the others"
+"""What the check expects of a key the ``refuse`` rule will not choose for: a read returns none of its versions
+(``memlab.viewrules.AMBIGUOUS`` is the storage's marker for the same key in a view)."""
 
 
 def effective_version(policy: Policy, current: Current, taint: Label, key: str) -> Memory | str | None:
@@ -214,8 +218,8 @@ def effective_version(policy: Policy, current: Current, taint: Label, key: str) 
 
     Among the live versions the session may read (the policy's ``readable``), the maximal ones: under a total
     order the one at the highest level, under compartments perhaps several. Of several, the newest (the last
-    saved) under ``newest``, and under a rule that is not one of ``viewrules.SHADOWING_RULES`` (a faulty one claims to
-    show the newest); ``AMBIGUOUS`` under ``refuse``.
+    saved) under ``newest``, and under a rule that is not one of ``viewrules.SHADOWING_RULES`` (a faulty one claims
+    to show the newest); ``REFUSED_AS_AMBIGUOUS`` under ``refuse``.
     """
     live = {
         label: (memory, order) for (name, label), (memory, alive, order) in current.items() if name == key and alive
@@ -225,10 +229,14 @@ def effective_version(policy: Policy, current: Current, taint: Label, key: str) 
     if not maximal:
         return None
     if len(maximal) > 1 and policy.shadowing == "refuse":
-        return AMBIGUOUS
+        return REFUSED_AS_AMBIGUOUS
     return max((live[label] for label in maximal), key=lambda version: version[1])[0]
 
 
 
 
-CHECKERS: dict[str, _Check] = {check.name: check for check in (_Noninterference(), _WriteDown(), _Shadowing())}
+CHECKS: Registry[_Check] = Registry("check", _Check)
+"""The checks, by name: a new one is a ``_Check`` registered here (its ``sample`` and ``judge``); the random search,
+``run_all``, ``table`` and ``memlab check`` read this."""
+for _check in (_Noninterference(), _WriteDown(), _Shadowing()):
+    CHECKS.register(_check)

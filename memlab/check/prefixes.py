@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from memlab.check.checks import effective_version
 from memlab.check.reductions import walk_traces
 from memlab.check.results import Step
-from memlab.check.scenarios import READS, World, act, memories_of, open_world
+from memlab.check.scenarios import World, act, is_read, memories_of, open_world
 from memlab.errors import InternalError
 from memlab.policy import Policy
 from memlab.records import Memory
@@ -124,7 +124,7 @@ def _shadowing(policy: Policy, branch: _Branch, number: int, step: Step, keep: b
     current, leak = branch.seen, branch.leak
     if step.tool in ("memory_save", "memory_delete") and isinstance(result, Memory):
         current = {**current, (result.key, result.label): (result, step.tool == "memory_save", number)}
-    elif step.tool in READS and leak is None:
+    elif leak is None and is_read(step.tool):
         if any(memory != effective_version(policy, current, taint, memory.key) for memory in memories_of(result)):
             leak = number
     return _Branch(branch.slots, (state,), current, leak)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from memlab import tooldefs
 from memlab.check.results import Actor, Step
 from memlab.errors import MemlabError
 from memlab.policy import Policy
@@ -19,7 +20,6 @@ from memlab.store import MemoryStore
 KEYS = ("k1", "k2")
 WORDS = ("apple", "berry", "cider")
 TAGS = ("apple", "cider")  # words of WORDS too: searches name tags, so the tag boost's statistics are checked
-READS = ("memory_get", "memory_list", "memory_search")
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 
 
@@ -81,25 +81,65 @@ def observe(policy: Policy, actors: Sequence[Actor], steps: Sequence[Step], *, w
 # -- the checks -------------------------------------------------------------------------------------------
 
 
+MIX = ("memory_save", "memory_get", "memory_search", "memory_save", "memory_list", "memory_delete")
+"""How often the random checks draw each shipped tool (a save twice, so that reads find something); any other tool
+in the table is drawn once."""
+
+
+def drawn() -> tuple[str, ...]:
+    """The tools a random step draws from: every model tool in the table (``memlab.tooldefs``), weighted by ``MIX``.
+
+    Examples:
+        >>> drawn()
+        ('memory_save', 'memory_get', 'memory_search', 'memory_save', 'memory_list', 'memory_delete')
+    """
+    offered = [tool.name for tool in tooldefs.model_tools()]
+    return (*(name for name in MIX if name in offered), *(name for name in offered if name not in MIX))
+
+
+def writes() -> tuple[str, ...]:
+    """The model tools that change memory, in the table's order: what a session above the bound draws (its reads
+    change nothing a session below can observe)."""
+    return tuple(tool.name for tool in tooldefs.model_tools() if not tool.read_only)
+
+
+def is_read(tool: str) -> bool:
+    """Whether ``tool`` is a read in the table (its results are judged by the shadowing check); ``copy`` and
+    ``escalate`` are steps of the checks, not tools."""
+    return tool in tooldefs.TOOLS and tooldefs.TOOLS.get(tool).read_only
+
+
 def random_arguments(rng: random.Random, tool: str) -> tuple[tuple[str, Any], ...]:
+    """Arguments for ``tool``, one for each parameter its table entry offers a model, drawn from the checks' small
+    alphabet (``KEYS``, ``WORDS``, ``TAGS``) by the parameter's name, else a plain value of its JSON type."""
     words = " ".join(rng.sample(WORDS, rng.randint(1, 2)))
     if tool == "copy":
         return (("from", rng.choice(KEYS)), ("to", rng.choice(KEYS)))
-    if tool == "memory_save":
-        return (("key", rng.choice(KEYS)), ("content", words), ("tags", tuple(rng.sample(TAGS, rng.randint(0, 1)))))
-    if tool in ("memory_get", "memory_delete"):
-        return (("key", rng.choice(KEYS)),)
-    if tool == "memory_list":
-        return (("tag", rng.choice((None, *TAGS))),)
-    return (("query", words), ("max_results", 5))
+    drawn_arguments = []
+    for parameter in tooldefs.get(tool).parameters:
+        if parameter.schema is None:  # the host's to give, never a model's
+            continue
+        drawn_arguments.append((parameter.name, _draw(rng, parameter.name, parameter.schema, words)))
+    return tuple(drawn_arguments)
 
 
-ALL_TOOLS = ("memory_save", "memory_get", "memory_search", "memory_save", "memory_list", "memory_delete")
-WRITES = ("memory_save", "memory_delete")
+def _draw(rng: random.Random, name: str, schema: Any, words: str) -> Any:
+    if name == "key":
+        return rng.choice(KEYS)
+    if name in ("content", "query"):
+        return words
+    if name == "tags":
+        return tuple(rng.sample(TAGS, rng.randint(0, 1)))
+    if name == "tag":
+        return rng.choice((None, *TAGS))
+    if name == "max_results":
+        return 5
+    return {"string": words, "integer": schema.get("minimum", 1), "array": ()}.get(schema.get("type"))
 
 
-def random_step(rng: random.Random, actor: str, tools: Sequence[str] = ALL_TOOLS, *, high: bool = False) -> Step:
-    tool = rng.choice(tools)
+def random_step(rng: random.Random, actor: str, tools: Sequence[str] | None = None, *, high: bool = False) -> Step:
+    """A step of ``actor`` calling a tool drawn from ``tools`` (default ``drawn()``), with random arguments."""
+    tool = rng.choice(drawn() if tools is None else tools)
     return Step(actor, tool, random_arguments(rng, tool), high)
 
 

@@ -98,9 +98,9 @@ def _expected_to_hold(frame) -> int:
 
 
 def _check_names() -> list[str]:
-    from memlab.check.checks import CHECKERS
+    from memlab.check.checks import CHECKS
 
-    return [*(_hyphens(name) for name in CHECKERS), "all"]
+    return [*(_hyphens(name) for name in CHECKS), "all"]
 
 
 def _hyphens(names: str) -> str:

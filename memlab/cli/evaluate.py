@@ -74,7 +74,7 @@ def run_eval(args: argparse.Namespace) -> int:
             from memlab.eval.configurations import CONFIGURATIONS
             from memlab.eval.tuning import tune
 
-            skipped = {name: why for name in ("hybrid",) if (why := CONFIGURATIONS[name].unavailable())}
+            skipped = {name: why for name in ("hybrid",) if (why := CONFIGURATIONS.get(name).unavailable())}
             tuned_rows = args.rows.split(",") if args.rows else [n for n in ("memlab", "hybrid") if n not in skipped]
             tuned = tune(
                 collection, rows=tuned_rows, workers=args.workers, final=ranking_file is not None, progress=on_terminal

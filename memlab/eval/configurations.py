@@ -2,7 +2,8 @@
 
 A configuration is an analyzer, a ranking (column weights and the tag boost, ``memlab.search.ranking``),
 whether the memories carry their context (``source``, ``occurred_at``) and which retriever answers (FTS5, or a
-dense or hybrid one: ``memlab.search.dense``). ``memlab.eval.runner`` runs them.
+dense or hybrid one: ``memlab.search.dense``). ``memlab.eval.runner`` runs them. The named rows are a
+``memlab.registry.Registry``, ``CONFIGURATIONS``: a new row is one ``CONFIGURATIONS.register(Configuration(...))``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from memlab.errors import InvalidArgument
-from memlab.search import analyzers as registry
+from memlab.registry import Registry
+from memlab.search import analyzers as known_analyzers
 from memlab.search import dense
 from memlab.search.ranking import Ranking
 
@@ -57,43 +59,48 @@ class Configuration:
 
 _BOOST_ONLY = dataclasses.replace(Ranking.plain(), tag_boost=Ranking().tag_boost)
 _CONTEXT_ONLY = dataclasses.replace(Ranking(), tag_boost=0.0)
-CONFIGURATIONS: dict[str, Configuration] = {
-    row.name: row
-    for row in [
-        Configuration("porter"),
-        Configuration("porter+boost", ranking=_BOOST_ONLY),
-        Configuration("porter+context", ranking=_CONTEXT_ONLY, context=True),
-        Configuration("memlab", ranking=Ranking(), context=True),
-        Configuration("dense", ranking=Ranking.dense_only(), context=True, embedder="minilm"),
-        Configuration("hybrid", ranking=Ranking.hybrid(), context=True, embedder="minilm"),
-    ]
-}
+CONFIGURATIONS: Registry[Configuration] = Registry("row", Configuration)
 """The named rows: FTS5's porter on the text (the baseline), plus the tag boost, plus context as weighted
 columns, memlab's default (context and boost), MiniLM alone, and memlab's default fused with MiniLM (the last
 two need ``memlab[dense]``; without it they are skipped, and the results say why)."""
+for _row in (
+    Configuration("porter"),
+    Configuration("porter+boost", ranking=_BOOST_ONLY),
+    Configuration("porter+context", ranking=_CONTEXT_ONLY, context=True),
+    Configuration("memlab", ranking=Ranking(), context=True),
+    Configuration("dense", ranking=Ranking.dense_only(), context=True, embedder="minilm"),
+    Configuration("hybrid", ranking=Ranking.hybrid(), context=True, embedder="minilm"),
+):
+    CONFIGURATIONS.register(_row)
 DEFAULT_ROWS = tuple(CONFIGURATIONS)
-ALL_ROWS = (*DEFAULT_ROWS, *(name for name in registry.names() if name != "porter"))
+ALL_ROWS = (*DEFAULT_ROWS, *(name for name in known_analyzers.names() if name != "porter"))
 """Every named row, then every other analyzer on the text with the plain ranking (``Ranking.plain()``)."""
 
 
 def rows_of(rows: Sequence[str | Configuration] | None, analyzers: Sequence[str] | None) -> list[Configuration]:
-    """The configurations named by ``rows`` (names or objects) and ``analyzers`` (each on the text, plain
+    """The configurations named by ``rows`` (names or objects) and ``analyzers`` (each on the text, the plain
     ranking); the default rows when both are None.
 
     Raises:
-        InvalidArgument: an unknown row or analyzer name.
+        InvalidArgument: an unknown row or analyzer name (before any work; the message lists the known ones).
+
+    Examples:
+        >>> [row.name for row in rows_of(["memlab"], ["snowball"])]
+        ['memlab', 'snowball']
     """
     chosen: list[Configuration] = []
     for row in rows if rows is not None else (DEFAULT_ROWS if analyzers is None else ()):
         if isinstance(row, Configuration):
             chosen.append(row)
         elif row in CONFIGURATIONS:
-            chosen.append(CONFIGURATIONS[row])
-        else:
-            registry.get(row)  # an analyzer's name is a row too; anything else fails here, before any work
+            chosen.append(CONFIGURATIONS.get(row))
+        elif row in known_analyzers.names():  # an analyzer's name is a row too: that analyzer on the text
             chosen.append(Configuration(row, analyzer=row))
+        else:
+            known = ", ".join(known_analyzers.names())
+            raise InvalidArgument(f"{CONFIGURATIONS.unknown(row)}; or an analyzer: {known}")
     for name in analyzers or ():
-        registry.get(name)
+        known_analyzers.get(name)
         chosen.append(Configuration(name, analyzer=name))
     names = [row.name for row in chosen]
     duplicates = sorted({name for name in names if names.count(name) > 1})

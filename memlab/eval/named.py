@@ -5,6 +5,9 @@ loaded, so nothing but the one file ships: ``locomo`` (observations as memories,
 ``locomo-topical`` (the same, tagged with topical words, ``memlab.eval.topical``) and ``locomo-turns`` (the
 dialog turns as memories, ``memlab.eval.turns``).
 
+A collection memlab ships is a ``Shipped`` in ``COLLECTIONS``, a ``memlab.registry.Registry``: a new one is one
+``COLLECTIONS.register(Shipped(name, load))``.
+
 Examples:
     >>> load_collection("locomo-turns").name
     'locomo-turns'
@@ -15,6 +18,7 @@ Examples:
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from memlab.eval.collections import Collection, CollectionError
@@ -22,22 +26,39 @@ from memlab.eval.locomo import LOCOMO_PATH, load_locomo
 from memlab.eval.topical import retag_topical
 from memlab.eval.trec import load_trec
 from memlab.eval.turns import load_locomo_turns
+from memlab.registry import Registry
 
-__all__ = ["NAMED", "load_collection"]
+__all__ = ["Shipped", "COLLECTIONS", "load_collection"]
 
-NAMED: dict[str, Callable[[Path], Collection]] = {
-    "locomo": load_locomo,
-    "locomo-topical": lambda path: retag_topical(load_locomo(path)),
-    "locomo-turns": load_locomo_turns,
-}
+
+@dataclass(frozen=True)
+class Shipped:
+    """A collection memlab ships: its name, and how it is read from the LoCoMo file."""
+
+    name: str
+    load: Callable[[Path], Collection]
+    """Reads the collection from the LoCoMo file at the path given."""
+
+
+COLLECTIONS: Registry[Shipped] = Registry("collection", Shipped)
+for _shipped in (
+    Shipped("locomo", load_locomo),
+    Shipped("locomo-topical", lambda path: retag_topical(load_locomo(path))),
+    Shipped("locomo-turns", load_locomo_turns),
+):
+    COLLECTIONS.register(_shipped)
 
 
 def load_collection(name: str, *, locomo: str | Path = LOCOMO_PATH) -> Collection:
     """The shipped collection called ``name`` (from the LoCoMo file at ``locomo``), else the TREC-style folder
-    at ``name`` (``memlab.eval.trec.load_trec``)."""
-    loader = NAMED.get(name)
-    if loader is not None:
-        return loader(Path(locomo))
+    at ``name`` (``memlab.eval.trec.load_trec``).
+
+    Raises:
+        CollectionError: ``name`` is neither a shipped collection nor a folder (the message lists the shipped ones),
+            or the files are missing or malformed.
+    """
+    if name in COLLECTIONS:
+        return COLLECTIONS.get(name).load(Path(locomo))
     if not Path(name).is_dir():
-        raise CollectionError(f"{name} is neither a collection memlab ships ({', '.join(NAMED)}) nor a folder")
+        raise CollectionError(f"{COLLECTIONS.unknown(name)}; nor is it a folder (a TREC-style collection)")
     return load_trec(name)

@@ -165,10 +165,10 @@ def tune(
         unknown = sorted(set(grids[name]) - {f.name for f in dataclasses.fields(Ranking)})
         if unknown:
             raise InvalidArgument(f"the grid of {name!r} names no Ranking parameter {', '.join(unknown)}")
-        reason = CONFIGURATIONS[name].unavailable()
+        reason = CONFIGURATIONS.get(name).unavailable()
         if reason is not None:
             raise InvalidArgument(f"cannot tune {name!r} here: it {reason}")
-        tuned_rows.append(CONFIGURATIONS[name])
+        tuned_rows.append(CONFIGURATIONS.get(name))
     split = halves(collection)
     other = {"first": "second", "second": "first"}
     with ProcessPoolExecutor(min(workers or 2, 2)) as pool:
@@ -184,12 +184,13 @@ def tune(
                 for row in tuned_rows
             }
         defaults = {
-            row.name: pool.submit(run_configuration, collection, row) for row in [CONFIGURATIONS["porter"], *tuned_rows]
+            row.name: pool.submit(run_configuration, collection, row)
+            for row in [CONFIGURATIONS.get("porter"), *tuned_rows]
         }
         found = {task: future.result() for task, future in tqdm(ascents.items(), desc="tuning", disable=not progress)}
         done = {name: future.result() for name, future in defaults.items()}
     chosen = {row.name: {half: found[row.name, half][0] for half in split} for row in tuned_rows}
-    configurations = [CONFIGURATIONS["porter"]]
+    configurations = [CONFIGURATIONS.get("porter")]
     for row in tuned_rows:
         combined: dict[str, dict[str, float]] = {}
         indexed = searched = 0.0

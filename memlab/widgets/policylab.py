@@ -147,7 +147,7 @@ class PolicyLab(Panel):
 
     def _describe(self) -> None:
         chosen = self.policy.value
-        self.about.value = f"<i><code>{html.escape(chosen.name)}</code> models: {html.escape(chosen.models)}</i>"
+        self.about.value = f"<i><code>{html.escape(chosen.name)}</code> models: {html.escape(chosen.description)}</i>"
 
     def run(self) -> Counterexample | NoLeak:
         """Run the picked check on the picked policy and show the result."""
