@@ -6,7 +6,7 @@ import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from memlab import arguments, tooldefs
 from memlab.errors import Denied, IntegrityError, InternalError, InvalidArgument, MemlabError, NotFound, TaintError
@@ -18,7 +18,14 @@ from memlab.recall import render as render_recall
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.storage import ToolStorage
 
-__all__ = ["Session", "Host"]
+__all__ = ["Session", "Host", "Dispatched"]
+
+
+class Dispatched(NamedTuple):
+    """A tool call's result and the arguments it ran with, validated (``Session.dispatch``)."""
+
+    result: Any
+    arguments: dict[str, Any]
 
 
 class Host(Protocol):
@@ -156,7 +163,7 @@ class Session:
             raise InvalidArgument(f"batch_size must be a positive integer, not {batch_size!r}")
         taint = self._taint  # the whole import acts at one level, as a single call would
         level = self.store.policy.save_level(taint, initial_taint=self.initial_taint)
-        bulk = self._tool_call("memory_save_many", {}, taint)  # what a refused or failed import is audited as
+        bulk = self._tool_call_of("memory_save_many", {}, taint)  # what a refused or failed import is audited as
         try:
             return self._save_many(records, batch_size, taint, level, bulk)
         finally:
@@ -170,7 +177,7 @@ class Session:
         for first, batch in enumerate(_batches(records, batch_size)):
             versions, events = [], []
             for number, record in enumerate(batch, start=first * batch_size + 1):
-                call = self._tool_call(save.name, record, taint)
+                call = self._tool_call_of(save.name, record, taint)
                 try:
                     if not isinstance(record, Mapping):
                         kind = type(record).__name__
@@ -180,7 +187,7 @@ class Session:
                 except MemlabError as error:
                     refusal = type(error)(f"record {number}: {error} ({len(saved)} records saved before it)")
                     refusal.record = number
-                    raise self._failed_call(taint, bulk, refusal) from None
+                    raise self._failure(taint, bulk, refusal) from None
                 event = self._event(taint, call, args)
                 versions.append(_new_version(args, event.keywords["at"]))
                 events.append(event)
@@ -189,7 +196,7 @@ class Session:
                     self.agent, level, versions, saved_by=self.id, audit=_in_order(events)
                 )
             except Exception as error:  # the batch's transaction rolled back: no row of it was written
-                raise self._failed_call(taint, bulk, error) from error
+                raise self._failure(taint, bulk, error) from error
         return saved
 
     def memory_get(self, key: str) -> Memory | None:
@@ -237,7 +244,7 @@ class Session:
             ### personal
             - user-name: Sam (2026-01-01)
         """
-        return self._call("memory_recall", {"budget_chars": budget_chars}, host=True)[0]
+        return self.dispatch("memory_recall", {"budget_chars": budget_chars}, host=True).result
 
     # -- one path for every call --------------------------------------------------------------------
 
@@ -260,19 +267,19 @@ class Session:
             >>> s.call("memory_save", {"key": "user-city", "content": "Lisbon"}).version
             1
         """
-        return self._call(tool, {} if arguments is None else arguments)[0]
+        return self.dispatch(tool, {} if arguments is None else arguments).result
 
-    def _call(self, tool: Any, raw: Any, *, host: bool = False) -> tuple[Any, dict[str, Any]]:
+    def dispatch(self, tool: Any, raw: Any, *, host: bool = False) -> Dispatched:
         """``call``, also returning the validated arguments (the tool layer renders results with them).
 
         The tool comes from the one table of tools (``memlab.tooldefs``) and runs ``Session._<tool>``; a host's
         tool (``memory_recall``) only when ``host``. This is the one place that guarantees one audit row per
-        call: the tool's storage call writes it in the transaction of its effect (``_Audit.through``), and when
+        call: the tool's storage call writes it in the transaction of its effect (``_Audit.written_with``), and when
         none did — the call was refused or invalid before it, or its transaction rolled back — it is written
         here, once, with the failure.
         """
         taint = self._taint  # the live taint, read once: the whole call acts at one level
-        call = self._tool_call(tool, raw, taint)
+        call = self._tool_call_of(tool, raw, taint)
         audit: _Audit | None = None
         try:
             if type(raw) is not dict and not isinstance(raw, Mapping):
@@ -284,20 +291,20 @@ class Session:
             result = getattr(self, definition.method)(taint, audit, **args)
             if not audit.written:  # a tool's method writes its row with its effect; one that did not fails here
                 raise InternalError(f"{definition.method} wrote no audit row")
-            return result, args
+            return Dispatched(result, args)
         except Exception as error:
-            failure = self._failed_call(taint, call, error, write=audit is None or not audit.written)
+            failure = self._failure(taint, call, error, write=audit is None or not audit.written)
             if failure is error:
                 raise
             raise failure from error
         finally:
             self.store.notify()  # every call appended an audit row, whatever its outcome
 
-    def _tool_call(self, tool: Any, raw: Any, taint: Label) -> ToolCall:
+    def _tool_call_of(self, tool: Any, raw: Any, taint: Label) -> ToolCall:
         given = dict(raw) if type(raw) is dict or isinstance(raw, Mapping) else {}
         return ToolCall(tool, given, taint=taint, agent=self.agent, session_id=self.id)
 
-    def _failed_call(
+    def _failure(
         self, taint: Label, call: ToolCall, error: Exception, *, write: bool = True
     ) -> MemlabError:
         """What the caller of a failed call gets: a ``MemlabError`` as it is, anything else as an
@@ -334,7 +341,7 @@ class Session:
         )
 
     def _memory_save(self, taint: Label, audit: _Audit, **args: Any) -> Memory:
-        (memory,) = audit.through(
+        (memory,) = audit.written_with(
             self.store.storage.save_many,
             self.agent,
             self.store.policy.save_level(taint, initial_taint=self.initial_taint),
@@ -357,13 +364,13 @@ class Session:
                 return _failed(audit.event, refusal[0])
             return audit.event(outcome="not_found")
 
-        memory = audit.through(self.store.storage.effective, self.agent, taint, key, audit=complete)
+        memory = audit.written_with(self.store.storage.effective, self.agent, taint, key, audit=complete)
         if refusal:
             raise refusal[0]
         return memory
 
     def _memory_search(self, taint: Label, audit: _Audit, *, query: str, max_results: int) -> list[Hit]:
-        return audit.through(
+        return audit.written_with(
             self.store.storage.search,
             self.agent,
             taint,
@@ -373,7 +380,7 @@ class Session:
         )
 
     def _memory_list(self, taint: Label, audit: _Audit, *, tag: str | None) -> list[Memory]:
-        return audit.through(
+        return audit.written_with(
             self.store.storage.effective_view,
             self.agent,
             taint,
@@ -391,11 +398,11 @@ class Session:
             shown.append(text)
             return audit.event(records=tuple(memory.ref() for memory in memories))
 
-        audit.through(self.store.storage.effective_view, self.agent, taint, audit=complete)
+        audit.written_with(self.store.storage.effective_view, self.agent, taint, audit=complete)
         return shown[0]
 
     def _memory_delete(self, taint: Label, audit: _Audit, *, key: str) -> Memory:
-        deleted = audit.through(
+        deleted = audit.written_with(
             self.store.storage.delete,
             self.agent,
             key,
@@ -450,7 +457,7 @@ class _Audit:
     def at(self) -> str:
         return self.event.keywords["at"]
 
-    def through(self, storage_call: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    def written_with(self, storage_call: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
         """Run a storage call that writes this row in its transaction: once it returns, the row is written
         (a storage call that raises has rolled back, row included)."""
         result = storage_call(*args, **kwargs)

@@ -30,7 +30,7 @@ from memlab.storage.snapshots import Snapshot
 if TYPE_CHECKING:
     import pandas as pd  # the auditor's views import it when called: agents' calls never need it
 
-__all__ = ["MemoryStore"]
+__all__ = ["MemoryStore", "Snapshot"]
 
 
 def _check_ranking(ranking: Ranking, embedder: Embedder | None) -> None:

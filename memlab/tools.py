@@ -146,7 +146,7 @@ def call(session: Session, name: str, arguments: Any = None) -> dict[str, Any]:
     if arguments is None:
         arguments = {}
     try:
-        result, bound = session._call(name, arguments)
+        result, bound = session.dispatch(name, arguments)
         return get(name).render(bound, result)
     except MemlabError as error:
         return _error(error.code, str(error))

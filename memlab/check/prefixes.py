@@ -30,10 +30,10 @@ from memlab.errors import InternalError
 from memlab.policy import Policy
 from memlab.records import Memory
 from memlab.session import Session
-from memlab.storage.snapshots import Snapshot
 
 if TYPE_CHECKING:
     from memlab.check.configurations import Configuration
+    from memlab.store import Snapshot
 
 __all__ = ["verdicts", "walk"]
 

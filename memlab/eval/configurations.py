@@ -44,7 +44,7 @@ class Configuration:
         return {"analyzer": self.analyzer, "context": self.context, "embedder": self.embedder, **self.ranking.as_dict()}
 
     @property
-    def store(self) -> tuple[str, bool, str | None, bool]:
+    def store_key(self) -> tuple[str, bool, str | None, bool]:
         """What the loaded store depends on: rows that share it are loaded once and differ only in ranking. A row
         without the tag boost gets a store that does not index the boost's one-word tags, so that its bm25 is
         FTS5's over the text it names (an indexed column counts in bm25's row length even at weight 0)."""

@@ -153,7 +153,7 @@ def run_group(
     notify: Callable[[str], object] | None = None,
     cache: str | Path | bool = True,
 ) -> dict[str, tuple[dict[str, dict[str, float]], float, float]]:
-    """Rows that share a store (``Configuration.store``): load it once, then run the queries under each ranking;
+    """Rows that share a store (``Configuration.store_key``): load it once, then run the queries under each ranking;
     ``notify(row)`` as each row is done (progress, from a worker process too: a manager queue's ``put``).
 
     With ``postgres`` (a PostgreSQL URL) the store is a throwaway schema there, dropped afterwards, ranked by
@@ -165,8 +165,8 @@ def run_group(
         Per row: the run (query id -> {document id: score}), seconds spent indexing (the shared load), seconds
         spent searching.
     """
-    analyzer, context, embedder, boosted = configurations[0].store
-    if any(row.store != configurations[0].store for row in configurations):
+    analyzer, context, embedder, boosted = configurations[0].store_key
+    if any(row.store_key != configurations[0].store_key for row in configurations):
         raise InvalidArgument("a group's rows must share analyzer, context, embedder and whether they boost tags")
     embedder = cached_embedder(embedder, cache)
     done = {}
@@ -258,7 +258,7 @@ def run(
     configurations = [row for row in configurations if row.name not in skipped]
     groups: dict[tuple[str, bool, str | None, bool], list[Configuration]] = {}
     for row in configurations:
-        groups.setdefault(row.store, []).append(row)
+        groups.setdefault(row.store_key, []).append(row)
     workers = min(workers or os.cpu_count() or 1, len(groups))
     with (
         ProcessPoolExecutor(workers) if workers > 1 else _InProcess() as pool,
