@@ -170,7 +170,7 @@ def rls_overhead(storage: PostgresStorage, queries: Sequence[str], keys: Sequenc
             storage._claim(cursor, "main", Level.PUBLIC)  # as memlab does: the owner's search needs it too
             cursor.execute(sql, parameters).fetchall()
 
-    search = storage._search_sql
+    search = storage.search_statement
     searches = interleaved(
         {
             name: (lambda query, c=conn: run(c, search, (" | ".join(query_terms(query)), "main", 0, 0, 10)))

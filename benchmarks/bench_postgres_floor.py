@@ -16,7 +16,7 @@ sends them: the pipeline's Sync is the transaction (PostgreSQL commits what was 
 a statement failed), and a call's writes (the version, the audit row, the head's move) go as one statement
 (data-modifying ``WITH`` queries): a get 5, a save 6.
 
-The search's ranking SQL is memlab's own (``PostgresStorage._search_sql``: the effective view, shadowing and
+The search's ranking SQL is memlab's own (``PostgresStorage.search_statement``: the effective view, shadowing and
 ``ts_rank`` under row-level security, which ``bench_postgres.py`` measures against the owner's); the floor
 renders no snippets, memlab does. Measured, interleaving memlab and the floor call by call, ``--repeats``
 times (the medians of the repeats are shown):
@@ -105,7 +105,7 @@ class Floor:
             options=f"-c search_path={storage.schema}",
             prepare_threshold=0,
         )
-        self.key, self.search_sql, self.lean = storage._key, storage._search_sql, lean
+        self.key, self.search_sql, self.lean = storage._key, storage.search_statement, lean
 
     # Every statement on a cursor of its own (``Connection.execute``): in a pipeline a result lands on the
     # cursor that sent its statement whenever it arrives, so a cursor that sent two could be read for the first.

@@ -1,6 +1,7 @@
 """The storage backends every contract, model and noninterference test runs against, and what each can do.
 
-``CAPABILITIES`` declares the optional features each backend has; a contract test that needs one is marked
+What each backend can do is declared in the package (``memlab.storage.capabilities``), which the code reads too;
+``CAPABILITIES`` and ``OPTIONAL`` here are that declaration. A contract test that needs a capability is marked
 ``@pytest.mark.requires("dense")`` and runs only where it is declared (tests/conftest.py, docs/testing.md).
 ``detect`` finds the same table from the backends' behaviour, and ``tests/test_contract.py`` checks the two
 agree, so the declaration cannot drift from the code.
@@ -14,30 +15,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from memlab import InvalidArgument, MemoryStore, Ranking, SchemaError
+from memlab.storage.capabilities import BACKENDS as CAPABILITIES
+from memlab.storage.capabilities import CAPABILITIES as OPTIONAL
 from tests.pgserver import running_server
 
 # memory: one in-memory SQLite database; file: one SQLite file; folder: one SQLite file per agent;
 # postgres: a fresh database on the test session's PostgreSQL server (tests/pgserver.py).
 BACKENDS = ("memory", "file", "folder", "postgres")
 
-# What each optional capability means; a backend without it refuses the feature, or ignores it, as detected.
 REQUIRED = "every contract test without a requires mark: the semantics, the audit, verify, purge, bulk, context"
-OPTIONAL = {
-    "dense": "per-version vectors and dense or hybrid rankings (an embedder)",
-    "analyzers": "every registered analyzer (trigram, nltk-porter, ...), not only porter, snowball and none",
-    "view_rules": "views other than the lattice's with per-view statistics (the global-stats policy's, say)",
-    "fts5_ranking": "FTS5 bm25 scores, with the Ranking's column weights and tag boost (not ts_rank)",
-    "copy": "storage.copy(): a private in-memory fork of the store",
-    "files": "the store is files on disk: reopened by path, shared with other processes, its bytes scanned",
-    "persistent": "the store outlives its MemoryStore and reopens from a location (a path or a URL: --db)",
-}
-SQLITE = frozenset({"dense", "analyzers", "view_rules", "fts5_ranking"})
-CAPABILITIES: dict[str, frozenset[str]] = {
-    "memory": SQLITE | {"copy"},
-    "file": SQLITE | {"copy", "files", "persistent"},
-    "folder": SQLITE | {"files", "persistent"},
-    "postgres": frozenset({"persistent"}),
-}
+assert set(CAPABILITIES) == set(BACKENDS), "every backend the tests open is declared in the package"
 
 
 def has(backend: str, capability: str) -> bool:
@@ -161,13 +148,28 @@ def _ranks_by_fts5(backend: str) -> bool:
 
 
 def _copies(backend: str) -> bool:
+    """A fork holds the store's memories, and a restore puts back a snapshot; a backend without both refuses."""
     with open_store(backend) as store:
         store.session().memory_save("k", "v")
-        copy = getattr(store.storage, "copy", None)
-        if copy is None:
+        try:
+            image = store.snapshot()
+            with store.fork() as forked:
+                forked_ok = forked.session().memory_get("k").content == "v"
+        except InvalidArgument:
             return False
-        with MemoryStore(storage=copy()) as forked:
-            return forked.session().memory_get("k").content == "v"
+        store.session().memory_save("k", "changed")
+        store.restore(image)
+        return forked_ok and store.session().memory_get("k").content == "v"
+
+
+def _keeps_compartments(backend: str) -> bool:
+    with open_store(backend) as store:
+        try:
+            session = store.session("CONFIDENTIAL:hr")
+        except InvalidArgument:
+            return False
+        session.memory_save("k", "v")
+        return store.session("CONFIDENTIAL:legal").memory_get("k") is None and session.memory_get("k") is not None
 
 
 def _is_files(backend: str) -> bool:
@@ -187,6 +189,7 @@ def _reopens(backend: str) -> bool:
 
 
 _PROBES = {
+    "compartments": _keeps_compartments,
     "dense": lambda backend: _opens(backend, embedder=WordsEmbedder()),
     "analyzers": lambda backend: _opens(backend, analyzer="trigram"),
     "view_rules": lambda backend: _opens(backend, policy="global-stats"),

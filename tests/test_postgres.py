@@ -84,7 +84,7 @@ def test_every_column_as_the_session_role_at_public(pg_url):
     """All it may read (not the table-wide id: ``SELECT *`` is refused, tests/test_postgres_gate.py says why)."""
     _filled(pg_url)
     with _session_sql(pg_url, "main", Level.PUBLIC) as conn:
-        cursor = conn.execute(f"SELECT {backend._READABLE} FROM memories")
+        cursor = conn.execute(f"SELECT {backend.READABLE} FROM memories")
         names = [column.name for column in cursor.description]
         rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
         with pytest.raises(REFUSED):
@@ -566,9 +566,9 @@ def test_two_serve_processes_on_one_database_keep_their_levels_apart(pg_url, tmp
 
 
 def test_serialization_failures_are_retried_inside_memlab(pg_url, monkeypatch):
-    import memlab.storage.postgres.store as backend  # where saves look up _lock_head
+    import memlab.storage.postgres.store as backend  # where saves look up lock_head
 
-    real, failures = backend._lock_head, []
+    real, failures = backend.lock_head, []
 
     def flaky(cursor, agent, level):
         if len(failures) < 2:
@@ -578,7 +578,7 @@ def test_serialization_failures_are_retried_inside_memlab(pg_url, monkeypatch):
 
     with MemoryStore(pg_url) as store:
         session = store.session()
-        monkeypatch.setattr(backend, "_lock_head", flaky)
+        monkeypatch.setattr(backend, "lock_head", flaky)
         assert session.memory_save("k", "v").version == 1
         monkeypatch.undo()
         assert failures == ["main", "main"]
@@ -670,7 +670,7 @@ def test_a_search_finds_its_matches_once_whatever_the_store_s_size(pg_url):
     (a prepared statement's, from its sixth execution) rescanned it for every version the session may read (200
     look-ups and 606 verifications of the claim for 200 such memories, about ten times the search's time).
 
-    Guards: ``_search_sql`` joining ``matches(q)`` in its FROM list instead of a materialized query of its own:
+    Guards: ``views.search_sql`` joining ``matches(q)`` in its FROM list instead of a materialized query of its own:
     seen 200 calls from the sixth execution."""
     import hashlib
     import hmac
@@ -680,7 +680,7 @@ def test_a_search_finds_its_matches_once_whatever_the_store_s_size(pg_url):
             store.session(level).memory_save_many(
                 [{"key": f"k{i}", "content": f"note {i} about things"} for i in range(int(level), 300, 3)]
             )
-        sql, key = store.storage._search_sql, store.storage._key
+        sql, key = store.storage.search_statement, store.storage._key
     with psycopg.connect(pg_url, options="-c search_path=memlab") as conn:
         conn.execute("SET track_functions = 'all'")  # a superuser's setting, then the session role
         conn.execute("SET ROLE memlab_session")

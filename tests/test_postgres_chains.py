@@ -9,7 +9,7 @@ import psycopg
 
 from memlab import Level, MemoryStore
 from memlab.storage import verify_path
-from memlab.storage.postgres.sql import _AUDIT_COLUMNS
+from memlab.storage.postgres.sql import AUDIT_COLUMNS
 from tests.conftest import fixed_clock
 from tests.pgserver import running_server
 
@@ -57,7 +57,7 @@ def test_a_chain_spliced_in_from_another_store_does_not_verify(pg_url):
         _calls(pg_url, "what I asked here", 2)
         _calls(other, "what was asked elsewhere", 3)
         with psycopg.connect(other, options="-c search_path=memlab") as theirs:
-            rows = theirs.execute(f"SELECT {_AUDIT_COLUMNS} FROM audit ORDER BY seq").fetchall()
+            rows = theirs.execute(f"SELECT {AUDIT_COLUMNS} FROM audit ORDER BY seq").fetchall()
             head = theirs.execute("SELECT seq, hash FROM chain_heads").fetchone()
     finally:
         running_server().drop_database(other)
@@ -65,7 +65,7 @@ def test_a_chain_spliced_in_from_another_store_does_not_verify(pg_url):
     with psycopg.connect(pg_url, options="-c search_path=memlab") as owner, owner.transaction():
         owner.execute("DELETE FROM audit")
         owner.cursor().executemany(
-            f"INSERT INTO audit ({_AUDIT_COLUMNS}) VALUES ({', '.join(['%s'] * len(rows[0]))})", rows
+            f"INSERT INTO audit ({AUDIT_COLUMNS}) VALUES ({', '.join(['%s'] * len(rows[0]))})", rows
         )
         owner.execute("UPDATE chain_heads SET seq = %s, hash = %s", head)
     problems = verify_path(pg_url).problems

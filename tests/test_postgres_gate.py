@@ -355,7 +355,7 @@ def test_a_claim_that_does_not_verify_writes_nothing_even_at_the_agent_and_taint
     with no mac, a made-up one, or the mac of an earlier transaction, admits none of the writes the true
     claim admits (``test_the_session_role_may_write_what_memlab_writes``).
 
-    Guards: ``gate._equality_policies`` comparing with the setting's own parts
+    Guards: ``gate.equality_policies`` comparing with the setting's own parts
     (the agent and level split from ``current_setting('memlab.claim', true)`` in place of ``claimed()``): seen
     failing, the made-up mac and the replayed one wrote the version, the audit row, the session and the head's
     move (the mark stayed refused by the reads' policy)."""

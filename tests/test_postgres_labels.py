@@ -212,7 +212,7 @@ def test_a_search_matches_the_chosen_version_not_an_older_maximal_one(storage):
 
 
 def test_refuse_raises_ambiguous_on_a_get_and_leaves_the_key_out_of_lists_and_searches(pg_url, refusing):
-    # Guards: _search_sql choosing as newest does under refuse (the contested key surfaces in searches)
+    # Guards: views.search_sql choosing as newest does under refuse (the contested key surfaces in searches)
     hr, legal, both = (
         At(refusing, label) for label in ("CONFIDENTIAL:hr", "CONFIDENTIAL:legal", "CONFIDENTIAL:hr,legal")
     )
@@ -345,7 +345,7 @@ def _written(url: str) -> tuple:
 
 @pytest.mark.parametrize("label", list(MALFORMED.values()), ids=list(MALFORMED))
 def test_a_malformed_label_is_refused_before_anything_is_written(storage, pg_url, label):
-    # Guards: connection._label taking a Label made by hand as it is (no "checked != value" refusal)
+    # Guards: connection.label_of taking a Label made by hand as it is (no "checked != value" refusal)
     hr = At(storage, "CONFIDENTIAL:hr")
     hr.save("plan", "hr coffee")
     before = _written(pg_url)

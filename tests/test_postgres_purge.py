@@ -18,7 +18,7 @@ import pytest
 
 from memlab import Level, MemoryStore, PurgeIncomplete
 from memlab.storage import PostgresStorage
-from memlab.storage.postgres.sql import _lock_keys
+from memlab.storage.postgres.sql import lock_keys
 from tests.pgserver import running_server
 
 SECRET = "the launch code is zebra-quokka-kiwi"
@@ -100,7 +100,7 @@ def test_a_purge_held_up_before_it_erases_anything_changes_nothing_and_says_so(p
     run without a lock_timeout (it waits as long as the lock is held)."""
     with _store(pg_url) as store, _session_role(pg_url, "key squatter") as holder:
         holder.execute("BEGIN")
-        _lock_keys(holder, "main", [("launch", int(Level.CONFIDENTIAL))])
+        lock_keys(holder, "main", [("launch", int(Level.CONFIDENTIAL))])
         started = time.monotonic()
         with pytest.raises(PurgeIncomplete, match="nothing is erased yet") as incomplete:
             store.purge("main", "launch", reason="ticket SEC-22")

@@ -16,7 +16,7 @@ auditor does; every session call runs as a role that owns nothing, in a short tr
 
 from __future__ import annotations
 
-from memlab.storage.postgres.gate import _READABLE as _READABLE
+from memlab.storage.postgres.gate import READABLE as READABLE
 from memlab.storage.postgres.gate import claim as claim
 from memlab.storage.postgres.schema import RANKINGS as RANKINGS
 from memlab.storage.postgres.schema import TEXT_SEARCH_CONFIGS
@@ -25,4 +25,4 @@ from memlab.storage.postgres.store import PostgresStorage
 from memlab.storage.postgres.verify import verify_url
 
 __all__ = ["PostgresStorage", "TEXT_SEARCH_CONFIGS", "is_postgres_url", "verify_url"]
-# Also here (``as`` re-exports) for the tests and benchmarks that import them: claim, RANKINGS, _READABLE.
+# Also here (``as`` re-exports) for the tests and benchmarks that import them: claim, RANKINGS, READABLE.

@@ -21,21 +21,21 @@ from memlab.levels import Level
 from memlab.search.analyzers import Analyzer
 from memlab.search.analyzers import resolve as resolve_analyzer
 from memlab.search.ranking import Ranking
-from memlab.storage.postgres.gate import _new_key, claim
+from memlab.storage.postgres.gate import claim, new_key
 from memlab.storage.postgres.role import options, record_password
 from memlab.storage.postgres.schema import (
     FORMAT,
     RANKINGS,
     SCHEMA_VERSION,
     TEXT_SEARCH_CONFIGS,
-    _schema_sql,
-    _upgrade_1_sql,
-    _upgrade_2_sql,
-    _upgrade_3_sql,
-    _upgrade_4_sql,
-    _upgrade_5_sql,
+    schema_sql,
+    upgrade_1_sql,
+    upgrade_2_sql,
+    upgrade_3_sql,
+    upgrade_4_sql,
+    upgrade_5_sql,
 )
-from memlab.storage.postgres.sql import _IDENTIFIER, Head, _lock_head, _redact, _require_psycopg
+from memlab.storage.postgres.sql import IDENTIFIER, Head, lock_head, redact, require_psycopg
 from memlab.storage.schema import check_meta_values
 from memlab.viewrules import ViewRules
 
@@ -78,7 +78,7 @@ class Connection:
         rank_function: str = "ts_rank",
         purge_timeout: float = 5.0,
     ) -> None:
-        psycopg, psycopg_pool = _require_psycopg()
+        psycopg, psycopg_pool = require_psycopg()
         self._errors = psycopg.errors
         self._aborted = psycopg.pq.PipelineStatus.ABORTED  # a statement failed: the server rolls back at the Sync
         self.rules = rules if rules is not None else ViewRules.lattice()
@@ -99,7 +99,7 @@ class Connection:
             )
         self.config = TEXT_SEARCH_CONFIGS[self.analyzer.name]
         for name in (schema, session_role):
-            if not _IDENTIFIER.fullmatch(name):
+            if not IDENTIFIER.fullmatch(name):
                 raise InvalidArgument(f"{name!r} is not a plain lower-case PostgreSQL identifier")
         if rank_function not in RANKINGS:
             raise InvalidArgument(f"rank_function must be one of {', '.join(RANKINGS)}, not {rank_function!r}")
@@ -114,13 +114,13 @@ class Connection:
         try:
             self._owner = psycopg.connect(url, autocommit=True, options=f"-c search_path={schema}")
         except psycopg.Error as error:
-            raise SchemaError(f"cannot connect to {_redact(url)}: {str(error).strip()}") from error
+            raise SchemaError(f"cannot connect to {redact(url)}: {str(error).strip()}") from error
         try:
             try:
                 self.meta = self._ensure_schema()
                 self._key = bytes(self._owner.execute("SELECT key FROM claim_key").fetchone()[0])
             except psycopg.Error as error:
-                raise SchemaError(f"cannot open a memlab store in {_redact(url)}: {str(error).strip()}") from error
+                raise SchemaError(f"cannot open a memlab store in {redact(url)}: {str(error).strip()}") from error
             self._pool = psycopg_pool.ConnectionPool(
                 session_url or url,
                 kwargs={
@@ -171,26 +171,26 @@ class Connection:
             meta = dict(self._owner.execute("SELECT name, value FROM memlab_meta").fetchall())
             config = meta.get("text_search_config")
             if meta.get("format") == FORMAT and meta.get("schema_version") == "1" and config in {"english", "simple"}:
-                for statement in _upgrade_1_sql(config):
+                for statement in upgrade_1_sql(config):
                     self._owner.execute(statement)
                 meta["schema_version"] = "2"
             role = meta.get("session_role", "")
-            if meta.get("format") == FORMAT and meta.get("schema_version") == "2" and _IDENTIFIER.fullmatch(role):
-                for statement in _upgrade_2_sql(self.schema, role):
+            if meta.get("format") == FORMAT and meta.get("schema_version") == "2" and IDENTIFIER.fullmatch(role):
+                for statement in upgrade_2_sql(self.schema, role):
                     self._owner.execute(statement)
                 meta["schema_version"] = "3"
-            upgradable = _IDENTIFIER.fullmatch(role) and config in {"english", "simple"}
+            upgradable = IDENTIFIER.fullmatch(role) and config in {"english", "simple"}
             if meta.get("format") == FORMAT and meta.get("schema_version") == "3" and upgradable:
-                for statement in _upgrade_3_sql(self.schema, config, role):
+                for statement in upgrade_3_sql(self.schema, config, role):
                     self._owner.execute(statement)
                 meta["schema_version"] = "4"
-            if meta.get("format") == FORMAT and meta.get("schema_version") == "4" and _IDENTIFIER.fullmatch(role):
-                for statement in _upgrade_4_sql(self.schema, role):
+            if meta.get("format") == FORMAT and meta.get("schema_version") == "4" and IDENTIFIER.fullmatch(role):
+                for statement in upgrade_4_sql(self.schema, role):
                     self._owner.execute(statement)
-                _new_key(self._owner)
+                new_key(self._owner)
                 meta["schema_version"] = "5"
-            if meta.get("format") == FORMAT and meta.get("schema_version") == "5" and _IDENTIFIER.fullmatch(role):
-                for statement in _upgrade_5_sql(self.schema, role):
+            if meta.get("format") == FORMAT and meta.get("schema_version") == "5" and IDENTIFIER.fullmatch(role):
+                for statement in upgrade_5_sql(self.schema, role):
                     self._owner.execute(statement)
                 meta["schema_version"] = "6"
         meta = check_meta_values(meta, FORMAT, SCHEMA_VERSION, self.analyzer.name, self.rules.signature)
@@ -206,9 +206,9 @@ class Connection:
                     self._owner.execute(f"CREATE ROLE {self.session_role} LOGIN NOINHERIT")
             except (self._errors.DuplicateObject, self._errors.UniqueViolation):
                 pass
-        for statement in _schema_sql(self.schema, self.session_role, self.config):
+        for statement in schema_sql(self.schema, self.session_role, self.config):
             self._owner.execute(statement)
-        _new_key(self._owner)
+        new_key(self._owner)
         self._owner.cursor().executemany(
             "INSERT INTO memlab_meta (name, value) VALUES (%s, %s)",
             [
@@ -225,7 +225,7 @@ class Connection:
 
     def _session(self, agent: str, taint: Level | Label, work: Callable[[Any, Head | None], T], *, audited=True) -> T:
         """Run ``work(cursor, chain head)`` as the session role at ``agent`` and ``taint`` (a checked label, see
-        ``_label``) in one transaction, holding the chain head of ``agent`` at ``taint`` (when ``audited``);
+        ``label_of``) in one transaction, holding the chain head of ``agent`` at ``taint`` (when ``audited``);
         retried on serialisation failures and deadlocks.
 
         The transaction is the pipeline's own: PostgreSQL runs what is sent before a Sync as one transaction and
@@ -242,7 +242,7 @@ class Connection:
                     cursor = _Statements(conn)
                     try:
                         self._claim(cursor, agent, taint)
-                        return work(cursor, _lock_head(cursor, agent, taint) if audited else None)
+                        return work(cursor, lock_head(cursor, agent, taint) if audited else None)
                     except BaseException:
                         if conn.pgconn.pipeline_status != self._aborted:
                             # Queued before psycopg reads what has arrived; an earlier statement's error read
@@ -275,7 +275,7 @@ class Connection:
             return work(cursor)
 
 
-def _label(value: object) -> Label:
+def label_of(value: object) -> Label:
     """``value`` (a ``Level``, a ``Label`` or its text) as a label whose every part is checked: the claim and the
     policies rest on it, so a ``Label`` made without ``Label.of`` is checked again.
 

@@ -30,7 +30,7 @@ from memlab.levels import Level
 
 # What the session role may read of a version: everything but the table-wide id (which counts every agent's and
 # every level's saves). A column grant also keeps it from the system columns (ctid, xmin), which move alike.
-_READABLE = (
+READABLE = (
     "agent, key, content, tags, source, occurred_at, occurred_words, classification, categories, version, saved_at, "
     "saved_by, deleted_at, deleted_by, salt, commitment, purged_at, current, document"
 )
@@ -57,7 +57,7 @@ CLAIM_FUNCTIONS = ("claimed()", "claimed_agent()", "claimed_taint()", "claimed_c
 """The functions that read the claim, which every policy calls."""
 
 
-def _new_key(cursor) -> None:
+def new_key(cursor) -> None:
     """A fresh claim key, replacing any: claims made with the old one admit nothing from now on."""
     key = secrets.token_bytes(64)
     cursor.execute("DELETE FROM claim_key")
@@ -74,7 +74,7 @@ _LABEL_SQL = (
 )
 
 
-def _equality_policies(schema: str, role: str) -> list[tuple[str, str, str]]:
+def equality_policies(schema: str, role: str) -> list[tuple[str, str, str]]:
     """The policies that admit a row only at exactly the claim (table, name, the rest of its CREATE POLICY):
     versions written and marked at the claimed label, the claimed chain's head, audit rows and sessions of the
     claimed agent at that label.
@@ -99,11 +99,11 @@ def _equality_policies(schema: str, role: str) -> list[tuple[str, str, str]]:
     ]
 
 
-def _gate_sql(schema: str, role: str) -> list[str]:
+def gate_sql(schema: str, role: str) -> list[str]:
     """The claim, the row-level security policies, the grants and the trigger that gate the session role.
 
     Every policy compares with the claim in a sub-select (``claimed_agent()``, ``claimed_taint()``, ... or, where
-    the row must equal it, one row of them: ``_equality_policies``), so each is computed once per statement (an
+    the row must equal it, one row of them: ``equality_policies``), so each is computed once per statement (an
     InitPlan), not once per row: a claim that does not verify names no agent, no taint and no categories, and
     admits nothing."""
     agent_is = f"agent = (SELECT {schema}.claimed_agent())"
@@ -145,7 +145,7 @@ def _gate_sql(schema: str, role: str) -> list[str]:
         # exactly it; every other table a session writes is gated by the agent and the label too, below.
         "ALTER TABLE memories ENABLE ROW LEVEL SECURITY",
         f"CREATE POLICY memories_read ON memories FOR SELECT TO {role} USING ({readable})",
-        *(f"CREATE POLICY {name} ON {table} {rule}" for table, name, rule in _equality_policies(schema, role)),
+        *(f"CREATE POLICY {name} ON {table} {rule}" for table, name, rule in equality_policies(schema, role)),
         # A set deletion is final, for every role: a purge only ever sets one that is not set yet.
         "CREATE FUNCTION deletions_are_final() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp "
         "AS $$ BEGIN IF NEW.deleted_at IS DISTINCT FROM OLD.deleted_at "
@@ -175,7 +175,7 @@ def _gate_sql(schema: str, role: str) -> list[str]:
         f"REVOKE ALL ON ALL TABLES IN SCHEMA {schema} FROM PUBLIC",
         f"GRANT USAGE ON SCHEMA {schema} TO {role}",
         f"GRANT SELECT ON memlab_meta TO {role}",
-        f"GRANT SELECT ({_READABLE}), INSERT ({_WRITABLE}) ON memories TO {role}",
+        f"GRANT SELECT ({READABLE}), INSERT ({_WRITABLE}) ON memories TO {role}",
         f"GRANT UPDATE (current, deleted_at, deleted_by) ON memories TO {role}",
         f"GRANT SELECT (agent, taint, categories, seq, hash), UPDATE (seq, hash) ON chain_heads TO {role}",
         f"GRANT INSERT ON audit, sessions, taint_events TO {role}",

@@ -19,7 +19,7 @@ from memlab.errors import Denied, SchemaError
 from memlab.levels import Level
 from memlab.storage.postgres.gate import claim
 from memlab.storage.postgres.role import options
-from memlab.storage.postgres.sql import _IDENTIFIER, _redact, _require_psycopg
+from memlab.storage.postgres.sql import IDENTIFIER, redact, require_psycopg
 
 __all__ = ["PostgresProgress"]
 
@@ -70,15 +70,15 @@ class PostgresProgress:
     """
 
     def __init__(self, url: str, *, student: str | None = None, schema: str = "memlab") -> None:
-        psycopg, _ = _require_psycopg()
+        psycopg, _ = require_psycopg()
         self._errors = psycopg.errors
-        if not _IDENTIFIER.fullmatch(schema):
+        if not IDENTIFIER.fullmatch(schema):
             raise SchemaError(f"{schema!r} is not a plain lower-case PostgreSQL identifier")
         self.student, self._lock = student, threading.Lock()
         try:
             owner = psycopg.connect(url, autocommit=True, options=f"-c search_path={schema}")
         except psycopg.Error as error:
-            raise SchemaError(f"cannot connect to {_redact(url)}: {str(error).strip()}") from error
+            raise SchemaError(f"cannot connect to {redact(url)}: {str(error).strip()}") from error
         try:
             role = self._ensure_tables(owner, schema, url)
             if student is None:
@@ -87,7 +87,7 @@ class PostgresProgress:
             self._key = bytes(owner.execute("SELECT key FROM claim_key").fetchone()[0])
         except psycopg.Error as error:
             owner.close()
-            raise SchemaError(f"cannot open the class's progress in {_redact(url)}: {str(error).strip()}") from error
+            raise SchemaError(f"cannot open the class's progress in {redact(url)}: {str(error).strip()}") from error
         except BaseException:
             owner.close()
             raise
@@ -103,9 +103,9 @@ class PostgresProgress:
         with owner.transaction():
             owner.execute("SELECT pg_advisory_xact_lock(hashtext('memlab class progress ' || %s))", (schema,))
             if owner.execute("SELECT to_regclass(%s)", (f"{schema}.memlab_meta",)).fetchone()[0] is None:
-                raise SchemaError(f"{_redact(url)} holds no memlab store (no table {schema}.memlab_meta)")
+                raise SchemaError(f"{redact(url)} holds no memlab store (no table {schema}.memlab_meta)")
             (role,) = owner.execute("SELECT value FROM memlab_meta WHERE name = 'session_role'").fetchone()
-            if not _IDENTIFIER.fullmatch(role):  # it goes into the SQL below as a name
+            if not IDENTIFIER.fullmatch(role):  # it goes into the SQL below as a name
                 raise SchemaError(f"this store's session role {role!r} is not a plain lower-case identifier")
             made = owner.execute("SELECT to_regclass(%s)", (f"{schema}.class_progress",)).fetchone()[0] is not None
             for statement in ([] if made else _progress_sql(schema, role)) + _grants_sql(role):

@@ -13,14 +13,15 @@ what they read.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from memlab.errors import PurgeIncomplete
 from memlab.levels import Level
 from memlab.records import AuditEvent, Memory
-from memlab.storage.postgres.sql import _COLUMNS, _lock_head, _lock_keys, _memory, _storable
+from memlab.storage.postgres.sql import COLUMNS, lock_head, lock_keys, memory_of, storable
 
 _POLL = 0.05  # seconds between two looks at the snapshots a purge waits for
 
@@ -45,8 +46,25 @@ _LOCKING = (
 )
 
 
+class Owner(NamedTuple):
+    """What a purge needs of the storage: its owner's access and the purge's bound."""
+
+    run: Callable[[Callable[[Any], Any]], Any]
+    """Runs ``work(cursor)`` as the table's owner in one transaction, and returns what it returns."""
+    connection: Any
+    """The owner's own connection, in autocommit: ``VACUUM FULL`` and the look at other connections."""
+    lock: threading.RLock
+    """The storage's lock, held while the table is rewritten."""
+    append_audits: Callable[..., None]
+    """Appends audit rows to a chain in the open transaction (``PostgresStorage``'s)."""
+    errors: Any
+    """psycopg's ``errors`` module (a lock timeout is ``LockNotAvailable``)."""
+    timeout: float
+    """Seconds the purge waits for another connection's lock or older snapshot (``purge_timeout``)."""
+
+
 def purge_key(
-    storage: Any,
+    storage: Owner,
     agent: str,
     key: str,
     level: Level | None,
@@ -60,19 +78,19 @@ def purge_key(
     Raises:
         PurgeIncomplete: another connection held a lock or an older snapshot past ``storage.purge_timeout``.
     """
-    timeout = storage.purge_timeout
+    timeout = storage.timeout
 
     def work(cursor):
         # The session role can hold any key's advisory lock, and rows of its own label: wait a bounded time.
         cursor.execute("SELECT set_config('lock_timeout', %s, true)", (_milliseconds(timeout),))
         # The key at every level, then every chain of the agent in level order: locks are always taken keys
         # first, heads after, so a purge and saves cannot deadlock. Its audit row goes to the top chain.
-        _lock_keys(cursor, agent, [(key, int(chained)) for chained in Level])
-        head = [_lock_head(cursor, agent, chained, owner=True)() for chained in Level][-1]
+        lock_keys(cursor, agent, [(key, int(chained)) for chained in Level])
+        head = [lock_head(cursor, agent, chained, owner=True)() for chained in Level][-1]
         at_level = "" if level is None else "AND classification = %s"
         where = (agent, key, *(() if level is None else (int(level),)))
         cursor.execute(
-            f"SELECT m.id, {_COLUMNS} FROM memories m WHERE agent = %s AND key = %s {at_level} AND purged_at IS NULL "
+            f"SELECT m.id, {COLUMNS} FROM memories m WHERE agent = %s AND key = %s {at_level} AND purged_at IS NULL "
             "ORDER BY classification, categories, version",
             where,
         )
@@ -81,15 +99,15 @@ def purge_key(
         if ids:
             cursor.execute(
                 "UPDATE memories SET deleted_at = %s, deleted_by = %s WHERE id = ANY(%s) AND deleted_at IS NULL",
-                (purged_at, _storable(purged_by), ids),
+                (purged_at, storable(purged_by), ids),
             )
             cursor.execute(
                 "UPDATE memories SET content = '', tags = '[]', source = NULL, occurred_at = NULL, "
                 "occurred_words = NULL, salt = NULL, purged_at = %s WHERE id = ANY(%s)",
                 (purged_at, ids),
             )
-        purged = [_memory(row[1:]) for row in rows]
-        storage._append_audits(cursor, agent, head, [audit(purged)])
+        purged = [memory_of(row[1:]) for row in rows]
+        storage.append_audits(cursor, agent, head, [audit(purged)])
         # Versions erased now or by an earlier run: a run again after PurgeIncomplete rewrites the table too.
         erased = cursor.execute(
             f"SELECT EXISTS (SELECT 1 FROM memories WHERE agent = %s AND key = %s {at_level} "
@@ -99,24 +117,24 @@ def purge_key(
         return purged, erased, cursor.execute("SELECT pg_current_xact_id()::text").fetchone()[0]
 
     try:
-        purged, erased, xid = storage._as_owner(work)
-    except storage._errors.LockNotAvailable as error:
+        purged, erased, xid = storage.run(work)
+    except storage.errors.LockNotAvailable as error:
         raise PurgeIncomplete(
             f"nothing is erased yet: the purge waited {timeout:g} s for a lock held by "
             f"{_joined(_named(storage, _LOCKING, {}))}; once it is released, run the same store.purge again"
         ) from error
     if erased:
-        with storage._lock:
+        with storage.lock:
             _rewrite(storage, xid, timeout)
     return purged
 
 
-def _rewrite(storage: Any, xid: str, timeout: float) -> None:
+def _rewrite(storage: Owner, xid: str, timeout: float) -> None:
     """``VACUUM (FULL, ANALYZE) memories`` once no snapshot older than transaction ``xid`` (the purge's) is left,
     waiting at most ``timeout`` seconds for them and again for the table's lock: the table, its TOAST table and
     every index (the search index's entries too) written anew without the old row versions, and the planner's
     samples replaced."""
-    owner = storage._owner
+    owner = storage.connection
     # Transaction ids as xid (what pg_stat_activity shows) are the low 32 bits of the xid8 the purge had.
     holding = {"xid": str(int(xid) % 2**32)}
     deadline = time.monotonic() + timeout
@@ -133,7 +151,7 @@ def _rewrite(storage: Any, xid: str, timeout: float) -> None:
     owner.execute("SELECT set_config('lock_timeout', %s, false)", (_milliseconds(timeout),))
     try:
         owner.execute("VACUUM (FULL, ANALYZE) memories")
-    except storage._errors.LockNotAvailable as error:
+    except storage.errors.LockNotAvailable as error:
         raise PurgeIncomplete(
             "the purge is done and audited, but copies of what it erased remain in the table's files: rewriting "
             f"them needs the table to itself, and after {timeout:g} s a lock on it was still held by "
@@ -143,12 +161,12 @@ def _rewrite(storage: Any, xid: str, timeout: float) -> None:
         owner.execute("RESET lock_timeout")
 
 
-def _named(storage: Any, sql: str, parameters: dict[str, str]) -> list[str]:
+def _named(storage: Owner, sql: str, parameters: dict[str, str]) -> list[str]:
     """The connections ``sql`` finds, each as pid, role, application and state (never its statements)."""
     return [
         f"pid {pid} (role {role}, application {application or 'unnamed'!r}, "
         f"{state or 'state not visible to the owner'})"
-        for pid, role, application, state in storage._owner.execute(sql, parameters).fetchall()
+        for pid, role, application, state in storage.connection.execute(sql, parameters).fetchall()
     ]
 
 

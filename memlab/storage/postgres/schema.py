@@ -8,7 +8,7 @@ rows a session cannot see.
 
 from __future__ import annotations
 
-from memlab.storage.postgres.gate import CLAIM_FUNCTIONS, _equality_policies, _gate_sql
+from memlab.storage.postgres.gate import CLAIM_FUNCTIONS, equality_policies, gate_sql
 
 FORMAT = "memlab-postgres"
 # 2: the context columns (source, occurred_at and its words); 3: the signed claim; 4: english without stopwords;
@@ -51,7 +51,7 @@ _SEARCH_INDEX = (
 )
 
 
-def _indexing(schema: str, config: str) -> str:
+def indexing_config(schema: str, config: str) -> str:
     """The text search configuration documents and queries go through: ``simple``, or ``english`` without its
     stopword list (memlab drops its own short list from queries, as on SQLite, and keeps a query of stopwords
     only; PostgreSQL's longer list would drop words such as "same" or "who" from documents and queries alike)."""
@@ -59,7 +59,7 @@ def _indexing(schema: str, config: str) -> str:
 
 
 def _configuration_sql(schema: str, config: str) -> list[str]:
-    """The store's own text search configuration, where it needs one (see ``_indexing``)."""
+    """The store's own text search configuration, where it needs one (see ``indexing_config``)."""
     if config != "english":
         return []
     return [
@@ -70,7 +70,7 @@ def _configuration_sql(schema: str, config: str) -> list[str]:
     ]
 
 
-def _upgrade_3_sql(schema: str, config: str, role: str) -> list[str]:
+def upgrade_3_sql(schema: str, config: str, role: str) -> list[str]:
     """Schema 3 to 4 (in the schema's search path): documents indexed without PostgreSQL's stopword list (the
     new column is granted to the session role as the old one was)."""
     return [
@@ -78,14 +78,14 @@ def _upgrade_3_sql(schema: str, config: str, role: str) -> list[str]:
         f"DROP TEXT SEARCH CONFIGURATION IF EXISTS {schema}.memlab_english",
         f"DROP TEXT SEARCH DICTIONARY IF EXISTS {schema}.memlab_english_stem",
         *_configuration_sql(schema, config),
-        f"ALTER TABLE memories ADD COLUMN document {_DOCUMENT.format(config=_indexing(schema, config))}",
+        f"ALTER TABLE memories ADD COLUMN document {_DOCUMENT.format(config=indexing_config(schema, config))}",
         _SEARCH_INDEX,
         f"GRANT SELECT (document) ON memories TO {role}",
         "UPDATE memlab_meta SET value = '4' WHERE name = 'schema_version'",
     ]
 
 
-def _upgrade_1_sql(config: str) -> list[str]:
+def upgrade_1_sql(config: str) -> list[str]:
     """Schema 1 to 2 (in the schema's search path): the context columns, and a document that reads them. Versions
     without context commit to content and tags alone, in both, so the chain still verifies."""
     return [
@@ -98,7 +98,7 @@ def _upgrade_1_sql(config: str) -> list[str]:
     ]
 
 
-def _schema_sql(schema: str, role: str, config: str) -> list[str]:
+def schema_sql(schema: str, role: str, config: str) -> list[str]:
     """The tables, indexes, row-level security policies and grants of a new store."""
     return [
         f"CREATE SCHEMA IF NOT EXISTS {schema}",
@@ -119,7 +119,7 @@ def _schema_sql(schema: str, role: str, config: str) -> list[str]:
         "version integer NOT NULL, "
         "saved_at text NOT NULL, saved_by text NOT NULL, deleted_at text, deleted_by text, salt bytea, "
         "commitment text NOT NULL, purged_at text, current boolean NOT NULL, "
-        f"document {_DOCUMENT.format(config=_indexing(schema, config))}, "
+        f"document {_DOCUMENT.format(config=indexing_config(schema, config))}, "
         "UNIQUE (agent, key, classification, categories, version))",
         "CREATE INDEX memories_live ON memories (agent, key, classification) WHERE current AND deleted_at IS NULL",
         _SEARCH_INDEX,
@@ -132,7 +132,7 @@ def _schema_sql(schema: str, role: str, config: str) -> list[str]:
         "outcome text NOT NULL, "
         "records text NOT NULL, notes text NOT NULL, message text, digest text, hash text NOT NULL, "
         "PRIMARY KEY (agent, taint, seq))",
-        *_gate_sql(schema, role),
+        *gate_sql(schema, role),
     ]
 
 
@@ -158,14 +158,14 @@ def _ungate_sql(schema: str, role: str) -> list[str]:
     ]
 
 
-def _upgrade_2_sql(schema: str, role: str) -> list[str]:
+def upgrade_2_sql(schema: str, role: str) -> list[str]:
     """Schema 2 to 3 (in the schema's search path): the policies that read settings the session role could set
-    itself are dropped with its grants; the signed claim's gate comes with schema 5 (``_upgrade_4_sql``), which
+    itself are dropped with its grants; the signed claim's gate comes with schema 5 (``upgrade_4_sql``), which
     every older store then reaches in the same transaction."""
     return [*_ungate_sql(schema, role), "UPDATE memlab_meta SET value = '3' WHERE name = 'schema_version'"]
 
 
-def _upgrade_4_sql(schema: str, role: str) -> list[str]:
+def upgrade_4_sql(schema: str, role: str) -> list[str]:
     """Schema 4 to 5 (in the schema's search path): versions and chains gain categories, empty for every row
     there is (a version without categories is exactly as it was, its chain too), and the gate is made anew to
     gate on them; the caller then draws a new claim key."""
@@ -177,15 +177,15 @@ def _upgrade_4_sql(schema: str, role: str) -> list[str]:
         "ALTER TABLE chain_heads DROP CONSTRAINT IF EXISTS chain_heads_pkey",
         "ALTER TABLE chain_heads ADD PRIMARY KEY (agent, taint, categories)",
         *_ungate_sql(schema, role),
-        *_gate_sql(schema, role),
+        *gate_sql(schema, role),
         "UPDATE memlab_meta SET value = '5' WHERE name = 'schema_version'",
     ]
 
 
-def _upgrade_5_sql(schema: str, role: str) -> list[str]:
+def upgrade_5_sql(schema: str, role: str) -> list[str]:
     """Schema 5 to 6 (in the schema's search path): the policies that admit a row only at exactly the claim made
     anew, each verifying the claim once (``gate._equality_policies``); they admit exactly what they admitted."""
-    policies = _equality_policies(schema, role)
+    policies = equality_policies(schema, role)
     return [
         *(f"DROP POLICY IF EXISTS {name} ON {table}" for table, name, _ in policies),
         *(f"CREATE POLICY {name} ON {table} {rule}" for table, name, rule in policies),

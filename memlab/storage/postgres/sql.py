@@ -19,12 +19,12 @@ from memlab.levels import Level
 from memlab.records import Memory
 from memlab.storage import chain
 
-_IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
-_COLUMNS = (
+IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+COLUMNS = (
     "m.key, m.content, m.tags, m.classification, m.version, m.saved_at, m.saved_by, m.source, m.occurred_at, "
     "m.categories"
 )
-_AUDIT_COLUMNS = "seq, at, session_id, agent, taint, tool, key, query, outcome, records, notes, message, digest, hash"
+AUDIT_COLUMNS = "seq, at, session_id, agent, taint, tool, key, query, outcome, records, notes, message, digest, hash"
 
 
 def is_postgres_url(path: object) -> bool:
@@ -32,7 +32,7 @@ def is_postgres_url(path: object) -> bool:
     return isinstance(path, str) and path.startswith(("postgresql://", "postgres://"))
 
 
-def _require_psycopg():
+def require_psycopg():
     try:
         import psycopg
         import psycopg_pool
@@ -43,7 +43,7 @@ def _require_psycopg():
     return psycopg, psycopg_pool
 
 
-def _lock_keys(cursor, agent: str, places: list[tuple[str, int]]) -> None:
+def lock_keys(cursor, agent: str, places: list[tuple[str, int]]) -> None:
     """Take the transaction's advisory locks of ``places`` (key, level) of ``agent``, in one global order."""
     locks = sorted(
         {
@@ -54,7 +54,7 @@ def _lock_keys(cursor, agent: str, places: list[tuple[str, int]]) -> None:
     cursor.execute("SELECT pg_advisory_xact_lock(k) FROM unnest(%s::bigint[]) AS k", (locks,))
 
 
-def _write_together(
+def write_together(
     cursor, writes: Sequence[tuple[str, Sequence[Sequence[Any]]]], last: tuple[str, Sequence[Any]]
 ) -> None:
     """Send ``writes`` (each an INSERT without RETURNING and its rows of parameters) and then ``last`` (a statement
@@ -76,7 +76,7 @@ Head = Callable[[], tuple[Label, int, str]]
 """A chain's locked head, read when called: its label, its last ``seq`` and its hash."""
 
 
-def _lock_head(cursor, agent: str, taint: Level | Label, *, owner: bool = False) -> Head:
+def lock_head(cursor, agent: str, taint: Level | Label, *, owner: bool = False) -> Head:
     """Lock the head row of the chain of ``agent`` at ``taint`` (created, with a random genesis, on first use:
     by ``open_chain`` for a session, which may not write a genesis, directly by the ``owner``).
 
@@ -106,13 +106,13 @@ def _lock_head(cursor, agent: str, taint: Level | Label, *, owner: bool = False)
     return head
 
 
-def _storable(text: str | None) -> str | None:
+def storable(text: str | None) -> str | None:
     """``text`` as PostgreSQL can store it: NUL, which its text type cannot hold, becomes U+FFFD (for what the
     audit records of a call's input: the row is hashed as stored)."""
     return None if text is None else text.replace("\x00", "\ufffd")
 
 
-def _memory(row: Sequence[Any]) -> Memory:
+def memory_of(row: Sequence[Any]) -> Memory:
     key, content, tags, classification, version, saved_at, saved_by, source, occurred_at, categories = row
     return Memory(
         key,
@@ -127,6 +127,6 @@ def _memory(row: Sequence[Any]) -> Memory:
     )
 
 
-def _redact(url: str) -> str:
+def redact(url: str) -> str:
     """``url`` without its password, for error messages."""
     return re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", url)

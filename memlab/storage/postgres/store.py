@@ -28,48 +28,24 @@ from memlab.search.ranking import Ranking, when_words
 from memlab.storage.capabilities import BACKENDS
 from memlab.storage.label_codes import stored
 from memlab.storage.lexical import _lazy_terms, _snippet
-from memlab.storage.postgres.connection import Connection, _label
-from memlab.storage.postgres.purge import purge_key
-from memlab.storage.postgres.schema import RANKINGS, _indexing
+from memlab.storage.postgres.connection import Connection, label_of
+from memlab.storage.postgres.purge import Owner, purge_key
+from memlab.storage.postgres.schema import RANKINGS, indexing_config
 from memlab.storage.postgres.sql import (
-    _AUDIT_COLUMNS,
-    _COLUMNS,
+    AUDIT_COLUMNS,
+    COLUMNS,
     Head,
-    _lock_head,
-    _lock_keys,
-    _memory,
-    _require_psycopg,
-    _storable,
-    _write_together,
+    lock_head,
+    lock_keys,
+    memory_of,
+    require_psycopg,
+    storable,
+    write_together,
 )
-from memlab.storage.postgres.verify import _verify
+from memlab.storage.postgres.verify import verify_database
+from memlab.storage.postgres.views import LIVE, chosen, save_order, search_sql
 from memlab.storage.seal import chain_rows, deletion, seal
 from memlab.storage.verify import Verification
-from memlab.viewrules import SHADOWING_RULES, maximal
-
-
-def _readable(alias: str, also: str = "") -> str:
-    """SQL: ``alias`` is a live version of ``m``'s key that the session at ``%(level)s`` and ``%(categories)s``
-    may read (row-level security admits no other; the condition keeps the query right on its own)."""
-    return (
-        f"{alias}.agent = m.agent AND {alias}.key = m.key AND {alias}.classification <= %(level)s "
-        f"AND {alias}.categories <@ %(categories)s::text[] AND {alias}.current AND {alias}.deleted_at IS NULL {also}"
-    )
-
-
-def _above(upper: str, lower: str) -> str:
-    """SQL: ``upper``'s label is strictly above ``lower``'s."""
-    return (
-        f"{upper}.classification >= {lower}.classification AND {upper}.categories @> {lower}.categories "
-        f"AND ({upper}.classification > {lower}.classification OR {upper}.categories <> {lower}.categories)"
-    )
-
-
-# The live versions a session's read stands on: its agent's, readable at its label.
-_LIVE = (
-    "m.agent = %(agent)s AND m.classification <= %(level)s AND m.categories <@ %(categories)s::text[] "
-    "AND m.current AND m.deleted_at IS NULL"
-)
 
 
 class PostgresStorage(Connection):
@@ -98,7 +74,7 @@ class PostgresStorage(Connection):
     # -- sessions -------------------------------------------------------------------------------------
 
     def add_session(self, session_id: str, agent: str, taint: Level | Label, created_at: str) -> None:
-        label = _label(taint)
+        label = label_of(taint)
 
         def work(cursor, _head):
             cursor.execute(
@@ -112,13 +88,13 @@ class PostgresStorage(Connection):
             raise InvalidArgument(f"session id {session_id!r} is already taken in this store") from error
 
     def add_taint_event(self, agent: str, event: TaintEvent) -> None:
-        start, end = _label(event.from_level), _label(event.to_level)
+        start, end = label_of(event.from_level), label_of(event.to_level)
         self._session(
             agent,
             end,
             lambda cursor, _head: cursor.execute(
                 "INSERT INTO taint_events (session_id, at, from_level, to_level, reason) VALUES (%s, %s, %s, %s, %s)",
-                (event.session_id, event.at, str(start), str(end), _storable(event.reason)),
+                (event.session_id, event.at, str(start), str(end), storable(event.reason)),
             ),
             audited=False,
         )
@@ -136,7 +112,7 @@ class PostgresStorage(Connection):
     ) -> list[Memory]:
         """Save new versions at ``classification`` (its level and categories) in one transaction, one audit row
         each; the last version of each key is current. Versions are numbered per agent, key and label."""
-        label = _label(classification)
+        label = label_of(classification)
         if not versions:
             return []
         for number, new in enumerate(versions, start=1):
@@ -153,7 +129,7 @@ class PostgresStorage(Connection):
             # Saves of one key at one level (whatever their categories: a purge locks a key's levels) queue on
             # its advisory lock (so numbers have no gaps and no duplicates); the chain head is locked after the
             # keys, in the same round trip, for the audit rows.
-            _lock_keys(cursor, agent, [(key, level) for key in keys])
+            lock_keys(cursor, agent, [(key, level) for key in keys])
             # The previous current versions at this label step down; their numbers continue.
             # One key as ``key = %s``: over ``ANY(%s)`` PostgreSQL plans the statement afresh on every call.
             stepped = cursor.execute(
@@ -162,7 +138,7 @@ class PostgresStorage(Connection):
                 "RETURNING key, version",
                 (agent, level, categories, keys[0] if len(keys) == 1 else keys),
             )
-            head = _lock_head(cursor, agent, label)
+            head = lock_head(cursor, agent, label)
             newest = dict(stepped.fetchall())
             saved, rows, digests = [], [], []
             for n, new in enumerate(versions):
@@ -210,22 +186,22 @@ class PostgresStorage(Connection):
         audit: Callable[[Memory | None], AuditEvent],
     ) -> Memory | None:
         """Soft-delete the live version of ``key`` at exactly ``classification`` (its level and categories)."""
-        label = _label(classification)
+        label = label_of(classification)
 
         def work(cursor, _head):
-            _lock_keys(cursor, agent, [(key, int(label.level))])
+            lock_keys(cursor, agent, [(key, int(label.level))])
             deleted = cursor.execute(
                 f"UPDATE memories m SET deleted_at = %s, deleted_by = %s WHERE agent = %s AND key = %s "
                 "AND classification = %s AND categories = %s::text[] AND current AND deleted_at IS NULL "
-                f"RETURNING {_COLUMNS}, commitment",
+                f"RETURNING {COLUMNS}, commitment",
                 (deleted_at, deleted_by, agent, key, int(label.level), sorted(label.categories)),
             )
-            head = _lock_head(cursor, agent, label)
+            head = lock_head(cursor, agent, label)
             row = deleted.fetchone()
             if row is None:
                 self._append_audits(cursor, agent, head, [audit(None)])
                 return None
-            memory = _memory(row[:-1])
+            memory = memory_of(row[:-1])
             self._append_audits(
                 cursor, agent, head, [audit(memory)], [deletion(agent, memory, row[-1], deleted_at, deleted_by)]
             )
@@ -252,7 +228,8 @@ class PostgresStorage(Connection):
         Raises:
             PurgeIncomplete: another connection's lock or older snapshot held it up past ``purge_timeout``.
         """
-        return purge_key(self, agent, key, level, purged_at=purged_at, purged_by=purged_by, audit=audit)
+        owner = Owner(self._as_owner, self._owner, self._lock, self._append_audits, self._errors, self.purge_timeout)
+        return purge_key(owner, agent, key, level, purged_at=purged_at, purged_by=purged_by, audit=audit)
 
     # -- reads (each with its audit event, in one transaction) -----------------------------------------
 
@@ -270,15 +247,15 @@ class PostgresStorage(Connection):
             Ambiguous: the key has several maximal versions at ``taint`` and the policy's shadowing is
                 ``refuse`` (nothing is audited here: the caller audits the error).
         """
-        label = _label(taint)
+        label = label_of(taint)
 
         def work(cursor, head):
             rows = cursor.execute(
-                f"SELECT DISTINCT ON (m.categories) {_COLUMNS} FROM memories m WHERE {_LIVE} AND m.key = %(key)s "
+                f"SELECT DISTINCT ON (m.categories) {COLUMNS} FROM memories m WHERE {LIVE} AND m.key = %(key)s "
                 "ORDER BY m.categories, m.classification DESC",
                 {"agent": agent, "key": key, **_claimed(label)},
             ).fetchall()
-            memory = self._chosen(cursor, label, [_memory(row) for row in rows])
+            memory = chosen(cursor, self.rules.shadowing, label, [memory_of(row) for row in rows])
             if audit is not None:
                 self._append_audits(cursor, agent, head, [audit(memory)])
             return memory
@@ -308,7 +285,7 @@ class PostgresStorage(Connection):
     ) -> list[Memory]:
         """The effective view at ``taint``, by key; ``audit=None`` only for the auditor's views. A key whose
         maximal versions the shadowing rule refuses to choose among is left out."""
-        label = _label(taint)
+        label = label_of(taint)
         tagged = "" if tag is None else "AND m.tags::jsonb ? %(tag)s"
         # A policy variant filters by tag first, and shadows only among the tagged versions; the design filters
         # the chosen version: here a key's only candidate, and the others once the rule has chosen (below).
@@ -321,19 +298,19 @@ class PostgresStorage(Connection):
             # are maximal, and the rule's choice, are decided here, not in a self-join that RLS makes scan.
             found = cursor.execute(
                 "SELECT * FROM (SELECT d.*, count(*) OVER (PARTITION BY d.key) AS candidates FROM ("
-                f"SELECT DISTINCT ON (m.key, m.categories) {_COLUMNS} FROM memories m WHERE {_LIVE} {before} "
+                f"SELECT DISTINCT ON (m.key, m.categories) {COLUMNS} FROM memories m WHERE {LIVE} {before} "
                 f"ORDER BY m.key, m.categories, m.classification DESC) d) v WHERE true {after} ORDER BY v.key",
                 {"agent": agent, "tag": tag, **_claimed(label)},
             )
             by_key: dict[str, list[Memory]] = {}
             for row in found.fetchall():
-                memory = _memory(row[:-1])
+                memory = memory_of(row[:-1])
                 by_key.setdefault(memory.key, []).append(memory)
-            order = self._save_order(cursor, [key for key, versions in by_key.items() if len(versions) > 1])
+            order = save_order(cursor, [key for key, versions in by_key.items() if len(versions) > 1])
             view = []
             for versions in by_key.values():
                 try:
-                    memory = self._chosen(cursor, label, versions, order)
+                    memory = chosen(cursor, self.rules.shadowing, label, versions, order)
                 except Ambiguous:
                     continue
                 if tag is None or tag in memory.tags:
@@ -344,44 +321,12 @@ class PostgresStorage(Connection):
 
         return self._session(agent, label, work, audited=audit is not None)
 
-    def _chosen(
-        self, cursor, label: Label, versions: list[Memory], order: Callable[[Memory], object] | None = None
-    ) -> Memory | None:
-        """The version of one key the view at ``label`` holds among its readable live ``versions``: the only
-        maximal one, or the policy's shadowing rule's choice among several (which may raise ``Ambiguous``)."""
-        if len(versions) < 2:
-            return versions[0] if versions else None
-        candidates = maximal({memory.label: memory for memory in versions}, label)
-        if len(candidates) == 1:
-            return next(iter(candidates.values()))
-        rule = SHADOWING_RULES[self.rules.shadowing]
-        return rule(candidates, order or self._save_order(cursor, [versions[0].key]))
-
-    @staticmethod
-    def _save_order(cursor, keys: list[str]) -> Callable[[Memory], object]:
-        """The order in which versions of ``keys`` the session may read were saved, asked of the database the
-        first time a rule needs it (never under the four-level order, where no key has two maximal versions)."""
-        ranks: dict[tuple[str, Level, frozenset[str], int], int] = {}
-
-        def order(memory: Memory) -> object:
-            if not ranks:
-                found = cursor.execute(
-                    "SELECT order_key, order_level, order_categories, order_version, saved_order "
-                    "FROM save_order(%s::text[])",
-                    (keys,),
-                )
-                for key, level, categories, version, rank in found.fetchall():
-                    ranks[key, Level(level), frozenset(categories), version] = rank
-            return ranks[memory.key, memory.level, memory.categories, memory.version]
-
-        return order
-
     def search(
         self, agent: str, taint: Level | Label, query: str, limit: int, *, audit: Callable[[list[Hit]], AuditEvent]
     ) -> list[Hit]:
         """Rank the effective view at ``taint`` by ``ts_rank`` (or another of ``RANKINGS``) against the
         query's words, OR-combined; ties in save order. A key the shadowing rule refuses is left out."""
-        label = _label(taint)
+        label = label_of(taint)
         # Words are letters and digits only, so joined with | they are a valid tsquery whatever the input.
         terms = " | ".join(query_terms(query))
 
@@ -389,12 +334,12 @@ class PostgresStorage(Connection):
             hits = []
             if terms:
                 parameters = {"terms": terms, "agent": agent, "limit": limit, **_claimed(label)}
-                rows = cursor.execute(self._search_sql, parameters).fetchall()
+                rows = cursor.execute(self.search_statement, parameters).fetchall()
                 # A hit's snippet is made when it is first read, the query's snippet terms once for every hit
                 # (as on SQLite): a caller that reads no snippet pays nothing for them.
                 snippet_terms = _lazy_terms(self.analyzer, query)
                 hits = [
-                    Hit(_memory(row[:-1]), row[-1], partial(_snippet, self.analyzer, row[1], snippet_terms))
+                    Hit(memory_of(row[:-1]), row[-1], partial(_snippet, self.analyzer, row[1], snippet_terms))
                     for row in rows
                 ]
             self._append_audits(cursor, agent, head, [audit(hits)])
@@ -403,38 +348,9 @@ class PostgresStorage(Connection):
         return self._session(agent, label, work)
 
     @property
-    def _search_sql(self) -> str:
-        # The GIN index finds the candidates through ``matches`` (see ``gate._gate_sql``); row-level security still
-        # gates every row read here. Shadowing first: a match counts only if it is the version its key's view
-        # holds; after the match (a policy variant): shadowing only among the matching versions.
-        # Ties go in save order: ``matches`` numbers the matches it finds in that order (the session cannot read
-        # the table-wide id, which counts every label's saves). The matches are found once, in a materialized
-        # query of their own: joined in place, the plan for any parameters (a prepared statement's) rescanned
-        # ``matches`` once per readable version of the agent (200 look-ups for 200 memories, about 10x the time).
-        also = "" if self.rules.shadow_before_match else "AND {}.document @@ q"
-        beside = "NOT (h.classification <= m.classification AND h.categories <@ m.categories)"
-        if self.rules.shadowing == "refuse":
-            # Only a version every other readable one flows to: one maximal version, and it is this.
-            rival = beside
-        else:
-            # A version above it, or one beside it (never, under the four-level order) that is maximal and was
-            # saved after it; the save order is the one ``save_order`` numbers among the readable versions.
-            rank = "max(saved_order) FILTER (WHERE order_level = {0}.classification AND order_categories = "
-            rank += "{0}.categories AND order_version = {0}.version)"
-            rival = (
-                f"({_above('h', 'm')} OR {beside} AND NOT EXISTS (SELECT 1 FROM memories g WHERE "
-                f"{_readable('g', also.format('g'))} AND {_above('g', 'h')}) AND (SELECT {rank.format('h')} > "
-                f"{rank.format('m')} FROM save_order(ARRAY[m.key])))"
-            )
-        chosen = f"NOT EXISTS (SELECT 1 FROM memories h WHERE {_readable('h', also.format('h'))} AND {rival})"
-        return (
-            f"WITH x AS MATERIALIZED (SELECT * FROM to_tsquery('{_indexing(self.schema, self.config)}', %(terms)s) q, "
-            f"matches(q)) SELECT {_COLUMNS}, {RANKINGS[self.rank_function]} AS score "
-            "FROM x, memories m WHERE m.key = x.match_key AND m.classification = x.match_level "
-            "AND m.categories = x.match_categories AND m.version = x.match_version "
-            f"AND {_LIVE} AND m.document @@ q AND {chosen} "
-            "ORDER BY score DESC, x.saved_order LIMIT %(limit)s"
-        )
+    def search_statement(self) -> str:
+        """The SQL of a search at this store's rules and ranking (``views.search_sql``; benchmarks run it raw)."""
+        return search_sql(self.rules, indexing_config(self.schema, self.config), RANKINGS[self.rank_function])
 
     def _append_audits(
         self,
@@ -449,10 +365,10 @@ class PostgresStorage(Connection):
         """Append audit rows to the chain ``head`` (``memlab.storage.seal``) and move it, after writing ``versions``
         (their INSERT and rows), if given: a call's writes go together, in one statement when each is one row."""
         label, seq, previous = head if isinstance(head, tuple) else head()
-        rows = chain_rows(events, digests, seq=seq, previous=previous, text=_storable)
+        rows = chain_rows(events, digests, seq=seq, previous=previous, text=storable)
         seq, previous = (rows[-1][0], rows[-1][-1]) if rows else (seq, previous)
-        audit = f"INSERT INTO audit ({_AUDIT_COLUMNS}) VALUES ({', '.join(['%s'] * 14)})"
-        _write_together(
+        audit = f"INSERT INTO audit ({AUDIT_COLUMNS}) VALUES ({', '.join(['%s'] * 14)})"
+        write_together(
             cursor,
             [*([versions] if versions else []), (audit, rows)],
             (
@@ -468,7 +384,7 @@ class PostgresStorage(Connection):
         """Append ``event`` to the chain of its agent at its taint."""
         self._session(
             event.agent,
-            _label(event.taint),
+            label_of(event.taint),
             lambda cursor, head: self._append_audits(cursor, event.agent, head, [event]),
         )
 
@@ -482,7 +398,7 @@ class PostgresStorage(Connection):
         """The audit (of ``agent`` only, when given) in the order it was written; ``seq`` numbers the events of
         one agent at one taint (each its own chain)."""
         where, parameters = ("", ()) if agent is None else ("WHERE agent = %s", (agent,))
-        rows = self._rows(f"SELECT {_AUDIT_COLUMNS} FROM audit {where} ORDER BY id", parameters)
+        rows = self._rows(f"SELECT {AUDIT_COLUMNS} FROM audit {where} ORDER BY id", parameters)
         return ({**row, "records": json.loads(row["records"]), "notes": json.loads(row["notes"])} for row in rows)
 
     def history_rows(self, agent: str, key: str | None = None) -> Iterator[dict[str, Any]]:
@@ -522,13 +438,13 @@ class PostgresStorage(Connection):
     def verify(self) -> Verification:
         """Recompute every agent's audit chain and check every version against it (``memlab.storage.verify``),
         the ``current`` marks against the versions, and that the database still enforces what it should."""
-        return self._as_owner(lambda cursor: _verify(cursor, self.schema, self.session_role))
+        return self._as_owner(lambda cursor: verify_database(cursor, self.schema, self.session_role))
 
     def drop(self) -> None:
         """Drop this store's schema, its memories and audit with it, and close: for throwaway stores
         (evaluations, benchmarks). Irreversible; works on a closed store too."""
         self.close()
-        psycopg, _ = _require_psycopg()
+        psycopg, _ = require_psycopg()
         with psycopg.connect(self.url, autocommit=True) as conn:
             conn.execute(f"DROP SCHEMA {self.schema} CASCADE")
 

@@ -7,7 +7,7 @@ from memlab.labels import Label
 from memlab.levels import Level
 from memlab.storage import chain
 from memlab.storage.postgres.role import role_problems
-from memlab.storage.postgres.sql import _AUDIT_COLUMNS, _IDENTIFIER, _redact, _require_psycopg
+from memlab.storage.postgres.sql import AUDIT_COLUMNS, IDENTIFIER, redact, require_psycopg
 from memlab.storage.seal import Audited, check_chain, check_sessions, check_versions
 from memlab.storage.verify import Verification, combine
 
@@ -19,22 +19,22 @@ def verify_url(url: str, *, schema: str = "memlab") -> Verification:
     Raises:
         SchemaError: the database cannot be reached or holds no memlab store.
     """
-    psycopg, _ = _require_psycopg()
-    if not _IDENTIFIER.fullmatch(schema):
+    psycopg, _ = require_psycopg()
+    if not IDENTIFIER.fullmatch(schema):
         raise InvalidArgument(f"{schema!r} is not a plain lower-case PostgreSQL identifier")
     try:
         conn = psycopg.connect(url, autocommit=True, options=f"-c search_path={schema}")
     except psycopg.Error as error:
-        raise SchemaError(f"cannot connect to {_redact(url)}: {str(error).strip()}") from error
+        raise SchemaError(f"cannot connect to {redact(url)}: {str(error).strip()}") from error
     with conn, conn.transaction(), conn.cursor() as cursor:
         found = cursor.execute("SELECT to_regclass(%s)", (f"{schema}.memlab_meta",)).fetchone()[0]
         if found is None:
-            raise SchemaError(f"{_redact(url)} holds no memlab store (no table {schema}.memlab_meta)")
+            raise SchemaError(f"{redact(url)} holds no memlab store (no table {schema}.memlab_meta)")
         meta = dict(cursor.execute("SELECT name, value FROM memlab_meta").fetchall())
-        return _verify(cursor, schema, meta.get("session_role", ""))
+        return verify_database(cursor, schema, meta.get("session_role", ""))
 
 
-def _verify(cursor, schema: str, session_role: str) -> Verification:
+def verify_database(cursor, schema: str, session_role: str) -> Verification:
     """``verify`` on an owner's cursor: protections first, then each agent's chain and versions."""
     problems = _missing_protections(cursor, schema, session_role)
     if problems:
@@ -53,7 +53,7 @@ def _verify(cursor, schema: str, session_role: str) -> Verification:
         for label, genesis in chains:
             one = check_chain(
                 cursor.execute(
-                    f"SELECT {_AUDIT_COLUMNS} FROM audit WHERE agent = %s AND taint = %s ORDER BY seq",
+                    f"SELECT {AUDIT_COLUMNS} FROM audit WHERE agent = %s AND taint = %s ORDER BY seq",
                     (agent, label),
                 ).fetchall(),
                 genesis,
