@@ -157,7 +157,7 @@ class SqliteStorage:
         self._versions = VersionWriter(conn, self.analyzer, embedder, index_tag_words=index_tag_words)
         self._reads = ViewReads(conn, self.rules, self._indexes)
         self._lexical = LexicalSearch(conn, self.rules, self.analyzer, self._indexes, changes)
-        self._vectors = VectorSearch(conn, embedder, changes, self._write)
+        self._vectors = VectorSearch(conn, embedder, changes)
         self._erasure = Erasure(
             conn, self.rules, self._indexes, path=self.path, busy_timeout=busy_timeout, lock=self._lock
         )
@@ -400,7 +400,7 @@ class SqliteStorage:
         vector = None
         if ranking.uses_dense and match is not None:
             vector = self._vectors.query_vector(query, ranking)  # outside the write lock, like a save's vectors
-            self._vectors.backfill(self._agents.id_of(agent))
+            self._vectors.backfill(self._agents.id_of(agent), self._write)
         fused = ranking.uses_dense and ranking.lexical > 0
         depth = max(limit, FUSION_DEPTH) if fused else limit
         with self._write():

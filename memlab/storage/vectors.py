@@ -33,7 +33,6 @@ class VectorSearch:
         conn: the store's connection.
         embedder: turns text into vectors (None: no dense search; ``Ranking.require_embedder`` says so).
         changes: the connection's count of view changes, under which a view's matrix is kept (a backfill counts).
-        write: the storage's write transaction (a backfill writes in its own).
     """
 
     def __init__(
@@ -41,12 +40,10 @@ class VectorSearch:
         conn: sqlite3.Connection,
         embedder: Embedder | None,
         changes: ViewChanges,
-        write: Callable[[], AbstractContextManager[None]],
     ) -> None:
         self._conn = conn
         self._embedder = embedder
         self._changes = changes
-        self._write = write
         self._backfilled: set[int] = set()  # agents whose live versions all have vectors of this embedder
         # The vectors of recently searched views, as matrices: (agent id, taint, model) -> (token, view). A view
         # is valid while the token holds: this connection's count of view changes, and SQLite's data_version
@@ -69,12 +66,14 @@ class VectorSearch:
         ranking.require_embedder(self._embedder)
         return self._embedder.embed([query])[0]
 
-    def backfill(self, agent_id: int | None) -> None:
+    def backfill(self, agent_id: int | None, write: Callable[[], AbstractContextManager[None]]) -> None:
         """Give every version in the agent's views a vector of this embedder, once per agent and connection
         (versions saved without an embedder, or under another model, have none).
 
         Args:
             agent_id: the agent (None: one that never saved, which has nothing to backfill).
+            write: the storage's write transaction, entered once the vectors are made (a model is slow, the
+                write lock is shared).
         """
         if agent_id is None or agent_id in self._backfilled:
             return
@@ -86,7 +85,7 @@ class VectorSearch:
         ).fetchall()
         if missing:
             vectors = self._embedder.embed([content for _, content in missing])
-            with self._write():
+            with write():
                 self._conn.executemany(
                     "INSERT OR REPLACE INTO vectors (memory_id, model, vector) SELECT ?, ?, ? "
                     "WHERE EXISTS (SELECT 1 FROM memories WHERE id = ? AND purged_at IS NULL)",
