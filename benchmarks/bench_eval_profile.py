@@ -6,7 +6,7 @@ that run in one process (``workers=1``: a pool's workers escape a profiler) on L
 into phases by the function that spent them:
 
 - ``search``: ``Session.memory_search`` less the two parts below it: ranking SQL, gates, audit;
-- ``snippets and hits``: building each hit's row and snippet (``LexicalSearch._hits``), of the 100 the eval asks
+- ``snippets and hits``: building each hit's row and snippet (``LexicalSearch.hits``), of the 100 the eval asks
   for per query and never reads;
 - ``query vectors``: the cached embedder's lookups;
 - ``load``: saving the documents into the stores;

@@ -102,7 +102,7 @@ def test_auditor_views_of_all_versions_and_of_a_taint_add_no_audit_rows(store):
     assert store.view(Level.PUBLIC, agent="nobody").empty and store.versions("nobody").empty
 
 
-# Every field the audit hash covers (memlab.storage.chain.audit_hash over SqliteStorage._append_audits' fields),
+# Every field the audit hash covers (memlab.storage.chain.audit_hash over AuditLog.append's fields),
 # and a value for it other than the one the first row holds: a save at INTERNAL by session "s1".
 HASHED_AUDIT_COLUMNS = {
     "seq": "0",
@@ -125,7 +125,7 @@ HASHED_AUDIT_COLUMNS = {
 @pytest.mark.parametrize("column", HASHED_AUDIT_COLUMNS)
 def test_editing_any_hashed_audit_column_breaks_the_chain(tmp_path, layout, column):
     # Guards: the audit hash computed without one of its fields on both sides, e.g. `notes` dropped from the
-    # fields in SqliteStorage._append_audits and from verify.py's SELECT that feeds check_chain: every store
+    # fields in AuditLog.append and from verify.py's SELECT that feeds check_chain: every store
     # would still verify, and a row's notes could be rewritten unseen.
     path = tmp_path / "store"
     with MemoryStore(path, layout=layout) as store:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from memlab import Level, MemoryStore
 from memlab.records import NewVersion
 from memlab.storage import chain
-from memlab.storage.fts_tables import create_fts_table
+from memlab.storage.fts_tables import create_fts_table, indexed_columns
 from memlab.storage.seal import seal, seal_many
 from memlab.viewrules import ViewRules
 
@@ -110,8 +110,10 @@ def test_an_index_holds_the_stored_text_of_its_view(tmp_path, analyzer):
         level = Level[table.removeprefix("fts_1_").upper()]
         rebuilt = f"rebuilt_{level.name.lower()}"
         create_fts_table(conn, 1, storage.analyzer, level, name=rebuilt)
+        columns = indexed_columns(storage.analyzer)
+        selected = ", ".join(f"m.{column}" for column in columns)
         conn.execute(
-            f'INSERT INTO "{rebuilt}" (rowid, {storage._fts_columns}) SELECT m.id, {storage._fts_columns_of("m")} '
+            f'INSERT INTO "{rebuilt}" (rowid, {", ".join(columns)}) SELECT m.id, {selected} '
             "FROM effective e JOIN memories m ON m.id = e.memory_id WHERE e.agent_id = 1 AND e.taint = ?",
             (int(level),),
         )

@@ -380,7 +380,7 @@ def _model_tuple(version: Version) -> tuple:
 class StoreMatchesModelOverLabels(RuleBasedStateMachine):
     """Random sessions at labels, escalations and the five tools: the store agrees with the reference model.
 
-    Guards: IndexUpkeep._refresh leaving the label views alone (``labels = {}``): a view registered before a save
+    Guards: IndexUpkeep.refresh leaving the label views alone (``labels = {}``): a view registered before a save
     keeps its old winner."""
 
     sessions = Bundle("sessions")

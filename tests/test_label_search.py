@@ -49,7 +49,7 @@ def _tampered(store: MemoryStore) -> str:
     """Put the legal version's rowid into the index of the hr view, as an attacker with the file could; the name
     of that index."""
     storage = store.storage
-    agent_id = storage._agent_id("main")
+    agent_id = storage.conn.execute("SELECT id FROM agents WHERE name = 'main'").fetchone()[0]
     table = view_table(agent_id, Label.parse(HR))
     columns = ", ".join(indexed_columns(storage.analyzer))
     storage.conn.execute(
@@ -66,7 +66,7 @@ def test_a_label_views_index_made_to_read_across_fails_the_search_closed(ranking
 
     Guards: ``LexicalSearch._indexes`` giving a categorised label its level's view (``int(taint.level)``: the
     search then fails inside, not as the second gate's refusal), and SqliteStorage.search without its
-    ``_check_in_view`` (the legal hit is then shown): both seen failing."""
+    ``check_in_view`` (the legal hit is then shown): both seen failing."""
     store = MemoryStore(embedder=WordsEmbedder(), ranking=ranking)
     store.session(taint=HR).memory_save("review", "apple review of the hr team")
     hr = store.session(taint=HR)
@@ -84,8 +84,8 @@ def test_dense_search_at_a_label_never_ranks_another_compartments_vectors():
     """Dense search at hr ranks the hr view's vectors only: a legal memory nearest to the query (every word shared)
     is not returned, while it is at the label above both.
 
-    Guards: SqliteStorage.search giving ``_dense`` the label's level (``int(Label.parse(taint).level)``) as the
-    view: the CONFIDENTIAL view then holds nothing of hr and the search finds nothing; seen failing."""
+    Guards: SqliteStorage.search giving ``VectorSearch.dense`` the label's level (``int(Label.parse(taint).level)``)
+    as the view: the CONFIDENTIAL view then holds nothing of hr and the search finds nothing; seen failing."""
     store = MemoryStore(embedder=WordsEmbedder(), ranking=Ranking.dense_only())
     store.session(taint=HR).memory_save("review", "apple pear review")
     store.session(taint=LEGAL).memory_save("case", "apple pear plum")

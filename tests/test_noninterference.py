@@ -159,7 +159,7 @@ def tagged_versions(draw):
 def test_a_hit_gains_no_tag_boost_from_versions_above(case):
     """The tag boost comes from the tags of the version shown, never from a version the session cannot see."""
     # Guards: the tag boost reading the tags of every version of the key (a PUBLIC hit gaining the boost from an
-    # INTERNAL version's tag), e.g. `bm25(tag column) < 0` replaced in SqliteStorage._rank by an EXISTS over
+    # INTERNAL version's tag), e.g. `bm25(tag column) < 0` replaced in LexicalSearch._rank by an EXISTS over
     # json_each(tags) of all the key's versions: the main property (thirteen words, five keys) did not find it
     # in 3,000 scenarios, nor did random scenarios of one key and three words in 200; this strategy does.
     assert not interferes(case)

@@ -344,7 +344,7 @@ def test_a_boost_decided_once_is_decided_again_when_the_view_changes(tmp_path, w
     """The tag boost's decision per index and word is kept while the index is as it was: a repeated search runs no
     statistics statement; a save (here or by another process) that takes a tag word to half the view decides it
     again, and so does a write outside memlab's transactions. Guards: _boosted_terms' cache without its token
-    (``_boosted_at`` never compared: "this store" fails); SqliteStorage._forget not clearing ``_boosted`` (both
+    (``_boosted_at`` never compared: "this store" fails); LexicalSearch.forget not clearing ``_boosted`` (both
     fail): each seen failing."""
     from memlab import Ranking
 

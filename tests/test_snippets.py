@@ -150,7 +150,7 @@ def test_a_capital_dotted_i_does_not_shift_the_marks():
 def test_a_search_makes_a_snippet_only_when_it_is_read_and_then_the_same_one(monkeypatch):
     """The relevance lab asks for 100 hits a query and reads none of their snippets: a hit makes its snippet when
     it is first read, from the version's content and the search's terms alone, byte for byte what it was.
-    Guards: LexicalSearch._hits calling analyzer.snippet for every hit before it returns (eager snippets)."""
+    Guards: LexicalSearch.hits calling analyzer.snippet for every hit before it returns (eager snippets)."""
     from memlab import MemoryStore
     from memlab.records import Hit
 

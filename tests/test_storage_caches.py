@@ -119,7 +119,7 @@ def _ids(store):
 
 
 def test_versions_saved_by_two_connections_in_turn_get_the_next_ids(path):
-    # Guards: SqliteStorage._forget keeping the cached next id (seen failing: the first store's second save took the
+    # Guards: VersionWriter.forget keeping the cached next id (seen failing: the first store's second save took the
     # id the second store had just used, UNIQUE constraint failed: memories.id).
     with MemoryStore(path, layout="file") as first, MemoryStore(path, layout="file") as second:
         one, two = first.session(Level.PUBLIC, "main"), second.session(Level.INTERNAL, "main")
@@ -134,7 +134,7 @@ def test_versions_saved_by_two_connections_in_turn_get_the_next_ids(path):
 
 
 def test_a_save_rolled_back_leaves_its_id_to_the_next(path):
-    # Guards: the next id kept after a rollback (SqliteStorage._forget not dropping it: seen failing, the next
+    # Guards: the next id kept after a rollback (VersionWriter.forget not dropping it: seen failing, the next
     # version given id 3, leaving the rolled-back save's id 2 unused).
     with MemoryStore(path, layout="file") as store:
         session = store.session(Level.PUBLIC, "main")
@@ -170,7 +170,7 @@ def test_a_save_after_a_higher_level_is_first_indexed_reaches_its_index(path):
 
 
 def test_each_list_of_tags_is_indexed_as_its_own_words(path):
-    # Guards: SqliteStorage._tag_words keyed by less than the whole list (seen failing: a key by the first tag gave
+    # Guards: VersionWriter._tag_words keyed by less than the whole list (seen failing: a key by the first tag gave
     # ["work", "travel"] the words of ["work"]).
     with MemoryStore(path, layout="file") as store:
         session = store.session(Level.PUBLIC, "main")
@@ -183,7 +183,7 @@ def test_each_list_of_tags_is_indexed_as_its_own_words(path):
 
 
 def test_a_save_by_another_process_between_two_saves_is_followed(path):
-    # Guards: SqliteStorage._forget keeping the cached next id (seen failing: UNIQUE constraint failed: memories.id
+    # Guards: VersionWriter.forget keeping the cached next id (seen failing: UNIQUE constraint failed: memories.id
     # on the save after the other process's).
     with MemoryStore(path, layout="file") as store:
         session = store.session(Level.PUBLIC, "main")
@@ -202,7 +202,7 @@ def test_a_save_by_another_process_between_two_saves_is_followed(path):
 
 
 def test_a_key_shadowed_at_two_levels_keeps_each_level_s_versions(path):
-    # Guards: SqliteStorage._LATEST_OF_KEY grouped by key instead of classification (seen failing: a level's next
+    # Guards: live._LATEST_OF_KEY grouped by key instead of classification (seen failing: a level's next
     # version numbered from another level's, UNIQUE constraint failed) or not grouped (seen failing: a row of
     # NULLs for a new key).
     with MemoryStore(path, layout="file") as store:

@@ -207,7 +207,7 @@ def _index_attacks(path: Path) -> dict[str, tuple[str, ...]]:
     "attack", ["a secret's rowid inserted into the PUBLIC index", "the CONFIDENTIAL index renamed to the PUBLIC one"]
 )
 def test_a_tampered_index_fails_a_search_closed_and_verify_names_it(tmp_path, attack):
-    """Guards: SqliteStorage.search without its _check_in_view (the search then returns the CONFIDENTIAL hit); _rank's
+    """Guards: SqliteStorage.search without its check_in_view (the search then returns the CONFIDENTIAL hit); _rank's
     ``held`` not read from its join on effective (``row[3] is not None``, or ``True``): both seen failing."""
     path = _single(tmp_path)
     agent_id, _ = _ids(path)

@@ -16,34 +16,45 @@ _AUDIT_COLUMNS = ", ".join((*AUDIT_FIELDS, "hash"))
 _INSERT_AUDIT = f"INSERT INTO audit ({_AUDIT_COLUMNS}) VALUES ({', '.join('?' * (len(AUDIT_FIELDS) + 1))})"
 
 
-class Audit:
-    """``SqliteStorage``'s audit and auditor's views (a mixin over these attributes and the storage's ``_write``)."""
+class AuditLog:
+    """The audit of one SQLite file: rows appended in the caller's transaction, each chained to the one before;
+    and the auditor's views. The chain's head is kept while the file is as the connection left it (``forget``
+    drops it).
 
-    conn: sqlite3.Connection
-    _genesis: str
-    _head: tuple[int, str] | None
+    Args:
+        conn: the store's connection.
+        genesis: the hash the chain starts from (``memlab_meta.chain_genesis``).
+    """
 
-    def append_audit(self, event: AuditEvent) -> None:
-        with self._write():
-            self._append_audit(event)
+    def __init__(self, conn: sqlite3.Connection, genesis: str) -> None:
+        self._conn = conn
+        self._genesis = genesis
+        self._head: tuple[int, str] | None = None  # the last row's seq and hash
 
-    def _append_audit(self, event: AuditEvent) -> None:
-        self._append_audits([event])
+    def forget(self) -> None:
+        """Drop the chain's head (the storage found the file changed, or a transaction rolled back)."""
+        self._head = None
 
-    def _append_audits(self, events: Sequence[AuditEvent], digests: Sequence[str | None] | None = None) -> None:
-        """Append audit rows, each chained to the one before (``memlab.storage.seal``)."""
-        head = self._head  # cached by the storage while the file is as this connection left it
+    def append(self, events: Sequence[AuditEvent], digests: Sequence[str | None] | None = None) -> None:
+        """Append audit rows, each chained to the one before (``memlab.storage.seal``), in the caller's write
+        transaction.
+
+        Args:
+            events: the calls to record, in order.
+            digests: each event's version digest (a save's or delete's), None where it has none.
+        """
+        head = self._head
         if head is None:
-            head = self.conn.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
+            head = self._conn.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
             head = (0, self._genesis) if head is None else head
         rows = chain_rows(events, digests, seq=head[0], previous=head[1])
-        self.conn.executemany(_INSERT_AUDIT, rows)
+        self._conn.executemany(_INSERT_AUDIT, rows)
         if rows:
             self._head = (rows[-1][0], rows[-1][-1])
 
     def agents(self) -> list[str]:
         """Every agent that has saved in this store, by name."""
-        return [row[0] for row in self.conn.execute("SELECT name FROM agents ORDER BY name")]
+        return [row[0] for row in self._conn.execute("SELECT name FROM agents ORDER BY name")]
 
     def audit_rows(self, agent: str | None = None) -> Iterator[dict[str, Any]]:
         """The audit, oldest first; only ``agent``'s calls when given."""
@@ -62,16 +73,16 @@ class Audit:
             yield {**row, "classification": str(read_label(row["classification"])), "tags": json.loads(row["tags"])}
 
     def session_rows(self) -> Iterator[dict[str, Any]]:
-        self.flush_sessions()
+        """The sessions written, oldest first (the storage writes the pending ones first)."""
         return self._query("SELECT id, agent, taint AS initial_taint, created_at FROM sessions ORDER BY created_at, id")
 
     def taint_event_rows(self) -> Iterator[dict[str, Any]]:
-        self.flush_sessions()
+        """The taint events written, oldest first."""
         return self._query("SELECT session_id, at, from_level, to_level, reason FROM taint_events ORDER BY id")
 
     def _query(self, sql: str, parameters: Sequence[Any] = ()) -> Iterator[dict[str, Any]]:
         """The rows of a query as dicts of column name to value."""
-        cursor = self.conn.execute(sql, parameters)
+        cursor = self._conn.execute(sql, parameters)
         names = [column[0] for column in cursor.description]
         for row in cursor:
             yield dict(zip(names, row, strict=True))

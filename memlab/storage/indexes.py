@@ -1,9 +1,9 @@
 """The effective view and the per-level FTS5 indexes of one SQLite file, kept in step with the live versions.
 
 For every agent and every taint level T, ``effective`` holds the key -> version rows of a session at T, and
-the FTS5 index of T (made on the first save at T, see ``_start_index``) exactly those versions; a save, delete
-or purge writes only the differences. Under compartments the same holds for every categorised label in use at
-an agent (``_label_view``, registered on its first read there): a version at a categorised label is never
+the FTS5 index of T (made on the first save at T, see ``IndexUpkeep.start_index``) exactly those versions; a save,
+delete or purge writes only the differences. Under compartments the same holds for every categorised label in use
+at an agent (``IndexUpkeep.label_view``, registered on its first read there): a version at a categorised label is never
 readable at a plain level, so the four plain views are exactly as without compartments.
 """
 
@@ -11,61 +11,97 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping
 
 from memlab.labels import Label
 from memlab.levels import Level
 from memlab.search.analyzers import Analyzer
-from memlab.storage.fts_tables import create_fts_table, fts_table
+from memlab.storage.fts_tables import create_fts_table, fts_table, indexed_columns
 from memlab.storage.label_codes import LABEL_VIEWS, as_label, view_table
+from memlab.storage.live import labelled, live_versions
+from memlab.storage.view_changes import ViewChanges
 from memlab.viewrules import AMBIGUOUS, ViewRules
+
+__all__ = ["IndexUpkeep", "ALL_LEVELS", "level_bit"]
 
 _BATCHED_INDEX_ROWS = 16
 
 
 class IndexUpkeep:
-    """``SqliteStorage``'s upkeep of the effective view and its FTS5 indexes (a mixin over these attributes)."""
+    """The effective view and the FTS5 indexes of one SQLite file, brought up to date in the caller's write
+    transaction; with what it keeps for the connection's life (refresh plans, index statements) and while the
+    file is as the connection left it (each agent's categorised labels' views, dropped by ``forget``).
 
-    conn: sqlite3.Connection
-    rules: ViewRules
-    analyzer: Analyzer
-    _fts_columns: str
-    _views_changed: int
-    _indexed: dict[int, int]
-    _label_views_of: dict[int, dict[str, Label]]
-    _has_label_views: bool | None
-    _refresh_plans: dict[tuple[int, int, Label], tuple[list[Level], dict[Level, str], str | None]]
-    _index_statements: dict[tuple[str, bool], tuple[str, str]]
+    Args:
+        conn: the store's connection.
+        rules: what the views follow.
+        analyzer: the indexes' analyzer (which columns they read).
+        changes: counted on every view changed or made (the caches derived from views read it).
+    """
 
-    def _label_views(self, agent_id: int) -> dict[str, Label]:
-        """The categorised labels whose views ``agent_id`` keeps (stored form -> label); cached like levels."""
+    def __init__(self, conn: sqlite3.Connection, rules: ViewRules, analyzer: Analyzer, changes: ViewChanges) -> None:
+        self._conn = conn
+        self._rules = rules
+        self._analyzer = analyzer
+        self._changes = changes
+        self._fts_columns = ", ".join(indexed_columns(analyzer))
+        # Pure functions of the rules and their arguments, kept for the connection's life: what a change touches
+        # (_refresh_plan) and the statements that index a version (_index_rows).
+        self._refresh_plans: dict[tuple[int, int, Label], tuple[list[Level], dict[Level, str], str | None]] = {}
+        self._index_statements: dict[tuple[str, bool], tuple[str, str]] = {}
+        self._label_views_of: dict[int, dict[str, Label]] = {}  # agent id -> its categorised labels' views
+        self._has_label_views: bool | None = None  # whether the file has the table listing them
+
+    def forget(self) -> None:
+        """Drop what was read from the file (the storage found it changed, or a transaction rolled back)."""
+        self._label_views_of.clear()
+        self._has_label_views = None
+
+    def label_views(self, agent_id: int) -> dict[str, Label]:
+        """The categorised labels whose views ``agent_id`` keeps, read once while the file is as the connection left it.
+
+        Args:
+            agent_id: the agent.
+
+        Returns:
+            stored form -> label.
+        """
         views = self._label_views_of.get(agent_id)
         if views is None:
             if self._has_label_views is None:
                 found = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
-                self._has_label_views = self.conn.execute(found, (LABEL_VIEWS,)).fetchone() is not None
+                self._has_label_views = self._conn.execute(found, (LABEL_VIEWS,)).fetchone() is not None
             views = {}
             if self._has_label_views:
-                rows = self.conn.execute(f"SELECT label FROM {LABEL_VIEWS} WHERE agent_id = ?", (agent_id,))
+                rows = self._conn.execute(f"SELECT label FROM {LABEL_VIEWS} WHERE agent_id = ?", (agent_id,))
                 views = {text: Label.parse(text) for (text,) in rows}
             self._label_views_of[agent_id] = views
         return views
 
-    def _label_view(self, agent_id: int, label: Label) -> str:
-        """The stored form of ``label``'s view at ``agent_id``, made and filled from the live versions on its first
-        use there (in a write transaction): what a session at ``label`` reads."""
+    def label_view(self, agent_id: int, label: Label) -> str:
+        """The stored form of ``label``'s view at ``agent_id``: what a session at ``label`` reads.
+
+        The view and its FTS5 index are made and filled from the live versions on the label's first use at the
+        agent, in the caller's write transaction.
+
+        Args:
+            agent_id: the agent.
+            label: a label with categories.
+
+        Returns:
+            The view's stored form (``effective.taint``), ``str(label)``.
+        """
         text = str(label)
-        views = self._label_views(agent_id)
+        views = self.label_views(agent_id)
         if text in views:
             return text
-        self.conn.execute(
+        self._conn.execute(
             f"CREATE TABLE IF NOT EXISTS {LABEL_VIEWS} (agent_id INTEGER NOT NULL REFERENCES agents(id), "
             "label TEXT NOT NULL, PRIMARY KEY (agent_id, label)) WITHOUT ROWID"
         )
         self._has_label_views = True
-        self.conn.execute(f"INSERT INTO {LABEL_VIEWS} (agent_id, label) VALUES (?, ?)", (agent_id, text))
-        table = create_fts_table(self.conn, agent_id, self.analyzer, label, name=view_table(agent_id, label))
-        rows = self.conn.execute(
+        self._conn.execute(f"INSERT INTO {LABEL_VIEWS} (agent_id, label) VALUES (?, ?)", (agent_id, text))
+        table = create_fts_table(self._conn, agent_id, self._analyzer, label, name=view_table(agent_id, label))
+        rows = self._conn.execute(
             "SELECT m.key, m.classification, m.id, MAX(m.version), m.deleted_at FROM memories m "
             "WHERE m.agent_id = ? GROUP BY m.key, m.classification",
             (agent_id,),
@@ -74,39 +110,36 @@ class IndexUpkeep:
         winners = [
             (key, winner)
             for key, live in live_versions(latest).items()
-            if (winner := self.rules.winner(_labelled(live), label)) is not None
+            if (winner := self._rules.winner(labelled(live), label)) is not None
         ]
-        self.conn.executemany(
+        self._conn.executemany(
             "INSERT INTO effective (agent_id, key, taint, memory_id) VALUES (?, ?, ?, ?)",
             [(agent_id, key, text, winner) for key, winner in winners],
         )
         self._index_rows(table, sorted(winner for _, winner in winners if winner != AMBIGUOUS), remove=False)
         views[text] = label
-        self._views_changed += 1
+        self._changes.count += 1
         return text
 
     def _fts_columns_of(self, alias: str) -> str:
         return ", ".join(f"{alias}.{column}" for column in self._fts_columns.split(", "))
 
-    def _start_index(self, agent_id: int, level: Level, indexed: int) -> int:
+    def start_index(self, agent_id: int, level: Level) -> None:
         """Create and fill the FTS5 index of ``level``, on the first save at that level.
 
         Until then a session at ``level`` searches the index of the highest indexed level below, which
         holds the same effective view; keeping only used levels saves index writes on every save and
-        keeps an agent's schema small.
+        keeps an agent's schema small. The agent's indexed levels are the caller's to record
+        (``Agents.set_indexed``).
         """
-        table = create_fts_table(self.conn, agent_id, self.analyzer, level)
-        self.conn.execute(
+        table = create_fts_table(self._conn, agent_id, self._analyzer, level)
+        self._conn.execute(
             f'INSERT INTO "{table}" (rowid, {self._fts_columns}) SELECT m.id, {self._fts_columns_of("m")} '
             "FROM effective e JOIN memories m ON m.id = e.memory_id WHERE e.agent_id = ? AND e.taint = ?",
             (agent_id, int(level)),
         )
-        indexed |= _level_bit(level)
-        self.conn.execute("UPDATE agents SET indexed_levels = ? WHERE id = ?", (indexed, agent_id))
-        self._indexed[agent_id] = indexed
-        return indexed
 
-    def _refresh(
+    def refresh(
         self,
         agent_id: int,
         keys: list[str],
@@ -118,16 +151,23 @@ class IndexUpkeep:
     ) -> None:
         """Bring the effective view and the FTS indexes from ``before`` to ``after`` for ``keys``.
 
-        ``before`` and ``after`` map each key to its live version id per level; the effective view is a
-        function of that, so only the differences are written.
+        The effective view is a function of each key's live versions, so only the differences are written.
+
+        Args:
+            agent_id: the agent.
+            keys: the keys the change touched.
+            before: each key's live version ids per level or label before the change (``live.live_versions``).
+            after: the same, after it.
+            indexed: the agent's mask of indexed levels.
+            changed: the classification the change was made at (which views it may touch).
         """
-        self._views_changed += 1  # cached vector views are stale from here on
+        self._changes.count += 1  # what was derived from the views (boosts, vectors) is stale from here on
         upserts, removals = [], []
         reindex: dict[str, tuple[list[int], list[int]]] = {}
-        rules = self.rules
+        rules = self._rules
         changed = as_label(changed)
         taints, tables, everything = self._refresh_plan(agent_id, indexed, changed)
-        labels = self._label_views(agent_id)  # every categorised label's view the agent keeps
+        labels = self.label_views(agent_id)  # every categorised label's view the agent keeps
         if labels and rules.lattice_visibility and rules.shadowing != "newest-overall":
             # A version a view cannot read changes nothing it may pick from (viewrules.maximal): only the views
             # ``changed`` flows to are touched, so a save in one compartment costs nothing in the others.
@@ -153,7 +193,7 @@ class IndexUpkeep:
                 for level in Level:
                     _note_reindex(reindex, everything, old.get(level), new.get(level))
             if labels:
-                old_labelled, new_labelled = _labelled(old or {}), _labelled(new or {})
+                old_labelled, new_labelled = labelled(old or {}), labelled(new or {})
                 for text, label in labels.items():
                     previous_winner = rules.winner(old_labelled, label)
                     winner = rules.winner(new_labelled, label)
@@ -167,9 +207,9 @@ class IndexUpkeep:
                         reindex, view_table(agent_id, label), _indexed_id(previous_winner), _indexed_id(winner)
                     )
         if removals:
-            self.conn.executemany("DELETE FROM effective WHERE agent_id = ? AND key = ? AND taint = ?", removals)
+            self._conn.executemany("DELETE FROM effective WHERE agent_id = ? AND key = ? AND taint = ?", removals)
         if upserts:
-            self.conn.executemany(
+            self._conn.executemany(
                 "INSERT OR REPLACE INTO effective (agent_id, key, taint, memory_id) VALUES (?, ?, ?, ?)", upserts
             )
         for table, (gone, added) in reindex.items():
@@ -185,11 +225,11 @@ class IndexUpkeep:
         once per connection (every save asks)."""
         plan = self._refresh_plans.get((agent_id, indexed, changed))
         if plan is None:
-            rules = self.rules
+            rules = self._rules
             # A categorised version is in no plain view.
             plain = not changed.categories
             taints = [taint for taint in Level if plain and (taint >= changed.level or not rules.lattice_visibility)]
-            tables = {taint: fts_table(agent_id, taint) for taint in taints if indexed & _level_bit(taint)}
+            tables = {taint: fts_table(agent_id, taint) for taint in taints if indexed & level_bit(taint)}
             everything = fts_table(agent_id, None) if rules.global_statistics else None
             plan = self._refresh_plans[agent_id, indexed, changed] = (taints, tables, everything)
         return plan
@@ -211,30 +251,13 @@ class IndexUpkeep:
             statements = (f"{select} WHERE id = ?", batched)
             self._index_statements[table, remove] = statements
         if len(ids) < _BATCHED_INDEX_ROWS:
-            self.conn.executemany(statements[0], [(memory_id,) for memory_id in ids])
+            self._conn.executemany(statements[0], [(memory_id,) for memory_id in ids])
         else:
-            self.conn.execute(statements[1], (json.dumps(ids),))
+            self._conn.execute(statements[1], (json.dumps(ids),))
 
 
 _NO_WINNERS = (None,) * len(Level)
-_ALL_LEVELS = sum(1 << int(level) for level in Level)
-
-
-def live_versions(
-    latest: dict[tuple[str, int | str], tuple[int, int, str | None]],
-) -> dict[str, dict[Level | Label, int]]:
-    """key -> {level or label: id} of the versions that are live (the newest at their label and not deleted); a
-    categorised label (stored as text) as a ``Label``, a level as a ``Level``."""
-    live: dict[str, dict[Level | Label, int]] = {}
-    for (key, level), (memory_id, _version, deleted_at) in latest.items():
-        if deleted_at is None:
-            live.setdefault(key, {})[Level(level) if type(level) is int else Label.parse(level)] = memory_id
-    return live
-
-
-def _labelled(live: Mapping[Level | Label, int]) -> dict[Label, int]:
-    """A key's live versions keyed by label (levels as labels without categories)."""
-    return {as_label(label): memory_id for label, memory_id in live.items()}
+ALL_LEVELS = sum(1 << int(level) for level in Level)
 
 
 def _indexed_id(winner: int | None) -> int | None:
@@ -255,5 +278,6 @@ def _note_reindex(
         added.append(after)
 
 
-def _level_bit(level: Level) -> int:
+def level_bit(level: Level) -> int:
+    """The bit of ``level`` in an agent's mask of indexed levels (``agents.indexed_levels``)."""
     return 1 << int(level)

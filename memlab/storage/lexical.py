@@ -16,9 +16,10 @@ from memlab.records import Hit
 from memlab.search.analyzers import Analyzer, SnippetTerms
 from memlab.search.ranking import Ranking
 from memlab.storage.fts_tables import fts_table
-from memlab.storage.indexes import _level_bit
+from memlab.storage.indexes import IndexUpkeep, level_bit
 from memlab.storage.label_codes import view_table
 from memlab.storage.rows import _MEMORY_COLUMNS, _memory
+from memlab.storage.view_changes import ViewChanges
 from memlab.viewrules import ViewRules
 
 _SNIPPET_TOKENS = 16
@@ -27,23 +28,47 @@ _TAG_WORDS = "index_tag_words"  # the indexed column of one-word tags (memlab.st
 
 
 class LexicalSearch:
-    """``SqliteStorage``'s FTS5 ranking, second gate and hits (a mixin over these attributes)."""
+    """FTS5's ranking of a session's effective view in one SQLite file, the second gate on what it returns, and the
+    hits shown; with the tag boost's decisions, kept while no view changes.
 
-    conn: sqlite3.Connection
-    rules: ViewRules
-    analyzer: Analyzer
-    ranking: Ranking
-    _views_changed: int
-    _boosted: dict[tuple[str, str], bool]
-    """(index, quoted term) -> whether the term earns the tag boost there, as of ``_boosted_at``."""
-    _boosted_at: int
-    _label_view: Callable[[int, Label], str]
+    Args:
+        conn: the store's connection.
+        rules: what the views follow (which indexes a search at a taint ranks).
+        analyzer: the indexes' analyzer (snippets, and whether FTS5 makes them).
+        indexes: the views' upkeep (a categorised label's view is made on its first search).
+        changes: the connection's count of view changes, under which the boost's decisions are kept.
+    """
 
-    def _check_in_view(self, agent_id: int | None, ranked: list[_Ranked]) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        rules: ViewRules,
+        analyzer: Analyzer,
+        indexes: IndexUpkeep,
+        changes: ViewChanges,
+    ) -> None:
+        self._conn = conn
+        self._rules = rules
+        self._analyzer = analyzer
+        self._upkeep = indexes
+        self._changes = changes
+        self._boosted: dict[tuple[str, str], bool] = {}
+        """(index, quoted term) -> whether the term earns the tag boost there, as of ``_boosted_at``."""
+        self._boosted_at = 0
+
+    def forget(self) -> None:
+        """Drop the boost's decisions (the storage found the file changed, or a transaction rolled back)."""
+        self._boosted.clear()
+
+    def check_in_view(self, agent_id: int | None, ranked: list[_Ranked]) -> None:
         """Fail closed when an index returned a version outside the view it must hold: the second gate, after the
         index itself (nothing guards an FTS5 index against a database-level write, so one can be made to read up).
         A lexical ranking has checked its versions in its own statement (``_Ranked.held``); the others (dense
         search's) are checked here, in one statement.
+
+        Args:
+            agent_id: the agent searched.
+            ranked: what the search would show.
 
         Raises:
             IntegrityError: naming the index, never the version (its key may be above the session's taint).
@@ -65,21 +90,33 @@ class LexicalSearch:
             return 0
         # One statement for the whole ranking: 19 us for 10 hits, 92 us for a fused depth of 50 (a statement per
         # hit cost 33 and 160 us at 10k memories).
-        return self.conn.execute(
+        return self._conn.execute(
             "SELECT count(*) FROM json_each(?) r CROSS JOIN effective e ON e.agent_id = ? "
             "AND e.key = r.value ->> 0 AND e.taint = r.value ->> 1 AND e.memory_id = r.value ->> 2",
             (json.dumps([[item.key, item.view, item.memory_id] for item in ranked]), agent_id),
         ).fetchone()[0]
 
-    def _lexical(
-        self, agent_id: int | None, indexed: int, taint: Level | Label, match: str | None, limit: int
+    def ranked(
+        self, agent_id: int | None, indexed: int, taint: Level | Label, match: str | None, limit: int, ranking: Ranking
     ) -> list[_Ranked]:
-        """FTS5's ranking of the session's view at ``taint`` (a level or a categorised label), as the rules say it
-        is searched: from the indexes ``_indexes`` picks, and when it picks several (match first, shadow among the
-        matches) per key the hit from the first index that found one."""
+        """FTS5's ranking of the session's view at ``taint``, as the rules say it is searched: from the indexes
+        ``_indexes`` picks, and when it picks several (match first, shadow among the matches) per key the hit from
+        the first index that found one.
+
+        Args:
+            agent_id: the agent (None: one that never saved).
+            indexed: its mask of indexed levels.
+            taint: the session's taint, a level or a categorised label.
+            match: the query as an FTS5 MATCH expression (``Analyzer.match_expression``); None matches nothing.
+            limit: how many to rank.
+            ranking: how matches are ordered (column weights, tag boost).
+
+        Returns:
+            The ranked versions, best first, each with its row and whether the view holds it.
+        """
         indexes = [] if match is None else self._indexes(agent_id, indexed, taint)
         ranked = [
-            self._rank(agent_id, index.table, match, limit, index.view, only_effective=index.filtered)
+            self._rank(agent_id, index.table, match, limit, index.view, ranking, only_effective=index.filtered)
             for index in indexes
         ]
         if len(ranked) < 2:
@@ -90,16 +127,18 @@ class LexicalSearch:
         """The FTS5 indexes a search at ``taint`` ranks, in order of precedence, each with the stored form of the
         view whose versions it may return (``label_codes``): the one place a search chooses its index."""
         if type(taint) is Label:
-            # A categorised label's view has its own index, made on its first use (IndexUpkeep._label_view), which
+            # A categorised label's view has its own index, made on its first use (IndexUpkeep.label_view), which
             # holds exactly that view. The rules that search other indexes (global statistics, match first) refuse
             # compartments (MemoryStore.check_compartments): a categorised version is in no level's index.
-            return [] if agent_id is None else [_Index(view_table(agent_id, taint), self._label_view(agent_id, taint))]
-        used = [level for level in Level if indexed & _level_bit(level) and self.rules.can_read(level, taint)]
+            if agent_id is None:
+                return []
+            return [_Index(view_table(agent_id, taint), self._upkeep.label_view(agent_id, taint))]
+        used = [level for level in Level if indexed & level_bit(level) and self._rules.can_read(level, taint)]
         if not used:
             return []
-        if self.rules.global_statistics:
+        if self._rules.global_statistics:
             return [_Index(fts_table(agent_id, None), int(taint), filtered=True)]
-        if self.rules.shadow_before_match:
+        if self._rules.shadow_before_match:
             # The index of the highest used level <= taint holds exactly the session's effective view.
             return [_Index(fts_table(agent_id, max(used)), int(max(used)))]
         # Match first, shadow among the matches: each used level's view is searched and, per key, the hit from the
@@ -113,6 +152,7 @@ class LexicalSearch:
         match: str,
         limit: int,
         view: int | str,
+        ranking: Ranking,
         *,
         only_effective: bool = False,
     ) -> list[_Ranked]:
@@ -123,9 +163,8 @@ class LexicalSearch:
         # Rank by the store's Ranking: bm25(...) with its column weights, minus the tag boost, ties in rowid (save)
         # order. The boost is decided from the index's own statistics (_boosted_terms), then the
         # tagged memories are one subquery: a memory earns it when one of its one-word tags is a boosted word of
-        # the query. The snippets of the hits shown are made by _hits (FTS5's snippet() here would be computed for
+        # the query. The snippets of the hits shown are made by hits (FTS5's snippet() here would be computed for
         # every match).
-        ranking = self.ranking
         weights = ranking.weights()
         score = f'bm25("{table}", {", ".join(str(weight) for weight in (*weights, 0.0))})'
         parameters: list[Any] = []
@@ -142,7 +181,7 @@ class LexicalSearch:
         # FTS5's plan as it was, the LEFT JOINs keep a rowid without a version, or outside the view, to be refused.
         # The joined rows are put back in the ranking's order here: an ORDER BY outside cost a sorter, 15% of it.
         ranked = sorted(
-            self.conn.execute(
+            self._conn.execute(
                 f"SELECT r.rowid, r.score, e.memory_id, {_MEMORY_COLUMNS} FROM (SELECT rowid, {score} AS score "
                 f'FROM "{table}" WHERE "{table}" MATCH ? {effective} ORDER BY score, rowid LIMIT ?) r '
                 "LEFT JOIN memories m ON m.id = r.rowid LEFT JOIN effective e ON e.agent_id = ? AND e.key = m.key "
@@ -152,7 +191,7 @@ class LexicalSearch:
             key=_ranking_order,
         )
         # A rowid without a version, or whose version the view does not hold, can only be a tampered index: it is
-        # not held, and _check_in_view refuses it.
+        # not held, and check_in_view refuses it.
         return [_Ranked(row[0], row[3], -row[1], table, view, row[3:], row[2] is not None) for row in ranked]
 
     def _boosted_terms(self, table: str, match: str) -> list[str]:
@@ -162,58 +201,67 @@ class LexicalSearch:
         A tag rarer than that is a topic bm25 already weighs, and boosting it too ranked worse
         (docs/relevance-lab.md). Every statistic is the index's, the one bm25 reads: the session's view.
 
-        Each decision is kept while no view has changed (``_views_changed``; the storage drops them all when
+        Each decision is kept while no view has changed (``ViewChanges``; the storage drops them all when
         another connection or a write outside its transactions changes the file): a word's statistics cost a
         scan of its rows in the index, a quarter of the ranking's own time at 10k memories.
         """
-        if self._boosted_at != self._views_changed or len(self._boosted) > _BOOSTS_KEPT:
+        if self._boosted_at != self._changes.count or len(self._boosted) > _BOOSTS_KEPT:
             self._boosted.clear()
-            self._boosted_at = self._views_changed
+            self._boosted_at = self._changes.count
         terms = match.split(" OR ")  # match_expression's quoted terms, each safe as an FTS5 phrase
         unknown = [term for term in terms if (table, term) not in self._boosted]
         if unknown:
             self._boosted |= {(table, term): False for term in unknown}
-            rows = self.conn.execute(
+            rows = self._conn.execute(
                 f'SELECT j.value, (SELECT count(*) FROM "{table}" WHERE "{table}" MATCH j.value) FROM json_each(?) j '
                 f'WHERE EXISTS (SELECT 1 FROM "{table}" WHERE "{table}" MATCH \'{_TAG_WORDS} : \' || j.value)',
                 (json.dumps(unknown),),
             ).fetchall()
             if rows:
-                total = _row_count(self.conn, table)
+                total = _row_count(self._conn, table)
                 self._boosted |= {(table, term): 2 * matched >= total for term, matched in rows}
         return [term for term in terms if self._boosted[table, term]]
 
     def _rows(self, ids: list[int]) -> dict[int, tuple[Any, ...]]:
         """The rows (``memories`` columns, as ``_memory`` reads them) of the versions ``ids``, by id."""
-        rows = self.conn.execute(
+        rows = self._conn.execute(
             f"SELECT m.id, {_MEMORY_COLUMNS} FROM memories m WHERE m.id IN ({', '.join('?' * len(ids))})", ids
         )
         return {row[0]: row[1:] for row in rows}
 
-    def _hits(self, ranked: list[_Ranked], match: str | None, query: str) -> list[Hit]:
+    def hits(self, ranked: list[_Ranked], match: str | None, query: str) -> list[Hit]:
         """The hits shown: each ranked version's row (read with its ranking, or here for dense search's) and a
         snippet of its content, matched words marked — made in Python when it is first read, or for trigram (whose
-        matching Python cannot mirror) now, by FTS5's snippet() over the index the version was found in."""
+        matching Python cannot mirror) now, by FTS5's snippet() over the index the version was found in.
+
+        Args:
+            ranked: the versions to show, in order.
+            match: the query's MATCH expression (None when it has none).
+            query: the query as asked (its words are marked in the snippets).
+
+        Returns:
+            One ``Hit`` each.
+        """
         if not ranked:
             return []
         unread = [r.memory_id for r in ranked if r.row is None]
         found = self._rows(unread) if unread else {}
         memories = [_memory(r.row if r.row is not None else found[r.memory_id]) for r in ranked]
         snippets: dict[int, str] = {}
-        if not self.analyzer.python_snippets and match is not None:
+        if not self._analyzer.python_snippets and match is not None:
             for table in {r.table for r in ranked if r.table is not None}:
                 ids = [r.memory_id for r in ranked if r.table == table]
                 snippets |= dict(
-                    self.conn.execute(
+                    self._conn.execute(
                         f"SELECT rowid, snippet(\"{table}\", 1, '**', '**', '…', {_SNIPPET_TOKENS}) FROM \"{table}\" "
                         f'WHERE "{table}" MATCH ? AND rowid IN ({", ".join("?" * len(ids))})',
                         [match, *ids],
                     )
                 )
         # The query's snippet terms too are worked out when a snippet is first read, once for every hit.
-        terms = _lazy_terms(self.analyzer, query)
+        terms = _lazy_terms(self._analyzer, query)
         return [
-            Hit(memory, r.score, snippets.get(r.memory_id) or partial(_snippet, self.analyzer, memory.content, terms))
+            Hit(memory, r.score, snippets.get(r.memory_id) or partial(_snippet, self._analyzer, memory.content, terms))
             for r, memory in zip(ranked, memories, strict=True)
         ]
 

@@ -29,7 +29,7 @@ from memlab.records import AuditEvent
 from memlab.search.analyzers import Analyzer
 from memlab.storage import chain
 from memlab.storage.folder import FolderStorage
-from memlab.storage.indexes import live_versions
+from memlab.storage.live import latest, live_versions
 from memlab.storage.sqlite import SqliteStorage
 from memlab.viewrules import ViewRules
 
@@ -151,7 +151,7 @@ def _move_agent(conn: sqlite3.Connection, new: FolderStorage, agent: str) -> dic
             "INSERT INTO taint_events (session_id, at, from_level, to_level, reason) VALUES (?, ?, ?, ?, ?)", events
         )
         digests = _copy_versions(storage, agent, versions) if versions else {}
-        storage._append_audits(
+        storage._audit.append(
             [_event(row) for row in audit],
             [digests.get((row[4], _single_ref(row[8]))) if row[7] == "ok" else None for row in audit],
         )
@@ -160,7 +160,7 @@ def _move_agent(conn: sqlite3.Connection, new: FolderStorage, agent: str) -> dic
 
 def _copy_versions(storage: SqliteStorage, agent: str, versions: list[tuple[Any, ...]]) -> dict[tuple[str, str], str]:
     """Insert the versions with their commitments, rebuild views and indexes; return the audit digests."""
-    agent_id, indexed = storage._agent(agent, create=True)
+    agent_id, indexed = storage._agents.get(agent, create=True)
     rows, digests = [], {}
     for key, content, tags, level, version, saved_at, saved_by, deleted_at, deleted_by, *stems in versions:
         source, occurred_at = stems[3], stems[4]
@@ -176,7 +176,8 @@ def _copy_versions(storage: SqliteStorage, agent: str, versions: list[tuple[Any,
         f"INSERT INTO memories (agent_id, {_VERSION_COLUMNS}, salt, commitment) VALUES ({', '.join('?' * 19)})", rows
     )
     keys = sorted({row[1] for row in rows})
-    storage._refresh(agent_id, keys, {}, live_versions(storage._latest(agent_id, keys)), indexed, changed=min(Level))
+    after = live_versions(latest(storage.conn, agent_id, keys))
+    storage._indexes.refresh(agent_id, keys, {}, after, indexed, changed=min(Level))
     if storage.rules.lattice_visibility:  # indexes for the levels in use, filled from the views
         for level in sorted({Level(row[4]) for row in rows}):
             indexed = storage._start_index(agent_id, level, indexed)

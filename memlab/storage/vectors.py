@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import sqlite3
 from collections import OrderedDict
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, NamedTuple
 
 from memlab.search.ranking import Ranking
 from memlab.storage.lexical import _Ranked
+from memlab.storage.view_changes import ViewChanges
 
 if TYPE_CHECKING:
     import numpy as np
@@ -22,46 +25,87 @@ FUSION_DEPTH = 100
 
 
 class VectorSearch:
-    """``SqliteStorage``'s dense vectors and their cached views (a mixin over these attributes and the storage's
-    ``_write`` and ``_agent_id``)."""
+    """Dense search of one SQLite file: every version in an agent's views given a vector of the embedder, and an
+    effective view's vectors ranked by cosine similarity; with the matrices of the views last searched, each kept
+    while nothing changes its view, and the agents already backfilled.
 
-    conn: sqlite3.Connection
-    ranking: Ranking
-    embedder: Embedder | None
-    _backfilled: set[int]
-    _views_changed: int
-    _vector_views: OrderedDict[tuple[int, int, str], tuple[tuple[int, int], _VectorView]]
+    Args:
+        conn: the store's connection.
+        embedder: turns text into vectors (None: no dense search; ``Ranking.require_embedder`` says so).
+        changes: the connection's count of view changes, under which a view's matrix is kept (a backfill counts).
+    """
 
-    def _query_vector(self, query: str) -> np.ndarray:
-        self.ranking.require_embedder(self.embedder)
-        return self.embedder.embed([query])[0]
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        embedder: Embedder | None,
+        changes: ViewChanges,
+    ) -> None:
+        self._conn = conn
+        self._embedder = embedder
+        self._changes = changes
+        self._backfilled: set[int] = set()  # agents whose live versions all have vectors of this embedder
+        # The vectors of recently searched views, as matrices: (agent id, taint, model) -> (token, view). A view
+        # is valid while the token holds: this connection's count of view changes, and SQLite's data_version
+        # (which moves when another connection commits).
+        self._vector_views: OrderedDict[tuple[int, int | str, str], tuple[tuple[int, int], _VectorView]] = OrderedDict()
 
-    def _backfill(self, agent: str) -> None:
+    def query_vector(self, query: str, ranking: Ranking) -> np.ndarray:
+        """The vector of ``query``.
+
+        Args:
+            query: the query as asked.
+            ranking: the ranking that asks for it.
+
+        Returns:
+            The embedder's vector of it.
+
+        Raises:
+            InvalidArgument: the store has no embedder (``Ranking.require_embedder``).
+        """
+        ranking.require_embedder(self._embedder)
+        return self._embedder.embed([query])[0]
+
+    def backfill(self, agent_id: int | None, write: Callable[[], AbstractContextManager[None]]) -> None:
         """Give every version in the agent's views a vector of this embedder, once per agent and connection
-        (versions saved without an embedder, or under another model, have none)."""
-        agent_id = self._agent_id(agent)
+        (versions saved without an embedder, or under another model, have none).
+
+        Args:
+            agent_id: the agent (None: one that never saved, which has nothing to backfill).
+            write: the storage's write transaction, entered once the vectors are made (a model is slow, the
+                write lock is shared).
+        """
         if agent_id is None or agent_id in self._backfilled:
             return
-        model = self.embedder.name
-        missing = self.conn.execute(
+        model = self._embedder.name
+        missing = self._conn.execute(
             "SELECT DISTINCT m.id, m.content FROM effective e JOIN memories m ON m.id = e.memory_id "
             "LEFT JOIN vectors v ON v.memory_id = m.id AND v.model = ? WHERE e.agent_id = ? AND v.memory_id IS NULL",
             (model, agent_id),
         ).fetchall()
         if missing:
-            vectors = self.embedder.embed([content for _, content in missing])
-            with self._write():
-                self.conn.executemany(
+            vectors = self._embedder.embed([content for _, content in missing])
+            with write():
+                self._conn.executemany(
                     "INSERT OR REPLACE INTO vectors (memory_id, model, vector) SELECT ?, ?, ? "
                     "WHERE EXISTS (SELECT 1 FROM memories WHERE id = ? AND purged_at IS NULL)",
                     [(i, model, v.tobytes(), i) for (i, _), v in zip(missing, vectors, strict=True)],
                 )
-                self._views_changed += 1
+                self._changes.count += 1
         self._backfilled.add(agent_id)
 
-    def _dense(self, agent_id: int | None, taint: int | str, vector: np.ndarray, limit: int) -> list[_Ranked]:
-        """The session's effective view ranked by cosine similarity to ``vector`` (ties in save order); ``taint``
-        is the view's stored form (a level's integer, a categorised label's text: ``label_codes.stored``)."""
+    def dense(self, agent_id: int | None, taint: int | str, vector: np.ndarray, limit: int) -> list[_Ranked]:
+        """The session's effective view ranked by cosine similarity to ``vector``, ties in save order.
+
+        Args:
+            agent_id: the agent (None: one that never saved).
+            taint: the view's stored form (a level's integer, a categorised label's text: ``label_codes.stored``).
+            vector: the query's vector.
+            limit: how many to rank.
+
+        Returns:
+            The ranked versions, best first, to be checked against the view (``LexicalSearch.check_in_view``).
+        """
         import numpy as np  # only dense search needs it: opening a store and lexical calls never load it
 
         view = self._vector_view(agent_id, taint)
@@ -82,21 +126,21 @@ class VectorSearch:
 
         from memlab.search.dense import matrix
 
-        token = (self._views_changed, self.conn.execute("PRAGMA data_version").fetchone()[0])
-        place = (agent_id or 0, taint, self.embedder.name)
+        token = (self._changes.count, self._conn.execute("PRAGMA data_version").fetchone()[0])
+        place = (agent_id or 0, taint, self._embedder.name)
         cached = self._vector_views.get(place)
         if cached is not None and cached[0] == token:
             self._vector_views.move_to_end(place)
             return cached[1]
-        rows = self.conn.execute(
+        rows = self._conn.execute(
             "SELECT e.memory_id, e.key, v.vector FROM effective e "
             "JOIN vectors v ON v.memory_id = e.memory_id AND v.model = ? WHERE e.agent_id = ? AND e.taint = ?",
-            (self.embedder.name, agent_id, taint),
+            (self._embedder.name, agent_id, taint),
         ).fetchall()
         view = _VectorView(
             np.array([row[0] for row in rows], dtype=np.int64),
             [row[1] for row in rows],
-            matrix([row[2] for row in rows], self.embedder.dimensions),
+            matrix([row[2] for row in rows], self._embedder.dimensions),
         )
         self._vector_views[place] = (token, view)
         while len(self._vector_views) > _VECTOR_VIEWS:

@@ -1,0 +1,144 @@
+"""New versions written to one SQLite file: their ids and numbers, the text their indexes read, their seals and
+vectors."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from memlab.labels import Label
+from memlab.records import Memory, NewVersion
+from memlab.search.analyzers import Analyzer
+from memlab.search.ranking import when_words
+from memlab.storage.fts_tables import tag_words
+from memlab.storage.label_codes import stored
+from memlab.storage.live import Latest
+from memlab.storage.seal import seal_many
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from memlab.search.dense import Embedder
+
+__all__ = ["VersionWriter"]
+
+_TAG_WORDS_KEPT = 4_096
+_UNKNOWN = object()
+_INSERT_VERSION = (
+    "INSERT INTO memories (id, agent_id, key, content, tags, classification, version, saved_at, saved_by, source, "
+    "occurred_at, index_key, index_content, index_tags, index_source, index_when, index_tag_words, salt, commitment) "
+    f"VALUES ({', '.join('?' * 19)})"
+)
+
+
+class VersionWriter:
+    """Writes new versions' rows; with the id the next one gets, kept while the file is as the connection left it
+    (``forget`` drops it), and each distinct list of tags' one-word tags.
+
+    Args:
+        conn: the store's connection.
+        analyzer: the indexes' analyzer (whether the text is stemmed before it is stored).
+        embedder: the model whose vectors are stored with the versions (its name); None when there is none.
+        index_tag_words: store the one-word tags the tag boost looks in.
+    """
+
+    def __init__(
+        self, conn: sqlite3.Connection, analyzer: Analyzer, embedder: Embedder | None, *, index_tag_words: bool
+    ) -> None:
+        self._conn = conn
+        self._analyzer = analyzer
+        self._embedder = embedder
+        self._index_tag_words = index_tag_words
+        # The id the next saved version gets, known after this connection's last save (None: read it). Ids only
+        # grow (a version is never deleted), and once a storage has saved, this is the one writer of memories in
+        # its transactions (a migration fills a new file); any other change makes the storage call forget.
+        self._next_id: int | None = None
+        self._tag_words_of: dict[tuple[str, ...], str | None] = {}  # tags -> their one-word tags (_tag_words)
+
+    def forget(self) -> None:
+        """Drop the next id (the storage found the file changed, or a transaction rolled back)."""
+        self._next_id = None
+
+    def insert(
+        self,
+        agent: str,
+        agent_id: int,
+        label: Label,
+        versions: Sequence[NewVersion],
+        latest: Latest,
+        *,
+        saved_by: str,
+        vectors: np.ndarray | None,
+    ) -> tuple[list[Memory], list[str]]:
+        """Insert the rows of new versions at ``label``, in the caller's write transaction, each numbered after the
+        newest of its key there, as saving them one by one would.
+
+        Args:
+            agent: the agent's name (sealed into each version's digest).
+            agent_id: its id.
+            label: the versions' classification.
+            versions: what is saved, in order.
+            latest: the newest version of each key at each label (``live.latest``); the new ones are entered.
+            saved_by: the saving session's id.
+            vectors: the embedder's vector of each version's content, or None.
+
+        Returns:
+            The versions saved, and each one's digest for its audit row.
+        """
+        next_id = self._next_id
+        if next_id is None:
+            next_id = self._conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM memories").fetchone()[0]
+        level = stored(label)
+        analyzer = self._analyzer
+        saved, stems = [], []
+        for memory_id, new in enumerate(versions, start=next_id):
+            previous = latest.get((new.key, level))
+            memory = Memory(
+                new.key,
+                new.content,
+                new.tags,
+                label,
+                1 if previous is None else previous[1] + 1,
+                new.saved_at,
+                saved_by,
+                new.source,
+                new.occurred_at,
+            )
+            latest[new.key, level] = (memory_id, memory.version, None)
+            saved.append(memory)
+            when = when_words(new.occurred_at)
+            if analyzer.prestemmed:
+                texts = (new.key, new.content, " ".join(new.tags), new.source, when)
+                stems_of = tuple(None if text is None else analyzer.index_text(text) for text in texts)
+            else:
+                stems_of = (None, None, None, None, when)
+            stems.append((*stems_of, self._tag_words(new.tags) if self._index_tag_words else None))
+        seals = seal_many(agent, versions, level, [memory.version for memory in saved], saved_by)
+        rows = [
+            (memory_id, agent_id, new.key, new.content, sealed.tags, level, memory.version, new.saved_at)
+            + (saved_by, new.source, new.occurred_at, *stems_of, sealed.salt, sealed.commitment)
+            for memory_id, new, memory, stems_of, sealed in zip(
+                range(next_id, next_id + len(versions)), versions, saved, stems, seals, strict=True
+            )
+        ]
+        self._conn.executemany(_INSERT_VERSION, rows)
+        self._next_id = next_id + len(rows)
+        if vectors is not None:
+            self._conn.executemany(
+                "INSERT INTO vectors (memory_id, model, vector) VALUES (?, ?, ?)",
+                [(row[0], self._embedder.name, vector.tobytes()) for row, vector in zip(rows, vectors, strict=True)],
+            )
+        return saved, [sealed.digest for sealed in seals]
+
+    def _tag_words(self, tags: tuple[str, ...]) -> str | None:
+        """``fts_tables.tag_words`` of ``tags`` under this store's analyzer, each distinct list worked out once (the
+        same few lists come on save after save; a bounded cache, emptied when full)."""
+        if type(tags) is not tuple:
+            return tag_words(self._analyzer, tags)
+        words = self._tag_words_of.get(tags, _UNKNOWN)
+        if words is _UNKNOWN:
+            if len(self._tag_words_of) >= _TAG_WORDS_KEPT:
+                self._tag_words_of.clear()
+            words = self._tag_words_of[tags] = tag_words(self._analyzer, tags)
+        return words
