@@ -63,9 +63,10 @@ class ToolStorage(Protocol):
     ``search`` takes the natural-language query and makes it a safe expression with the store's analyzer;
     no input can raise an SQL error.
 
-    Compartments (``memlab.labels``, opt-in): every ``taint`` and ``classification`` may be a ``Label`` as well
-    as a ``Level`` (a ``Level`` is the label without categories, and orders as the four levels do). A version at
-    label L is readable at taint T when ``rules.can_read(L.level, T.level)`` and L's categories are within T's;
+    Every ``taint`` and ``classification`` is a ``Label`` (``memlab.labels``: a level, and categories under
+    compartments, opt-in); storage writes a label without categories as its level's integer (``label_codes``). A
+    version at label L is readable at taint T when ``rules.can_read(L, T)``: L's level by the rules, and L's
+    categories within T's;
     a key's view at T is its maximal readable live versions (``viewrules.maximal``), one of them chosen by
     ``rules.shadowing`` (``viewrules.SHADOWING_RULES``: ``newest``, the latest saved; ``refuse``, ``effective``
     raises ``labels.Ambiguous`` and the key is left out of lists and searches). ``Memory.categories`` carries
@@ -86,14 +87,14 @@ class ToolStorage(Protocol):
     embedder: Embedder | None
     """Makes the dense vectors stored per version (None: no dense retrieval)."""
 
-    def add_session(self, session_id: str, agent: str, taint: Level | Label, created_at: str) -> None: ...
+    def add_session(self, session_id: str, agent: str, taint: Label, created_at: str) -> None: ...
 
     def add_taint_event(self, agent: str, event: TaintEvent) -> None: ...
 
     def save_many(
         self,
         agent: str,
-        classification: Level | Label,
+        classification: Label,
         versions: Sequence[NewVersion],
         *,
         saved_by: str,
@@ -104,7 +105,7 @@ class ToolStorage(Protocol):
         self,
         agent: str,
         key: str,
-        classification: Level | Label,
+        classification: Label,
         *,
         deleted_at: str,
         deleted_by: str,
@@ -112,7 +113,7 @@ class ToolStorage(Protocol):
     ) -> Memory | None: ...
 
     def effective(
-        self, agent: str, taint: Level | Label, key: str, *, audit: Callable[[Memory | None], AuditEvent] | None = None
+        self, agent: str, taint: Label, key: str, *, audit: Callable[[Memory | None], AuditEvent] | None = None
     ) -> Memory | None: ...
 
     def exists(self, agent: str, key: str) -> bool: ...
@@ -120,14 +121,14 @@ class ToolStorage(Protocol):
     def effective_view(
         self,
         agent: str,
-        taint: Level | Label,
+        taint: Label,
         *,
         tag: str | None = None,
         audit: Callable[[list[Memory]], AuditEvent] | None = None,
     ) -> list[Memory]: ...
 
     def search(
-        self, agent: str, taint: Level | Label, query: str, limit: int, *, audit: Callable[[list[Hit]], AuditEvent]
+        self, agent: str, taint: Label, query: str, limit: int, *, audit: Callable[[list[Hit]], AuditEvent]
     ) -> list[Hit]: ...
 
     def append_audit(self, event: AuditEvent) -> None: ...
@@ -143,7 +144,7 @@ class AuditorStorage(Protocol):
         self,
         agent: str,
         key: str,
-        level: Level | None,
+        level: Label | None,
         *,
         purged_at: str,
         purged_by: str,

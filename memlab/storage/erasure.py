@@ -56,7 +56,7 @@ class Erasure:
         agent_id: int | None,
         indexed: int,
         key: str,
-        level: Level | Label | None,
+        level: Label | None,
         *,
         purged_at: str,
         purged_by: str,

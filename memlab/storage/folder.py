@@ -270,7 +270,7 @@ class FolderStorage:
 
     # -- sessions -----------------------------------------------------------------------------------
 
-    def add_session(self, session_id: str, agent: str, taint: Level | Label, created_at: str) -> None:
+    def add_session(self, session_id: str, agent: str, taint: Label, created_at: str) -> None:
         """Record a session: in the catalogue, which holds every session id of the store (ids are unique in the
         whole store, as in a single file, whoever chose them: one short catalogue transaction), then in the agent's
         file, where its audit is checked against it (``SqliteStorage.add_session``, which may hold the row for

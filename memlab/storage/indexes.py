@@ -147,7 +147,7 @@ class IndexUpkeep:
         after: dict[str, dict[Level | Label, int]],
         indexed: int,
         *,
-        changed: Level | Label,
+        changed: Label,
     ) -> None:
         """Bring the effective view and the FTS indexes from ``before`` to ``after`` for ``keys``.
 

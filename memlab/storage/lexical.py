@@ -97,7 +97,7 @@ class LexicalSearch:
         ).fetchone()[0]
 
     def ranked(
-        self, agent_id: int | None, indexed: int, taint: Level | Label, match: str | None, limit: int, ranking: Ranking
+        self, agent_id: int | None, indexed: int, taint: Label, match: str | None, limit: int, ranking: Ranking
     ) -> list[_Ranked]:
         """FTS5's ranking of the session's view at ``taint``, as the rules say it is searched: from the indexes
         ``_indexes`` picks, and when it picks several (match first, shadow among the matches) per key the hit from
@@ -123,7 +123,7 @@ class LexicalSearch:
             return ranked[0] if ranked else []
         return sorted(_first_per_key(ranked, lambda item: item.key), key=lambda item: -item.score)[:limit]
 
-    def _indexes(self, agent_id: int | None, indexed: int, taint: Level | Label) -> list[_Index]:
+    def _indexes(self, agent_id: int | None, indexed: int, taint: Label) -> list[_Index]:
         """The FTS5 indexes a search at ``taint`` ranks, in order of precedence, each with the stored form of the
         view whose versions it may return (``label_codes``): the one place a search chooses its index."""
         if type(taint) is Label:

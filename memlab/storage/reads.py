@@ -32,7 +32,7 @@ class ViewReads:
         self._rules = rules
         self._indexes = indexes
 
-    def view_of(self, agent_id: int | None, taint: Level | Label) -> int | str:
+    def view_of(self, agent_id: int | None, taint: Label) -> int | str:
         """The stored form of ``taint``'s view at ``agent_id``: a level's, or a categorised label's (made on its
         first use, in the caller's write transaction).
 
@@ -48,7 +48,7 @@ class ViewReads:
             return int(taint)
         return str(taint) if agent_id is None else self._indexes.label_view(agent_id, taint)
 
-    def memory(self, agent_id: int | None, taint: Level | Label, key: str) -> Memory | None:
+    def memory(self, agent_id: int | None, taint: Label, key: str) -> Memory | None:
         """The key's version in the effective view at ``taint``.
 
         Args:
@@ -96,7 +96,7 @@ class ViewReads:
             return bool(live_versions(latest(self._conn, agent_id, [key])))
         return row is not None
 
-    def memories(self, agent_id: int | None, taint: Level | Label, tag: str | None) -> list[Memory]:
+    def memories(self, agent_id: int | None, taint: Label, tag: str | None) -> list[Memory]:
         """The effective view at ``taint``, by key; only the versions tagged ``tag`` when given.
 
         Args:

@@ -224,7 +224,7 @@ class SqliteStorage:
 
     # -- sessions -----------------------------------------------------------------------------------
 
-    def add_session(self, session_id: str, agent: str, taint: Level | Label, created_at: str) -> None:
+    def add_session(self, session_id: str, agent: str, taint: Label, created_at: str) -> None:
         """Record a session: a taken id is refused now; the row is written in this storage's next write
         transaction (every call writes its audit row, so the first call carries it), or by ``flush_sessions``.
 
@@ -253,7 +253,7 @@ class SqliteStorage:
     def save_many(
         self,
         agent: str,
-        classification: Level | Label,
+        classification: Label,
         versions: Sequence[NewVersion],
         *,
         saved_by: str,
@@ -296,7 +296,7 @@ class SqliteStorage:
         self,
         agent: str,
         key: str,
-        classification: Level | Label,
+        classification: Label,
         *,
         deleted_at: str,
         deleted_by: str,
@@ -328,7 +328,7 @@ class SqliteStorage:
         self,
         agent: str,
         key: str,
-        level: Level | Label | None,
+        level: Label | None,
         *,
         purged_at: str,
         purged_by: str,
@@ -359,7 +359,7 @@ class SqliteStorage:
     def effective(
         self,
         agent: str,
-        taint: Level | Label,
+        taint: Label,
         key: str,
         *,
         audit: Callable[[Memory | None], AuditEvent] | None = None,
@@ -383,7 +383,7 @@ class SqliteStorage:
     def effective_view(
         self,
         agent: str,
-        taint: Level | Label,
+        taint: Label,
         *,
         tag: str | None = None,
         audit: Callable[[list[Memory]], AuditEvent] | None = None,
@@ -396,7 +396,7 @@ class SqliteStorage:
         return view
 
     def search(
-        self, agent: str, taint: Level | Label, query: str, limit: int, *, audit: Callable[[list[Hit]], AuditEvent]
+        self, agent: str, taint: Label, query: str, limit: int, *, audit: Callable[[list[Hit]], AuditEvent]
     ) -> list[Hit]:
         # The natural-language query becomes a safe MATCH expression here, where the index's analyzer is known.
         match = self.analyzer.match_expression(query)

@@ -223,7 +223,7 @@ class Connection:
 
     # -- transactions ---------------------------------------------------------------------------------
 
-    def _session(self, agent: str, taint: Level | Label, work: Callable[[Any, Head | None], T], *, audited=True) -> T:
+    def _session(self, agent: str, taint: Label, work: Callable[[Any, Head | None], T], *, audited=True) -> T:
         """Run ``work(cursor, chain head)`` as the session role at ``agent`` and ``taint`` (a checked label, see
         ``label_of``) in one transaction, holding the chain head of ``agent`` at ``taint`` (when ``audited``);
         retried on serialisation failures and deadlocks.
@@ -258,7 +258,7 @@ class Connection:
                 raise Denied(f"the database refused the call: {str(error).strip()}") from error
         raise AssertionError("unreachable")
 
-    def _claim(self, cursor, agent: str, taint: Level | Label) -> None:
+    def _claim(self, cursor, agent: str, taint: Label) -> None:
         """Claim ``agent`` at ``taint`` for the transaction open on ``cursor``: the policies admit what a claim
         names only when its mac, made with the owner's key, verifies over it and this transaction's id."""
         txid = cursor.execute("SELECT pg_current_xact_id()::text").fetchone()[0]

@@ -45,7 +45,7 @@ _WRITABLE = (
 # computes the same HMAC as Python's hmac module.
 
 
-def claim(key: bytes, agent: str, taint: Level | Label, txid: str) -> str:
+def claim(key: bytes, agent: str, taint: Label, txid: str) -> str:
     """The claim that admits ``agent`` at ``taint`` in transaction ``txid`` (what ``claimed()`` verifies)."""
     label = Label.parse(taint)
     categories = f":{','.join(sorted(label.categories))}" if label.categories else ""

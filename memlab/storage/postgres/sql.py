@@ -76,7 +76,7 @@ Head = Callable[[], tuple[Label, int, str]]
 """A chain's locked head, read when called: its label, its last ``seq`` and its hash."""
 
 
-def lock_head(cursor, agent: str, taint: Level | Label, *, owner: bool = False) -> Head:
+def lock_head(cursor, agent: str, taint: Label, *, owner: bool = False) -> Head:
     """Lock the head row of the chain of ``agent`` at ``taint`` (created, with a random genesis, on first use:
     by ``open_chain`` for a session, which may not write a genesis, directly by the ``owner``).
 

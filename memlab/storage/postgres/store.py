@@ -73,7 +73,7 @@ class PostgresStorage(Connection):
 
     # -- sessions -------------------------------------------------------------------------------------
 
-    def add_session(self, session_id: str, agent: str, taint: Level | Label, created_at: str) -> None:
+    def add_session(self, session_id: str, agent: str, taint: Label, created_at: str) -> None:
         label = label_of(taint)
 
         def work(cursor, _head):
@@ -104,7 +104,7 @@ class PostgresStorage(Connection):
     def save_many(
         self,
         agent: str,
-        classification: Level | Label,
+        classification: Label,
         versions: Sequence[NewVersion],
         *,
         saved_by: str,
@@ -179,7 +179,7 @@ class PostgresStorage(Connection):
         self,
         agent: str,
         key: str,
-        classification: Level | Label,
+        classification: Label,
         *,
         deleted_at: str,
         deleted_by: str,
@@ -213,7 +213,7 @@ class PostgresStorage(Connection):
         self,
         agent: str,
         key: str,
-        level: Level | None,
+        level: Label | None,
         *,
         purged_at: str,
         purged_by: str,
@@ -229,6 +229,7 @@ class PostgresStorage(Connection):
             PurgeIncomplete: another connection's lock or older snapshot held it up past ``purge_timeout``.
         """
         owner = Owner(self._as_owner, self._owner, self._lock, self._append_audits, self._errors, self.purge_timeout)
+        level = None if level is None else label_of(level).level
         return purge_key(owner, agent, key, level, purged_at=purged_at, purged_by=purged_by, audit=audit)
 
     # -- reads (each with its audit event, in one transaction) -----------------------------------------
@@ -236,7 +237,7 @@ class PostgresStorage(Connection):
     def effective(
         self,
         agent: str,
-        taint: Level | Label,
+        taint: Label,
         key: str,
         *,
         audit: Callable[[Memory | None], AuditEvent] | None = None,
@@ -278,7 +279,7 @@ class PostgresStorage(Connection):
     def effective_view(
         self,
         agent: str,
-        taint: Level | Label,
+        taint: Label,
         *,
         tag: str | None = None,
         audit: Callable[[list[Memory]], AuditEvent] | None = None,
@@ -322,7 +323,7 @@ class PostgresStorage(Connection):
         return self._session(agent, label, work, audited=audit is not None)
 
     def search(
-        self, agent: str, taint: Level | Label, query: str, limit: int, *, audit: Callable[[list[Hit]], AuditEvent]
+        self, agent: str, taint: Label, query: str, limit: int, *, audit: Callable[[list[Hit]], AuditEvent]
     ) -> list[Hit]:
         """Rank the effective view at ``taint`` by ``ts_rank`` (or another of ``RANKINGS``) against the
         query's words, OR-combined; ties in save order. A key the shadowing rule refuses is left out."""
