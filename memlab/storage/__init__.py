@@ -20,7 +20,6 @@ from typing import Any, Literal, Protocol
 
 from memlab.errors import InvalidArgument
 from memlab.labels import Label
-from memlab.levels import Level
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.search.analyzers import Analyzer
 from memlab.search.dense import Embedder
