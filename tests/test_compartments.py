@@ -16,6 +16,7 @@ from memlab.cli import main
 from memlab.labels import Ambiguous, Label
 from memlab.policy import Policy
 from memlab.storage import SqliteStorage
+from memlab.storage.capabilities import BACKENDS
 from memlab.tools import call
 from tests.reference_model import AMBIGUOUS, ReferenceStore, Version
 
@@ -339,7 +340,7 @@ def test_an_mcp_server_at_a_label_saves_there_and_the_host_escalates_only_up_the
 
 
 class _NoCompartments(SqliteStorage):
-    compartments = False
+    capabilities = BACKENDS["memory"] - {"compartments"}  # what a backend without them declares
 
 
 @pytest.mark.parametrize("policy", ["shadow-after-match", "global-stats"])

@@ -507,7 +507,7 @@ def labelled(backend: str, request):
         context = open_store(backend, **options)
         store = context.__enter__()
         opened.append(context)
-        if not getattr(store.storage, "compartments", False):
+        if "compartments" not in store.storage.capabilities:
             with pytest.raises(InvalidArgument, match="compartments not supported"):
                 store.session(taint="CONFIDENTIAL:hr")
             request.applymarker(pytest.mark.xfail(strict=True, reason=f"{backend} keeps no compartments yet"))

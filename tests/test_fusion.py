@@ -4,26 +4,26 @@ import random
 
 from memlab import MemoryStore, Ranking
 from memlab.arguments import MAX_RESULTS_CAP
-from memlab.storage.lexical import _Ranked
-from memlab.storage.vectors import FUSION_DEPTH, _fuse
+from memlab.storage.lexical import Ranked
+from memlab.storage.vectors import FUSION_DEPTH, fuse
 from tests.backends import WordsEmbedder
 
 
-def ranked(keys: str) -> list[_Ranked]:
-    return [_Ranked(number, key, 1.0 / number, None, 0) for number, key in enumerate(keys.split(), start=1)]
+def ranked(keys: str) -> list[Ranked]:
+    return [Ranked(number, key, 1.0 / number, None, 0) for number, key in enumerate(keys.split(), start=1)]
 
 
 def test_a_dense_ranking_that_shares_nothing_with_fts5_cannot_reorder_its_matches():
     # Guards: plain RRF (the dense weight not scaled by agreement): dense's first, at 0.75 / 2, outranked FTS5's
     # second at 1 / 3; on locomo-turns the hybrid row fell 0.022 S@10 below FTS5 alone.
-    fused = _fuse(ranked("a b c d"), ranked("w x y z"), Ranking.hybrid())
+    fused = fuse(ranked("a b c d"), ranked("w x y z"), Ranking.hybrid())
     assert [item.key for item in fused[:4]] == ["a", "b", "c", "d"]
 
 
 def test_a_dense_ranking_of_fts5s_own_matches_is_fused_at_full_weight():
     # Every dense top key is one FTS5 matched: the fusion is RRF with the ranking's weights, unchanged.
     hybrid = Ranking.hybrid()
-    fused = {item.key: item.score for item in _fuse(ranked("a b c"), ranked("c b a"), hybrid)}
+    fused = {item.key: item.score for item in fuse(ranked("a b c"), ranked("c b a"), hybrid)}
     k = hybrid.fusion_k
     assert fused["c"] == 1 / (k + 3) + hybrid.dense / (k + 1)
     assert list(fused) == ["a", "c", "b"]
@@ -37,10 +37,10 @@ def test_agreement_counts_what_could_agree():
     # FTS5 matched two keys, both in the dense ranking (at ranks 2 and 4): of the weight the fusion gives the dense
     # ranks 1 and 2, the share its ranks 2 and 4 hold.
     share = (1 / (k + 2) + 1 / (k + 4)) / (1 / (k + 1) + 1 / (k + 2))
-    fused = {item.key: item.score for item in _fuse(ranked("a b"), ranked("x b y a z"), hybrid)}
+    fused = {item.key: item.score for item in fuse(ranked("a b"), ranked("x b y a z"), hybrid)}
     assert fused["x"] == hybrid.dense * share / (k + 1)
     # Both matches at the dense ranking's top: full agreement, though three dense keys are unmatched.
-    full = {item.key: item.score for item in _fuse(ranked("a b"), ranked("b a x y z"), hybrid)}
+    full = {item.key: item.score for item in fuse(ranked("a b"), ranked("b a x y z"), hybrid)}
     assert full["x"] == hybrid.dense / (k + 3)
 
 
@@ -50,8 +50,8 @@ def test_agreement_weighs_the_dense_ranks_as_the_fusion_does():
     # as one whose tenth it did not, though its first rank is what the fusion weighs most.
     hybrid = Ranking.hybrid()
     lexical = ranked(" ".join(f"m{n}" for n in range(1, 10)))
-    first_unmatched = _fuse(lexical, ranked("x " + " ".join(f"m{n}" for n in range(1, 10))), hybrid)
-    tenth_unmatched = _fuse(lexical, ranked(" ".join(f"m{n}" for n in range(1, 10)) + " x"), hybrid)
+    first_unmatched = fuse(lexical, ranked("x " + " ".join(f"m{n}" for n in range(1, 10))), hybrid)
+    tenth_unmatched = fuse(lexical, ranked(" ".join(f"m{n}" for n in range(1, 10)) + " x"), hybrid)
     weight_x_first = {item.key: item.score for item in first_unmatched}["x"] * (hybrid.fusion_k + 1)
     weight_x_tenth = {item.key: item.score for item in tenth_unmatched}["x"] * (hybrid.fusion_k + 10)
     assert weight_x_tenth == hybrid.dense  # FTS5's nine matches are the dense ranking's first nine
@@ -89,5 +89,5 @@ def test_the_fused_top_results_do_not_depend_on_how_many_are_asked():
 
 
 def test_with_no_fts5_match_the_dense_ranking_stands_alone():
-    fused = _fuse([], ranked("x y"), Ranking.hybrid())
+    fused = fuse([], ranked("x y"), Ranking.hybrid())
     assert [(item.key, item.score) for item in fused] == [("x", 0.75 / 2), ("y", 0.75 / 3)]

@@ -17,7 +17,7 @@ from memlab.storage.fts_tables import fts_table
 from memlab.storage.indexes import IndexUpkeep, level_bit
 from memlab.storage.label_codes import stored, view_table
 from memlab.storage.live import latest, live_versions
-from memlab.storage.rows import _MEMORY_COLUMNS, _memory
+from memlab.storage.rows import MEMORY_COLUMNS, memory_of
 from memlab.viewrules import ViewRules
 
 
@@ -81,11 +81,11 @@ class Erasure:
         """
         level_filter = "" if level is None else "AND classification = ?"
         rows = self._conn.execute(
-            f"SELECT m.id, {_MEMORY_COLUMNS} FROM memories m WHERE agent_id = ? AND key = ? {level_filter} "
+            f"SELECT m.id, {MEMORY_COLUMNS} FROM memories m WHERE agent_id = ? AND key = ? {level_filter} "
             "AND purged_at IS NULL ORDER BY classification, version",
             (agent_id, key, *(() if level is None else (stored(level),))),
         ).fetchall()
-        purged = [_memory(row[1:]) for row in rows]
+        purged = [memory_of(row[1:]) for row in rows]
         if rows:
             ids = [row[0] for row in rows]
             newest = latest(self._conn, agent_id, [key])

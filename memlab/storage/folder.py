@@ -119,7 +119,8 @@ class FolderStorage:
 
     # -- the catalogue ------------------------------------------------------------------------------
 
-    def _catalogue_write(self, sql: str, parameters: tuple[Any, ...]) -> None:
+    def write_catalogue(self, sql: str, parameters: tuple[Any, ...]) -> None:
+        """Run one statement on the catalogue in its own transaction, under the folder's lock."""
         with self._catalogue_transaction() as conn:
             conn.execute(sql, parameters)
 
@@ -282,7 +283,7 @@ class FolderStorage:
                 raise InvalidArgument(f"session id {session_id!r} is already taken in this store")
             storage = self.agent_storage(agent)  # a damaged agent is refused before the session is recorded
             try:
-                self._catalogue_write(
+                self.write_catalogue(
                     "INSERT INTO sessions (id, agent, taint, created_at) VALUES (?, ?, ?, ?)",
                     (session_id, agent, str(taint), created_at),
                 )

@@ -18,7 +18,7 @@ from memlab.search.ranking import Ranking
 from memlab.storage.fts_tables import fts_table
 from memlab.storage.indexes import IndexUpkeep, level_bit
 from memlab.storage.label_codes import view_table
-from memlab.storage.rows import _MEMORY_COLUMNS, _memory
+from memlab.storage.rows import MEMORY_COLUMNS, memory_of
 from memlab.storage.view_changes import ViewChanges
 from memlab.viewrules import ViewRules
 
@@ -60,10 +60,10 @@ class LexicalSearch:
         """Drop the boost's decisions (the storage found the file changed, or a transaction rolled back)."""
         self._boosted.clear()
 
-    def check_in_view(self, agent_id: int | None, ranked: list[_Ranked]) -> None:
+    def check_in_view(self, agent_id: int | None, ranked: list[Ranked]) -> None:
         """Fail closed when an index returned a version outside the view it must hold: the second gate, after the
         index itself (nothing guards an FTS5 index against a database-level write, so one can be made to read up).
-        A lexical ranking has checked its versions in its own statement (``_Ranked.held``); the others (dense
+        A lexical ranking has checked its versions in its own statement (``Ranked.held``); the others (dense
         search's) are checked here, in one statement.
 
         Args:
@@ -84,7 +84,7 @@ class LexicalSearch:
                     "tampered with (run `memlab verify`)"
                 )
 
-    def _held(self, agent_id: int | None, ranked: list[_Ranked]) -> int:
+    def _held(self, agent_id: int | None, ranked: list[Ranked]) -> int:
         """How many of ``ranked`` the effective view at their ``view`` holds (by key, taint and version id)."""
         if not ranked:
             return 0
@@ -98,7 +98,7 @@ class LexicalSearch:
 
     def ranked(
         self, agent_id: int | None, indexed: int, taint: Label, match: str | None, limit: int, ranking: Ranking
-    ) -> list[_Ranked]:
+    ) -> list[Ranked]:
         """FTS5's ranking of the session's view at ``taint``, as the rules say it is searched: from the indexes
         ``_indexes`` picks, and when it picks several (match first, shadow among the matches) per key the hit from
         the first index that found one.
@@ -121,7 +121,7 @@ class LexicalSearch:
         ]
         if len(ranked) < 2:
             return ranked[0] if ranked else []
-        return sorted(_first_per_key(ranked, lambda item: item.key), key=lambda item: -item.score)[:limit]
+        return sorted(first_per_key(ranked, lambda item: item.key), key=lambda item: -item.score)[:limit]
 
     def _indexes(self, agent_id: int | None, indexed: int, taint: Label) -> list[_Index]:
         """The FTS5 indexes a search at ``taint`` ranks, in order of precedence, each with the stored form of the
@@ -155,7 +155,7 @@ class LexicalSearch:
         ranking: Ranking,
         *,
         only_effective: bool = False,
-    ) -> list[_Ranked]:
+    ) -> list[Ranked]:
         """The top ``limit`` matches of index ``table``, which holds ``agent_id``'s effective view at ``view`` (its
         stored form: a level's integer or a categorised label's text, ``label_codes``) (or, ``only_effective``,
         every live version, filtered to that view), each with its row and whether the view holds it (the second
@@ -182,7 +182,7 @@ class LexicalSearch:
         # The joined rows are put back in the ranking's order here: an ORDER BY outside cost a sorter, 15% of it.
         ranked = sorted(
             self._conn.execute(
-                f"SELECT r.rowid, r.score, e.memory_id, {_MEMORY_COLUMNS} FROM (SELECT rowid, {score} AS score "
+                f"SELECT r.rowid, r.score, e.memory_id, {MEMORY_COLUMNS} FROM (SELECT rowid, {score} AS score "
                 f'FROM "{table}" WHERE "{table}" MATCH ? {effective} ORDER BY score, rowid LIMIT ?) r '
                 "LEFT JOIN memories m ON m.id = r.rowid LEFT JOIN effective e ON e.agent_id = ? AND e.key = m.key "
                 "AND e.taint = ? AND e.memory_id = r.rowid",
@@ -192,7 +192,7 @@ class LexicalSearch:
         )
         # A rowid without a version, or whose version the view does not hold, can only be a tampered index: it is
         # not held, and check_in_view refuses it.
-        return [_Ranked(row[0], row[3], -row[1], table, view, row[3:], row[2] is not None) for row in ranked]
+        return [Ranked(row[0], row[3], -row[1], table, view, row[3:], row[2] is not None) for row in ranked]
 
     def _boosted_terms(self, table: str, match: str) -> list[str]:
         """The query's terms (quoted, as in ``match``) that earn the tag boost in index ``table``: one-word tags
@@ -223,13 +223,13 @@ class LexicalSearch:
         return [term for term in terms if self._boosted[table, term]]
 
     def _rows(self, ids: list[int]) -> dict[int, tuple[Any, ...]]:
-        """The rows (``memories`` columns, as ``_memory`` reads them) of the versions ``ids``, by id."""
+        """The rows (``memories`` columns, as ``memory_of`` reads them) of the versions ``ids``, by id."""
         rows = self._conn.execute(
-            f"SELECT m.id, {_MEMORY_COLUMNS} FROM memories m WHERE m.id IN ({', '.join('?' * len(ids))})", ids
+            f"SELECT m.id, {MEMORY_COLUMNS} FROM memories m WHERE m.id IN ({', '.join('?' * len(ids))})", ids
         )
         return {row[0]: row[1:] for row in rows}
 
-    def hits(self, ranked: list[_Ranked], match: str | None, query: str) -> list[Hit]:
+    def hits(self, ranked: list[Ranked], match: str | None, query: str) -> list[Hit]:
         """The hits shown: each ranked version's row (read with its ranking, or here for dense search's) and a
         snippet of its content, matched words marked — made in Python when it is first read, or for trigram (whose
         matching Python cannot mirror) now, by FTS5's snippet() over the index the version was found in.
@@ -246,7 +246,7 @@ class LexicalSearch:
             return []
         unread = [r.memory_id for r in ranked if r.row is None]
         found = self._rows(unread) if unread else {}
-        memories = [_memory(r.row if r.row is not None else found[r.memory_id]) for r in ranked]
+        memories = [memory_of(r.row if r.row is not None else found[r.memory_id]) for r in ranked]
         snippets: dict[int, str] = {}
         if not self._analyzer.python_snippets and match is not None:
             for table in {r.table for r in ranked if r.table is not None}:
@@ -259,9 +259,10 @@ class LexicalSearch:
                     )
                 )
         # The query's snippet terms too are worked out when a snippet is first read, once for every hit.
-        terms = _lazy_terms(self._analyzer, query)
+        terms = lazy_terms(self._analyzer, query)
+        made = partial(make_snippet, self._analyzer)
         return [
-            Hit(memory, r.score, snippets.get(r.memory_id) or partial(_snippet, self._analyzer, memory.content, terms))
+            Hit(memory, r.score, snippets.get(r.memory_id) or partial(made, memory.content, terms))
             for r, memory in zip(ranked, memories, strict=True)
         ]
 
@@ -271,7 +272,7 @@ def _ranking_order(row: tuple[Any, ...]) -> tuple[float, int]:
     return row[1], row[0]
 
 
-def _lazy_terms(analyzer: Analyzer, query: str) -> Callable[[], SnippetTerms]:
+def lazy_terms(analyzer: Analyzer, query: str) -> Callable[[], SnippetTerms]:
     """``analyzer.snippet_terms(query)``, worked out on the first call (``functools.cache`` costs more to make)."""
     made: list[SnippetTerms] = []
 
@@ -283,7 +284,7 @@ def _lazy_terms(analyzer: Analyzer, query: str) -> Callable[[], SnippetTerms]:
     return terms
 
 
-def _snippet(analyzer: Analyzer, content: str, terms: Callable[[], SnippetTerms]) -> str:
+def make_snippet(analyzer: Analyzer, content: str, terms: Callable[[], SnippetTerms]) -> str:
     """A hit's snippet, when it is first read."""
     return analyzer.snippet(content, terms(), tokens=_SNIPPET_TOKENS)
 
@@ -310,9 +311,9 @@ class _Index(NamedTuple):
     filtered: bool = False
 
 
-class _Ranked(NamedTuple):
+class Ranked(NamedTuple):
     """A version in a ranking: its id, key and score, the FTS5 index that found it, the taint whose effective view
-    must hold it; a lexical ranking's also its row (``memories`` columns, as ``_memory`` reads them) and whether
+    must hold it; a lexical ranking's also its row (``memories`` columns, as ``memory_of`` reads them) and whether
     that view holds it."""
 
     memory_id: int
@@ -325,7 +326,7 @@ class _Ranked(NamedTuple):
     """True or False when the ranking's statement checked it against the view, None when it is still to check."""
 
 
-def _first_per_key(groups: Iterable[list[Any]], key: Callable[[Any], str]) -> list[Any]:
+def first_per_key(groups: Iterable[list[Any]], key: Callable[[Any], str]) -> list[Any]:
     """Items from several groups, in order of precedence, keeping each key's first occurrence."""
     seen: dict[str, Any] = {}
     for group in groups:

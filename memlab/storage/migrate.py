@@ -16,31 +16,20 @@ Examples:
 from __future__ import annotations
 
 import contextlib
-import json
 import shutil
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from memlab.errors import InvalidArgument, SchemaError
-from memlab.levels import Level
-from memlab.records import AuditEvent
 from memlab.search.analyzers import Analyzer
-from memlab.storage import chain
+from memlab.storage.copy_in import AUDIT_COLUMNS, VERSION_COLUMNS, AgentRows
 from memlab.storage.folder import FolderStorage
-from memlab.storage.live import latest, live_versions
-from memlab.storage.sqlite import SqliteStorage
 from memlab.viewrules import ViewRules
 
 __all__ = ["migrate"]
 
-_VERSION_COLUMNS = (
-    "key, content, tags, classification, version, saved_at, saved_by, deleted_at, deleted_by, "
-    "index_key, index_content, index_tags, source, occurred_at, index_source, index_when"
-)
 _CONTEXT_COLUMNS = ("source", "occurred_at", "index_source", "index_when")  # since schema 3
-_AUDIT_COLUMNS = "at, session_id, agent, taint, tool, key, query, outcome, records, notes, message"
 READABLE_VERSIONS = (1, 2, 3)
 
 
@@ -132,75 +121,17 @@ def _move_agent(conn: sqlite3.Connection, new: FolderStorage, agent: str) -> dic
         (agent,),
     ).fetchall()
     present = {row[1] for row in conn.execute("PRAGMA table_info(memories)")}
-    columns = [f"m.{c}" if c in present or c not in _CONTEXT_COLUMNS else "NULL" for c in _VERSION_COLUMNS.split(", ")]
+    columns = [f"m.{c}" if c in present or c not in _CONTEXT_COLUMNS else "NULL" for c in VERSION_COLUMNS.split(", ")]
     versions = conn.execute(
         f"SELECT {', '.join(columns)} FROM memories m "
         "JOIN agents a ON a.id = m.agent_id WHERE a.name = ? ORDER BY m.id",
         (agent,),
     ).fetchall()
-    audit = conn.execute(f"SELECT {_AUDIT_COLUMNS} FROM audit WHERE agent = ? ORDER BY seq", (agent,)).fetchall()
+    audit = conn.execute(f"SELECT {AUDIT_COLUMNS} FROM audit WHERE agent = ? ORDER BY seq", (agent,)).fetchall()
     for session_id, _agent, taint, created_at in sessions:
-        new._catalogue_write(
+        new.write_catalogue(
             "INSERT INTO sessions (id, agent, taint, created_at) VALUES (?, ?, ?, ?)",
             (session_id, agent, taint, created_at),
         )
-    storage = new.agent_storage(agent)
-    with storage._write():
-        storage.conn.executemany("INSERT INTO sessions (id, agent, taint, created_at) VALUES (?, ?, ?, ?)", sessions)
-        storage.conn.executemany(
-            "INSERT INTO taint_events (session_id, at, from_level, to_level, reason) VALUES (?, ?, ?, ?, ?)", events
-        )
-        digests = _copy_versions(storage, agent, versions) if versions else {}
-        storage._audit.append(
-            [_event(row) for row in audit],
-            [digests.get((row[4], _single_ref(row[8]))) if row[7] == "ok" else None for row in audit],
-        )
+    new.agent_storage(agent).copy_in(agent, AgentRows(sessions, events, versions, audit))
     return {"sessions": len(sessions), "taint_events": len(events), "versions": len(versions), "audit_rows": len(audit)}
-
-
-def _copy_versions(storage: SqliteStorage, agent: str, versions: list[tuple[Any, ...]]) -> dict[tuple[str, str], str]:
-    """Insert the versions with their commitments, rebuild views and indexes; return the audit digests."""
-    agent_id, indexed = storage._agents.get(agent, create=True)
-    rows, digests = [], {}
-    for key, content, tags, level, version, saved_at, saved_by, deleted_at, deleted_by, *stems in versions:
-        source, occurred_at = stems[3], stems[4]
-        salt = chain.new_salt()
-        bound = chain.commitment(salt, content, tags, source, occurred_at)
-        ref = f"{key}@{Level(level).name}/v{version}"
-        digests["memory_save", ref] = chain.version_digest(agent, key, level, version, saved_at, saved_by, bound)
-        if deleted_at is not None:
-            digests["memory_delete", ref] = chain.deletion_digest(digests["memory_save", ref], deleted_at, deleted_by)
-        rows.append((agent_id, key, content, tags, level, version, saved_at, saved_by, deleted_at, deleted_by))
-        rows[-1] += (*stems, salt, bound)
-    storage.conn.executemany(
-        f"INSERT INTO memories (agent_id, {_VERSION_COLUMNS}, salt, commitment) VALUES ({', '.join('?' * 19)})", rows
-    )
-    keys = sorted({row[1] for row in rows})
-    after = live_versions(latest(storage.conn, agent_id, keys))
-    storage._indexes.refresh(agent_id, keys, {}, after, indexed, changed=min(Level))
-    if storage.rules.lattice_visibility:  # indexes for the levels in use, filled from the views
-        for level in sorted({Level(row[4]) for row in rows}):
-            indexed = storage._start_index(agent_id, level, indexed)
-    return digests
-
-
-def _single_ref(records: str) -> str | None:
-    refs = json.loads(records or "[]")
-    return refs[0] if len(refs) == 1 else None
-
-
-def _event(row: tuple[Any, ...]) -> AuditEvent:
-    at, session_id, agent, taint, tool, key, query, outcome, records, notes, message = row
-    return AuditEvent(
-        at=at,
-        session_id=session_id,
-        agent=agent,
-        taint=Level[taint],
-        tool=tool,
-        outcome=outcome,
-        key=key,
-        query=query,
-        records=tuple(json.loads(records or "[]")),
-        notes=tuple(json.loads(notes or "[]")),
-        message=message,
-    )

@@ -10,9 +10,9 @@ from memlab.levels import Level
 from memlab.records import Memory
 from memlab.storage.indexes import IndexUpkeep
 from memlab.storage.label_codes import as_taint
-from memlab.storage.lexical import _first_per_key
+from memlab.storage.lexical import first_per_key
 from memlab.storage.live import labelled, latest, live_versions
-from memlab.storage.rows import _MEMORY_COLUMNS, _memory
+from memlab.storage.rows import MEMORY_COLUMNS, memory_of
 from memlab.viewrules import AMBIGUOUS, ViewRules, maximal
 
 __all__ = ["ViewReads"]
@@ -64,13 +64,13 @@ class ViewReads:
         """
         view = self.view_of(agent_id, taint)
         row = self._conn.execute(
-            f"SELECT e.memory_id, {_MEMORY_COLUMNS} FROM effective e LEFT JOIN memories m ON m.id = e.memory_id "
+            f"SELECT e.memory_id, {MEMORY_COLUMNS} FROM effective e LEFT JOIN memories m ON m.id = e.memory_id "
             "WHERE e.agent_id = ? AND e.key = ? AND e.taint = ?",
             (agent_id, key, view),
         ).fetchone()
         if row is not None and row[0] == AMBIGUOUS:
             self._refuse_ambiguous(agent_id, key, Label.parse(view))
-        return None if row is None else _memory(row[1:])
+        return None if row is None else memory_of(row[1:])
 
     def _refuse_ambiguous(self, agent_id: int | None, key: str, taint: Label) -> None:
         """Raise ``Ambiguous`` naming the labels of ``key``'s maximal versions at ``taint``."""
@@ -114,15 +114,15 @@ class ViewReads:
         views = (
             self._view(agent_id, int(level), tag) for level in reversed(Level) if self._rules.can_read(level, taint)
         )
-        return sorted(_first_per_key(views, lambda memory: memory.key), key=lambda memory: memory.key)
+        return sorted(first_per_key(views, lambda memory: memory.key), key=lambda memory: memory.key)
 
     def _view(self, agent_id: int | None, view: int | str, tag: str | None) -> list[Memory]:
         # The tag filter applies to the effective view, i.e. after shadowing: a lower version never
         # surfaces because the version shadowing it lacks the tag.
         tagged = "" if tag is None else "AND EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value = ?)"
         rows = self._conn.execute(
-            f"SELECT {_MEMORY_COLUMNS} FROM effective e JOIN memories m ON m.id = e.memory_id "
+            f"SELECT {MEMORY_COLUMNS} FROM effective e JOIN memories m ON m.id = e.memory_id "
             f"WHERE e.agent_id = ? AND e.taint = ? {tagged} ORDER BY e.key",
             (agent_id, view, *(() if tag is None else (tag,))),
         )
-        return [_memory(row) for row in rows]
+        return [memory_of(row) for row in rows]

@@ -9,7 +9,7 @@ from memlab.labels import Label
 from memlab.levels import Level
 from memlab.records import Memory
 
-_MEMORY_COLUMNS = (
+MEMORY_COLUMNS = (
     "m.key, m.content, m.tags, m.classification, m.version, m.saved_at, m.saved_by, m.source, m.occurred_at"
 )
 
@@ -17,7 +17,7 @@ _LEVELS = {int(level): Label.parse(level) for level in Level}
 _scan = json.JSONDecoder().scan_once
 
 
-def _memory(row: tuple[Any, ...]) -> Memory:
+def memory_of(row: tuple[Any, ...]) -> Memory:
     key, content, tags, classification, version, saved_at, saved_by, source, occurred_at = row
     # A label with categories is stored as its text, a level as its integer (memlab.storage.label_codes).
     label = Label.parse(classification) if type(classification) is str else _LEVELS[classification]

@@ -39,6 +39,7 @@ from memlab.search.ranking import Ranking
 from memlab.storage.agents import Agents
 from memlab.storage.audit import AuditLog
 from memlab.storage.capabilities import BACKENDS
+from memlab.storage.copy_in import AgentRows, copy_in
 from memlab.storage.erasure import Erasure
 from memlab.storage.indexes import IndexUpkeep, level_bit
 from memlab.storage.label_codes import as_label, as_taint, stored
@@ -48,10 +49,10 @@ from memlab.storage.new_versions import VersionWriter
 from memlab.storage.opening import check_access, check_path, check_schema
 from memlab.storage.pending_sessions import PendingSessions
 from memlab.storage.reads import ViewReads
-from memlab.storage.rows import _MEMORY_COLUMNS, _memory
+from memlab.storage.rows import MEMORY_COLUMNS, memory_of
 from memlab.storage.seal import deletion
 from memlab.storage.snapshots import Snapshot, put_back, take
-from memlab.storage.vectors import FUSION_DEPTH, VectorSearch, _fuse
+from memlab.storage.vectors import FUSION_DEPTH, VectorSearch, fuse
 from memlab.storage.verify import Verification, verify_file
 from memlab.storage.view_changes import ViewChanges
 from memlab.viewrules import ViewRules
@@ -305,7 +306,7 @@ class SqliteStorage:
         with self._write():
             agent_id, indexed = self._agents.get(agent)
             row = self.conn.execute(
-                f"SELECT m.id, m.deleted_at, {_MEMORY_COLUMNS}, m.commitment FROM memories m "
+                f"SELECT m.id, m.deleted_at, {MEMORY_COLUMNS}, m.commitment FROM memories m "
                 "WHERE agent_id = ? AND key = ? AND classification = ? ORDER BY version DESC LIMIT 1",
                 (agent_id, key, stored(classification)),
             ).fetchone()
@@ -319,7 +320,7 @@ class SqliteStorage:
                 "UPDATE memories SET deleted_at = ?, deleted_by = ? WHERE id = ?", (deleted_at, deleted_by, row[0])
             )
             del newest[key, stored(classification)]
-            memory = _memory(row[2:])
+            memory = memory_of(row[2:])
             self._indexes.refresh(agent_id, [key], before, live_versions(newest), indexed, changed=classification)
             self._audit.append([audit(memory)], [deletion(agent, memory, commitment, deleted_at, deleted_by)])
         return memory
@@ -416,7 +417,7 @@ class SqliteStorage:
             if vector is not None:
                 dense = self._vectors.dense(agent_id, self._reads.view_of(agent_id, taint), vector, depth)
             self._lexical.check_in_view(agent_id, lexical + dense)
-            ranked = _fuse(lexical, dense, ranking) if fused else lexical or dense
+            ranked = fuse(lexical, dense, ranking) if fused else lexical or dense
             hits = self._lexical.hits(ranked[:limit], match, query)
             self._audit.append([audit(hits)])
         return hits
@@ -463,6 +464,11 @@ class SqliteStorage:
         return SqliteStorage(
             connection=target, rules=self.rules, analyzer=self.analyzer, index_tag_words=self.index_tag_words
         )
+
+    def copy_in(self, agent: str, rows: AgentRows) -> None:
+        """Write ``agent``'s rows copied from another store (``migrate``), in one transaction (``copy_in``)."""
+        with self._write():
+            copy_in(self.conn, self._agents, self._indexes, self._audit, self._start_index, self.rules, agent, rows)
 
     def snapshot(self) -> Snapshot:
         """An in-memory image of the whole store, its recorded sessions written first (``storage.snapshots``)."""

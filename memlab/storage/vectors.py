@@ -10,7 +10,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, NamedTuple
 
 from memlab.search.ranking import Ranking
-from memlab.storage.lexical import _Ranked
+from memlab.storage.lexical import Ranked
 from memlab.storage.view_changes import ViewChanges
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ class VectorSearch:
                 self._changes.count += 1
         self._backfilled.add(agent_id)
 
-    def dense(self, agent_id: int | None, taint: int | str, vector: np.ndarray, limit: int) -> list[_Ranked]:
+    def dense(self, agent_id: int | None, taint: int | str, vector: np.ndarray, limit: int) -> list[Ranked]:
         """The session's effective view ranked by cosine similarity to ``vector``, ties in save order.
 
         Args:
@@ -118,7 +118,7 @@ class VectorSearch:
         else:
             chosen = np.arange(scores.size)
         order = chosen[np.lexsort((view.ids[chosen], -scores[chosen]))][:limit]
-        return [_Ranked(int(view.ids[i]), view.keys[i], float(scores[i]), None, taint) for i in order]
+        return [Ranked(int(view.ids[i]), view.keys[i], float(scores[i]), None, taint) for i in order]
 
     def _vector_view(self, agent_id: int | None, taint: int | str) -> _VectorView:
         """The vectors of the effective view at ``taint`` as one matrix, kept while nothing changes it."""
@@ -156,7 +156,7 @@ class _VectorView(NamedTuple):
     matrix: np.ndarray
 
 
-def _fuse(lexical: list[_Ranked], dense: list[_Ranked], ranking: Ranking) -> list[_Ranked]:
+def fuse(lexical: list[Ranked], dense: list[Ranked], ranking: Ranking) -> list[Ranked]:
     """Reciprocal rank fusion by memory key: ``lexical / (k + rank) + dense * agreement / (k + rank')``; a key
     shows the version FTS5 found when it found one; ties keep FTS5's order, then the dense order.
 
@@ -166,7 +166,7 @@ def _fuse(lexical: list[_Ranked], dense: list[_Ranked], ranking: Ranking) -> lis
     plain RRF fell below FTS5 alone (locomo-turns, docs/relevance-lab.md). Both rankings are read
     ``FUSION_DEPTH`` deep, so the order does not depend on how many results are asked."""
     scores: dict[str, float] = {}
-    first_found: dict[str, _Ranked] = {}
+    first_found: dict[str, Ranked] = {}
     dense_weight = ranking.dense * _agreement(lexical, dense, ranking.fusion_k)
     for weight, ranked in ((ranking.lexical, lexical), (dense_weight, dense)):
         for rank, item in enumerate(ranked, start=1):
@@ -176,7 +176,7 @@ def _fuse(lexical: list[_Ranked], dense: list[_Ranked], ranking: Ranking) -> lis
     return [first_found[key]._replace(score=scores[key]) for key in order]
 
 
-def _agreement(lexical: list[_Ranked], dense: list[_Ranked], k: float) -> float:
+def _agreement(lexical: list[Ranked], dense: list[Ranked], k: float) -> float:
     """How much of the dense ranking FTS5 matched too, each rank weighed as the fusion weighs it (``1 / (k +
     rank)``), as a share of as much as could be: the weight of the dense ranking's first ranks, as many as FTS5
     matched keys. 1 when FTS5 matched nothing (the dense ranking is then all there is). Both rankings are of the

@@ -27,7 +27,7 @@ from memlab.search.query import query_terms
 from memlab.search.ranking import Ranking, when_words
 from memlab.storage.capabilities import BACKENDS
 from memlab.storage.label_codes import stored
-from memlab.storage.lexical import _lazy_terms, _snippet
+from memlab.storage.lexical import lazy_terms, make_snippet
 from memlab.storage.postgres.connection import Connection, label_of
 from memlab.storage.postgres.purge import Owner, purge_key
 from memlab.storage.postgres.schema import RANKINGS, indexing_config
@@ -338,9 +338,9 @@ class PostgresStorage(Connection):
                 rows = cursor.execute(self.search_statement, parameters).fetchall()
                 # A hit's snippet is made when it is first read, the query's snippet terms once for every hit
                 # (as on SQLite): a caller that reads no snippet pays nothing for them.
-                snippet_terms = _lazy_terms(self.analyzer, query)
+                snippet_terms = lazy_terms(self.analyzer, query)
                 hits = [
-                    Hit(memory_of(row[:-1]), row[-1], partial(_snippet, self.analyzer, row[1], snippet_terms))
+                    Hit(memory_of(row[:-1]), row[-1], partial(make_snippet, self.analyzer, row[1], snippet_terms))
                     for row in rows
                 ]
             self._append_audits(cursor, agent, head, [audit(hits)])
