@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from memlab.errors import InvalidArgument, MemlabError
+from memlab.labels import Label
 
 __all__ = [
     "EXIT_CODES",
@@ -26,7 +27,7 @@ __all__ = [
     "HelpFormatter",
     "Names",
     "print_json",
-    "plain",
+    "jsonable",
     "progress",
     "quiet_on_closed_pipe",
     "from_environment",
@@ -91,19 +92,21 @@ class Names(Sequence[str]):
         return isinstance(value, str) and all(part in self._names for part in value.split(","))
 
 
-def plain(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
     """``value`` as JSON values: objects through their ``as_dict``/``to_dict``, dataclasses field by field, tables
-    as records, levels by name, paths as text, NaN and missing cells as null.
+    as records, levels and labels as written, paths as text, NaN and missing cells as null.
 
     Examples:
         >>> from memlab.levels import Level
-        >>> plain({"taint": Level.INTERNAL, "score": float("nan"), "path": Path("a/b")})
-        {'taint': 'INTERNAL', 'score': None, 'path': 'a/b'}
+        >>> jsonable({"taint": Level.INTERNAL, "label": Label.parse("confidential:hr"), "score": float("nan")})
+        {'taint': 'INTERNAL', 'label': 'CONFIDENTIAL:hr', 'score': None}
     """
     if value is None or isinstance(value, bool | str):
         return value
     if isinstance(value, enum.Enum):
         return value.name
+    if isinstance(value, Label):
+        return str(value)  # as the audit and the CLI write it: CONFIDENTIAL, CONFIDENTIAL:hr
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):
@@ -111,21 +114,21 @@ def plain(value: Any) -> Any:
     if isinstance(value, Path):
         return str(value)
     if isinstance(value, dict):
-        return {str(name): plain(item) for name, item in value.items()}
+        return {str(name): jsonable(item) for name, item in value.items()}
     if isinstance(value, list | tuple | set | frozenset):
-        return [plain(item) for item in value]
+        return [jsonable(item) for item in value]
     for method in ("as_dict", "to_dict"):
         if callable(getattr(value, method, None)) and not _is_frame(value):
-            return plain(getattr(value, method)())
+            return jsonable(getattr(value, method)())
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {field.name: plain(getattr(value, field.name)) for field in dataclasses.fields(value)}
+        return {field.name: jsonable(getattr(value, field.name)) for field in dataclasses.fields(value)}
     if _is_frame(value):
         # pandas writes its own scalars (numpy numbers, NA, timestamps) as JSON; the records are read back.
         named = any(name is not None for name in value.index.names)  # a row label (eval's "row") is a field
         frame = value.reset_index() if named else value
         return json.loads(frame.to_json(orient="records", date_format="iso"))
     if hasattr(value, "item"):  # a numpy scalar
-        return plain(value.item())
+        return jsonable(value.item())
     return str(value)
 
 
@@ -135,7 +138,7 @@ def _is_frame(value: Any) -> bool:
 
 def print_json(document: Any) -> None:
     """Print ``document`` as one JSON document on standard output (the only thing a ``--json`` run prints there)."""
-    print(json.dumps(plain(document), indent=2, ensure_ascii=False, allow_nan=False))
+    print(json.dumps(jsonable(document), indent=2, ensure_ascii=False, allow_nan=False))
 
 
 def progress(total: int, description: str, unit: str = "it"):

@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from memlab.cli.options import LEVELS, Commands, add_command, json_flag, policy_flag, positive, store_flags
-from memlab.cli_output import from_environment, plain, print_json
+from memlab.cli_output import from_environment, jsonable, print_json
 
 __all__ = ["add_import", "add_migrate", "add_verify"]
 
@@ -98,7 +98,7 @@ def run_verify(args: argparse.Namespace) -> int:
         print(f"memlab verify: {error}", file=sys.stderr)
         return 2
     if args.json:
-        print_json({"ok": result.ok, **plain(result)})
+        print_json({"ok": result.ok, **jsonable(result)})
     else:
         print(result)
     return 0 if result.ok else 1

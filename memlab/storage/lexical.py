@@ -177,8 +177,8 @@ class LexicalSearch:
             effective = "AND rowid IN (SELECT memory_id FROM effective WHERE agent_id = ? AND taint = ?)"
         parameters += [match, *((agent_id, view) if only_effective else ())]
         # The rows are read, and checked against the view, in the ranking's statement (a statement for the rows
-        # and one for the gate cost about as much as the ranking itself at 10k memories); the LIMIT inside keeps
-        # FTS5's plan as it was, the LEFT JOINs keep a rowid without a version, or outside the view, to be refused.
+        # and one for the gate cost about as much as the ranking itself at 10k memories); the LIMIT inside leaves
+        # FTS5 its own top-k plan, the LEFT JOINs keep a rowid without a version, or outside the view, to be refused.
         # The joined rows are put back in the ranking's order here: an ORDER BY outside cost a sorter, 15% of it.
         ranked = sorted(
             self._conn.execute(
