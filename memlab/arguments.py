@@ -18,8 +18,8 @@ from memlab.errors import InvalidArgument
 __all__ = [
     "agent",
     "session_id",
-    "summary",
-    "shown",
+    "audit_text",
+    "quoted",
     "DEFAULT_MAX_RESULTS",
     "MAX_RESULTS_CAP",
     "MAX_KEY_CHARS",
@@ -97,14 +97,14 @@ def _name(name: str, value: Any, limit: int) -> str:
         return value
     value = unicodedata.normalize("NFC", _text(name, value, limit))
     if value != value.strip():
-        raise InvalidArgument(f"{name} {shown(value)} must not start or end with whitespace")
+        raise InvalidArgument(f"{name} {quoted(value)} must not start or end with whitespace")
     if value.isascii() and not _ASCII_CONTROL.search(value):
         return value  # the common case, decided without a look at each character
     for position, char in enumerate(value):
         code = ord(char)
         if unicodedata.category(char) in _REFUSED_IN_NAMES or 0xFDD0 <= code <= 0xFDEF or code & 0xFFFE == 0xFFFE:
             raise InvalidArgument(
-                f"{name} {shown(value)} must not contain U+{code:04X} ({unicodedata.name(char, 'unnamed')}) at "
+                f"{name} {quoted(value)} must not contain U+{code:04X} ({unicodedata.name(char, 'unnamed')}) at "
                 f"character {position}: names may not hold control characters, format characters or non-characters "
                 "(they make look-alike names)"
             )
@@ -121,13 +121,13 @@ def session_id(value: Any) -> str:
     return _name("session id", value, MAX_KEY_CHARS)
 
 
-def shown(value: Any, limit: int = MAX_ARGUMENT_NAME_CHARS) -> str:
+def quoted(value: Any, limit: int = MAX_ARGUMENT_NAME_CHARS) -> str:
     """``repr(value)`` cut to about ``limit`` characters, for error messages that must stay short."""
     text = repr(value)
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
 
 
-def summary(value: Any, limit: int) -> str | None:
+def audit_text(value: Any, limit: int) -> str | None:
     """What the audit keeps of a given argument: the text itself when valid and within ``limit``, else its
     length and a digest (never the whole of it); None when it is not text."""
     if not isinstance(value, str):
@@ -174,7 +174,7 @@ def occurred_at(value: Any) -> str | None:
     except ValueError:
         raise InvalidArgument(
             f"occurred_at must be an ISO 8601 date or date-time such as 2023-05-08 or 2023-05-08T13:56, "
-            f"not {shown(value)}"
+            f"not {quoted(value)}"
         ) from None
 
 

@@ -28,7 +28,7 @@ from mcp import types
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
-from memlab.arguments import shown
+from memlab.arguments import quoted
 from memlab.errors import MemlabError
 from memlab.recall import DEFAULT_BUDGET_CHARS
 from memlab.session import Session
@@ -110,7 +110,7 @@ def get_prompt(session: Session, name: str, arguments: Mapping[str, str] | None)
         True
     """
     if name != PROMPT.name:
-        raise _invalid(f"unknown prompt {shown(name)}; the prompt is {PROMPT.name}")
+        raise _invalid(f"unknown prompt {quoted(name)}; the prompt is {PROMPT.name}")
     given = dict(arguments or {})
     _refuse_unknown(given, f"{PROMPT.name} takes no argument")
     text = spine()
@@ -157,18 +157,18 @@ def recall_budget(uri: str) -> int:
     """
     base, _, query = uri.partition("?")
     if base != RECALL_URI:
-        raise _invalid(f"unknown resource {shown(uri)}; the resource is {RECALL_URI} ({TEMPLATE.uri_template})")
+        raise _invalid(f"unknown resource {quoted(uri)}; the resource is {RECALL_URI} ({TEMPLATE.uri_template})")
     pairs = parse_qsl(query, keep_blank_values=True)
     _refuse_unknown((name for name, _ in pairs), f"{RECALL_URI} takes no parameter")
     if len(pairs) > 1:
-        raise _invalid(f"{BUDGET} is given {len(pairs)} times in {shown(uri)}; give it once")
+        raise _invalid(f"{BUDGET} is given {len(pairs)} times in {quoted(uri)}; give it once")
     return _budget(pairs[0][1]) if pairs else DEFAULT_BUDGET_CHARS
 
 
 def _refuse_unknown(names: Iterable[str], refusal: str) -> None:
     unknown = sorted({name for name in names if name != BUDGET})
     if unknown:
-        listed = ", ".join(shown(name) for name in unknown[:3])
+        listed = ", ".join(quoted(name) for name in unknown[:3])
         more = f" and {len(unknown) - 3} more" if len(unknown) > 3 else ""
         raise _invalid(f"{refusal} {listed}{more}; it takes {BUDGET}")
 
@@ -177,7 +177,7 @@ def _budget(value: object) -> int:
     digits = isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= _MAX_BUDGET_DIGITS
     if digits and int(value) > 0:
         return int(value)
-    raise _invalid(f"{BUDGET} must be a positive integer, not {shown(value)}")
+    raise _invalid(f"{BUDGET} must be a positive integer, not {quoted(value)}")
 
 
 def _recall(session: Session, budget: int) -> str:

@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memlab.arguments import shown
+from memlab.arguments import quoted
 from memlab.labels import Label
 from memlab.levels import Level
 from memlab.viewrules import ViewRules
@@ -98,7 +98,7 @@ def strip_level_arguments(call: ToolCall) -> ToolCall:
     for name in list(call.arguments):
         if _level_like(str(name)):
             del call.arguments[name]
-            call.notes.append(f"stripped argument {shown(name)}: the classification is always the session's taint")
+            call.notes.append(f"stripped argument {quoted(name)}: the classification is always the session's taint")
     return call
 
 

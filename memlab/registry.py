@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Generic, Protocol, TypeVar
 
-from memlab.arguments import shown
+from memlab.arguments import quoted
 from memlab.errors import InvalidArgument
 
 __all__ = ["Registry"]
@@ -95,7 +95,7 @@ class Registry(Generic[T]):
             "unknown check 'leaks'; known checks: "
         """
         listed = ", ".join(self.names() if known is None else known)
-        name_shown = repr(name) if limit is None else shown(name, limit)
+        name_shown = repr(name) if limit is None else quoted(name, limit)
         return f"unknown {self.kind} {name_shown}; known {self.plural}: {listed}"
 
     def names(self) -> list[str]:

@@ -313,7 +313,7 @@ class Session:
         if isinstance(error, MemlabError):
             failure, outcome, message = error, error.code, str(error)
         else:
-            failure = InternalError(f"{arguments.summary(call.tool, 64)} failed: {type(error).__name__}")
+            failure = InternalError(f"{arguments.audit_text(call.tool, 64)} failed: {type(error).__name__}")
             outcome, message = failure.code, type(error).__name__
         if write:
             self.store.storage.append_audit(self._event(taint, call)(outcome=outcome, message=message))
@@ -334,9 +334,9 @@ class Session:
             session_id=self.id,
             agent=self.agent,
             taint=taint,
-            tool=arguments.summary(call.tool, arguments.MAX_ARGUMENT_NAME_CHARS) or arguments.shown(call.tool),
-            key=arguments.summary(given.get("key"), arguments.MAX_KEY_CHARS),
-            query=arguments.summary(given.get("query"), arguments.MAX_QUERY_CHARS),
+            tool=arguments.audit_text(call.tool, arguments.MAX_ARGUMENT_NAME_CHARS) or arguments.quoted(call.tool),
+            key=arguments.audit_text(given.get("key"), arguments.MAX_KEY_CHARS),
+            query=arguments.audit_text(given.get("query"), arguments.MAX_QUERY_CHARS),
             notes=tuple(call.notes),
         )
 

@@ -396,12 +396,12 @@ class MemoryStore:
         at = self.now()
         event = AuditEvent(
             at=at,
-            session_id=arguments.summary(by, 64) or "auditor",
+            session_id=arguments.audit_text(by, 64) or "auditor",
             agent=agent,
             taint=Label.parse(max(Level)),
             tool="purge",
             key=key,
-            message=arguments.summary(reason, 200),
+            message=arguments.audit_text(reason, 200),
         )
         purged = self.storage.purge(
             agent,

@@ -33,7 +33,7 @@ from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 from memlab import arguments
-from memlab.arguments import DEFAULT_MAX_RESULTS, MAX_RESULTS_CAP, shown
+from memlab.arguments import DEFAULT_MAX_RESULTS, MAX_RESULTS_CAP, quoted
 from memlab.errors import InvalidArgument
 from memlab.recall import budget
 from memlab.records import Hit, Memory
@@ -129,7 +129,7 @@ class Tool:
 
     def _refuse_unknown(self, given: Mapping[str, Any], names: Mapping[str, None]) -> None:
         unknown = sorted((name for name in given if name not in names), key=str)
-        listed = ", ".join(shown(name) for name in unknown[:3]) + (
+        listed = ", ".join(quoted(name) for name in unknown[:3]) + (
             f" and {len(unknown) - 3} more" if len(unknown) > 3 else ""
         )
         raise InvalidArgument(f"{self.name} takes no argument {listed}; it takes {', '.join(names)}")
