@@ -22,6 +22,7 @@ Examples:
 
 from __future__ import annotations
 
+import enum
 import re
 from dataclasses import dataclass
 
@@ -29,6 +30,7 @@ from memlab.errors import InvalidArgument, MemlabError
 from memlab.levels import Level
 
 __all__ = [
+    "Integrity",
     "Label",
     "LabelLike",
     "MAX_CATEGORIES",
@@ -42,37 +44,73 @@ MAX_CATEGORY_LENGTH = 32
 _CATEGORY = re.compile(r"[a-z][a-z0-9_-]*\Z")
 
 
+class Integrity(enum.IntEnum):
+    """Whether a trusted decision may rest on what a label marks: who wrote it. Ordered, ``TRUSTED`` above
+    ``UNTRUSTED``: trusted data may enter an untrusted context, never the reverse (``Label.can_flow_to``).
+
+    Examples:
+        >>> Integrity.parse("Untrusted"), str(Integrity.TRUSTED)
+        (<Integrity.UNTRUSTED: 0>, 'trusted')
+    """
+
+    UNTRUSTED = 0
+    TRUSTED = 1
+
+    @classmethod
+    def parse(cls, value: Integrity | str) -> Integrity:
+        """The grade named by ``value``, in any letter case.
+
+        Raises:
+            InvalidArgument: ``value`` names no grade.
+        """
+        if isinstance(value, Integrity):
+            return value
+        if isinstance(value, str) and value.strip().upper() in cls.__members__:
+            return cls[value.strip().upper()]
+        known = ", ".join(name.lower() for name in cls.__members__)
+        raise InvalidArgument(f"unknown integrity {value!r}; expected one of {known}")
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
 @dataclass(frozen=True, eq=False)
 class Label:
-    """A taint or a classification: a level and a set of categories; immutable and hashable. Make one with
-    ``Label.parse`` or ``Label.of``.
+    """A taint or a classification: a level, a set of categories and an integrity grade; immutable and hashable.
+    Make one with ``Label.parse`` or ``Label.of``; it is written ``LEVEL``, ``LEVEL:cat,cat``, and with
+    ``@untrusted`` after either when it is not trusted.
 
-    A label without categories *is* its level: it equals the ``Level`` (and hashes like it), so ``Level``'s
-    constants are accepted wherever a label is. ``<=`` is the flow order (``can_flow_to``), a partial order as
-    ``frozenset``'s ``<=`` is: two labels may be incomparable.
+    A trusted label without categories *is* its level: it equals the ``Level`` (and hashes like it), so
+    ``Level``'s constants are accepted wherever a label is. ``<=`` is the flow order (``can_flow_to``), a partial
+    order as ``frozenset``'s ``<=`` is: two labels may be incomparable.
 
     Examples:
         >>> Label.parse("INTERNAL") == Level.INTERNAL, Label.parse("INTERNAL:hr") == Level.INTERNAL
         (True, False)
         >>> Level.PUBLIC <= Label.parse("INTERNAL:hr") <= Label.parse("CONFIDENTIAL:hr,legal")
         True
-        >>> Label.parse("CONFIDENTIAL:hr")
-        Label('CONFIDENTIAL:hr')
+        >>> Label.parse("CONFIDENTIAL:hr"), Label.parse("internal@Untrusted")
+        (Label('CONFIDENTIAL:hr'), Label('INTERNAL@untrusted'))
     """
 
     level: Level
     categories: frozenset[str] = frozenset()
+    integrity: Integrity = Integrity.TRUSTED
 
     def __eq__(self, other: object) -> bool:
         if type(other) is Label:
-            return self.level is other.level and self.categories == other.categories
+            return (
+                self.level is other.level and self.categories == other.categories and self.integrity is other.integrity
+            )
         if type(other) is Level:
-            return self.level is other and not self.categories
+            return self.level is other and not self.categories and self.integrity is Integrity.TRUSTED
         return NotImplemented
 
     def __hash__(self) -> int:
         # Equal to its level's hash when it is that level: a plain label and its Level are one dict key.
-        return hash(self.level) if not self.categories else hash((self.level, self.categories))
+        if not self.categories and self.integrity is Integrity.TRUSTED:
+            return hash(self.level)
+        return hash((self.level, self.categories, self.integrity))
 
     def __le__(self, other: Label | Level) -> bool:
         return self.can_flow_to(other) if type(other) in (Label, Level) else NotImplemented
@@ -95,12 +133,15 @@ class Label:
         return str(self)
 
     @classmethod
-    def of(cls, level: Level | str, categories: object = ()) -> Label:
-        """The label of ``level`` and ``categories`` (names, in any order and letter case), each checked.
+    def of(
+        cls, level: Level | str, categories: object = (), integrity: Integrity | str = Integrity.TRUSTED
+    ) -> Label:
+        """The label of ``level``, ``categories`` (names, in any order and letter case) and ``integrity``, each
+        checked.
 
         Raises:
-            InvalidArgument: an unknown level, or a category that is empty, too long, not a name (a lower-case
-                letter, then letters, digits, ``-`` or ``_``), repeated, or one too many.
+            InvalidArgument: an unknown level or integrity, or a category that is empty, too long, not a name (a
+                lower-case letter, then letters, digits, ``-`` or ``_``), repeated, or one too many.
         """
         if isinstance(categories, str) or not isinstance(categories, (list, tuple, set, frozenset)):
             raise InvalidArgument(f"categories must be a list of names, not {categories!r}")
@@ -110,11 +151,12 @@ class Label:
         repeated = sorted({name for name in names if names.count(name) > 1})
         if repeated:
             raise InvalidArgument(f"category {repeated[0]!r} is named twice")
-        return cls(Level.parse(level), frozenset(names))
+        return cls(Level.parse(level), frozenset(names), Integrity.parse(integrity))
 
     @classmethod
     def parse(cls, value: Label | Level | str) -> Label:
-        """The label written ``LEVEL`` or ``LEVEL:cat,cat`` (a ``Label`` or ``Level`` is taken as it is).
+        """The label written ``LEVEL`` or ``LEVEL:cat,cat``, either with ``@untrusted`` (or ``@trusted``) after it
+        (a ``Label`` or ``Level`` is taken as it is).
 
         Raises:
             InvalidArgument: ``value`` is not a label; the message says what is wrong with it.
@@ -126,6 +168,8 @@ class Label:
             Traceback (most recent call last):
                 ...
             memlab.errors.InvalidArgument: label 'CONFIDENTIAL:' has a ':' but no categories after it
+            >>> str(Label.parse("confidential:hr@UNTRUSTED")), str(Label.parse("PUBLIC@trusted"))
+            ('CONFIDENTIAL:hr@untrusted', 'PUBLIC')
         """
         if type(value) is Label:
             return value
@@ -133,35 +177,60 @@ class Label:
             return _PLAIN[value]
         if not isinstance(value, str):
             raise InvalidArgument(f"a label is a string like 'CONFIDENTIAL:hr,legal', not {value!r}")
-        level, colon, rest = value.partition(":")
+        text, at, grade = value.partition("@")
+        if at and not grade.strip():
+            raise InvalidArgument(f"label {value!r} has an '@' but no integrity after it")
+        integrity = Integrity.parse(grade) if at else Integrity.TRUSTED
+        level, colon, rest = text.partition(":")
         if not colon:
-            return cls(Level.parse(level))
+            label = _PLAIN[Level.parse(level)]
+            return label if integrity is Integrity.TRUSTED else cls(label.level, frozenset(), integrity)
         if not rest.strip():
             raise InvalidArgument(f"label {value!r} has a ':' but no categories after it")
-        return cls.of(level, [name.strip() for name in rest.split(",")])
+        return cls.of(level, [name.strip() for name in rest.split(",")], integrity)
 
     def can_flow_to(self, other: Label | Level) -> bool:
-        """True when data labelled ``self`` may be read by a session at ``other``: level and categories both."""
+        """True when data labelled ``self`` may be read by a session at ``other``: the level no higher, the
+        categories within ``other``'s, and at least as trusted as ``other`` requires.
+
+        Examples:
+            >>> Label.parse("PUBLIC").can_flow_to(Label.parse("INTERNAL@untrusted"))
+            True
+            >>> Label.parse("PUBLIC@untrusted").can_flow_to(Label.parse("INTERNAL"))
+            False
+        """
         if type(other) is not Label:
             other = Label.parse(other)
-        return self.level <= other.level and self.categories <= other.categories
+        return (
+            self.level <= other.level and self.categories <= other.categories and self.integrity >= other.integrity
+        )
 
     def join(self, other: Label) -> Label:
-        """The least label both ``self`` and ``other`` flow to: the higher level, every category of either.
+        """The least label both ``self`` and ``other`` flow to: the higher level, every category of either, the
+        lower integrity.
 
         Raises:
             InvalidArgument: the union would hold more than ``MAX_CATEGORIES`` categories.
         """
-        return Label.of(max(self.level, other.level), self.categories | other.categories)
+        return Label.of(
+            max(self.level, other.level), self.categories | other.categories, min(self.integrity, other.integrity)
+        )
 
     def meet(self, other: Label) -> Label:
-        """The greatest label that flows to both: the lower level, the categories they share."""
-        return Label(min(self.level, other.level), self.categories & other.categories)
+        """The greatest label that flows to both: the lower level, the categories they share, the higher
+        integrity."""
+        return Label(
+            min(self.level, other.level), self.categories & other.categories, max(self.integrity, other.integrity)
+        )
+
+    @property
+    def trusted(self) -> bool:
+        """Whether a trusted decision may rest on what this label marks."""
+        return self.integrity is Integrity.TRUSTED
 
     def __str__(self) -> str:
-        if not self.categories:
-            return self.level.name
-        return f"{self.level.name}:{','.join(sorted(self.categories))}"
+        text = self.level.name if not self.categories else f"{self.level.name}:{','.join(sorted(self.categories))}"
+        return text if self.integrity is Integrity.TRUSTED else f"{text}@{self.integrity}"
 
 
 LabelLike = Label | Level | str

@@ -39,7 +39,7 @@ class Host(Protocol):
 
     def notify(self) -> None: ...
 
-    def check_compartments(self, label: Label) -> None: ...
+    def check_label(self, label: Label) -> None: ...
 
 
 class Session:
@@ -104,7 +104,7 @@ class Session:
                 "(a taint only goes up the lattice); start a new session instead"
             )
         if target != current:
-            self.store.check_compartments(target)
+            self.store.check_label(target)
             event = TaintEvent(self.id, self.store.now(), current, target, reason)
             self.store.storage.add_taint_event(self.agent, event)
             self._taint = target

@@ -283,7 +283,7 @@ class MemoryStore:
                 with categories on a store or under a policy that cannot keep compartments.
         """
         taint = Label.parse(taint)
-        self.check_compartments(taint)
+        self.check_label(taint)
         agent = arguments.agent(agent)
         session_id = uuid.uuid4().hex[:12] if session_id is None else arguments.session_id(session_id)
         self.storage.add_session(session_id, agent, taint, self.now())
@@ -291,20 +291,26 @@ class MemoryStore:
         self.notify()
         return session
 
-    def check_compartments(self, label: Label) -> None:
-        """Refuse a label with categories where they cannot be kept: a backend without compartments, or a policy
-        whose views cannot be made per label (a session, an escalation and a LangGraph store ask it first).
+    def check_label(self, label: Label) -> None:
+        """Refuse a label this store cannot keep (a session, an escalation and a LangGraph store ask it first):
+        categories on a backend without compartments or under a policy whose views cannot be made per label, and
+        an integrity grade other than trusted, which no store keeps yet.
 
         Raises:
-            InvalidArgument: naming the backend or the policy.
+            InvalidArgument: naming the backend, the policy, or the integrity; nothing is written.
 
         Examples:
-            >>> MemoryStore(policy="global-stats").check_compartments(Label.parse("CONFIDENTIAL:hr"))
+            >>> MemoryStore(policy="global-stats").check_label(Label.parse("CONFIDENTIAL:hr"))
             ... # doctest: +ELLIPSIS
             Traceback (most recent call last):
                 ...
             memlab.errors.InvalidArgument: label CONFIDENTIAL:hr: compartments not supported under policy ...
         """
+        if not label.trusted:
+            raise InvalidArgument(
+                f"label {label}: this store keeps no integrity grade but trusted yet; use a label without "
+                f"@{label.integrity}"
+            )
         if not label.categories:
             return
         if "compartments" not in self.storage.capabilities:

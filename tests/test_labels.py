@@ -1,14 +1,20 @@
-"""Compartments: ``Label`` is a lattice, parses strictly, embeds the four levels, and shadowing picks among maxima."""
+"""Labels: ``Label`` (a level, categories and an integrity grade) is a lattice, parses strictly, embeds the four
+levels, and shadowing picks among maxima."""
 
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from memlab import InvalidArgument, Level, can_flow_to
-from memlab.labels import MAX_CATEGORIES, Ambiguous, Label
+from memlab import InvalidArgument, Level, MemoryStore, can_flow_to
+from memlab.labels import MAX_CATEGORIES, Ambiguous, Integrity, Label
 from memlab.viewrules import maximal, newest, refuse
 
-labels = st.builds(Label, st.sampled_from(list(Level)), st.frozensets(st.sampled_from(["hr", "legal", "ops"])))
+labels = st.builds(
+    Label,
+    st.sampled_from(list(Level)),
+    st.frozensets(st.sampled_from(["hr", "legal", "ops"])),
+    st.sampled_from(list(Integrity)),
+)
 
 
 @given(labels)
@@ -155,3 +161,81 @@ def test_what_a_session_may_choose_from_depends_only_on_what_it_may_read(live, t
     # Noninterference for the rules: adding a version the session may not read changes nothing it may pick.
     assume(not high.can_flow_to(taint))
     assert maximal({**live, high: 100}, taint) == maximal({k: v for k, v in live.items() if k != high}, taint)
+
+
+# -- integrity: the label's third component ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "source, target, flows",
+    [
+        ("PUBLIC", "PUBLIC@untrusted", True),  # trusted data may enter an untrusted context
+        ("PUBLIC@untrusted", "PUBLIC", False),  # never the reverse
+        ("PUBLIC@untrusted", "CONFIDENTIAL:hr@untrusted", True),
+        ("INTERNAL", "PUBLIC@untrusted", False),  # the level still bounds the flow
+        ("CONFIDENTIAL:hr", "CONFIDENTIAL@untrusted", False),  # and the categories
+    ],
+)
+def test_integrity_flows_down_only(source, target, flows):
+    """Guards: can_flow_to ignoring integrity, or comparing it the wrong way round (``<=``): each seen failing."""
+    assert Label.parse(source).can_flow_to(Label.parse(target)) is flows
+    assert (Label.parse(source) <= Label.parse(target)) is flows
+
+
+@pytest.mark.parametrize(
+    "text, written",
+    [
+        ("internal@untrusted", "INTERNAL@untrusted"),
+        ("CONFIDENTIAL:Legal, hr@UNTRUSTED", "CONFIDENTIAL:hr,legal@untrusted"),
+        ("PUBLIC@trusted", "PUBLIC"),
+        (" restricted : ops @ untrusted ", "RESTRICTED:ops@untrusted"),
+    ],
+)
+def test_an_integrity_grade_is_written_after_an_at_and_trusted_is_the_default(text, written):
+    assert str(Label.parse(text)) == written
+    assert Label.parse(written) == Label.parse(text)
+
+
+@pytest.mark.parametrize(
+    "bad, says",
+    [("INTERNAL@", "'@' but no integrity"), ("INTERNAL@sure", "unknown integrity 'sure'"), ("@untrusted", "level")],
+)
+def test_a_malformed_integrity_is_refused_saying_what_is_wrong(bad, says):
+    with pytest.raises(InvalidArgument, match=says):
+        Label.parse(bad)
+
+
+def test_only_a_trusted_label_without_categories_is_its_level():
+    """Guards: __eq__ or __hash__ leaving integrity out (an untrusted label would then be its Level): seen failing."""
+    assert Label.parse("INTERNAL") == Level.INTERNAL and hash(Label.parse("INTERNAL")) == hash(Level.INTERNAL)
+    assert Label.parse("INTERNAL@untrusted") != Level.INTERNAL
+    assert Label.parse("INTERNAL@untrusted") != Label.parse("INTERNAL")
+    assert len({Label.parse("INTERNAL"), Label.parse("INTERNAL@untrusted"), Level.INTERNAL}) == 2
+
+
+def test_join_takes_the_lower_integrity_and_meet_the_higher():
+    trusted, untrusted = Label.parse("INTERNAL:hr"), Label.parse("PUBLIC@untrusted")
+    assert str(trusted.join(untrusted)) == "INTERNAL:hr@untrusted"
+    assert str(trusted.meet(untrusted)) == "PUBLIC"
+
+
+@pytest.mark.parametrize(
+    "open_with",
+    [
+        lambda store: store.session(taint="INTERNAL@untrusted"),
+        lambda store: store.session().escalate("PUBLIC@untrusted"),
+        lambda store: __import__("memlab.integrations.langgraph", fromlist=["MemlabStore"]).MemlabStore(
+            store, taint="CONFIDENTIAL:hr@untrusted"
+        ),
+    ],
+    ids=["a session", "an escalation", "a LangGraph store"],
+)
+def test_a_store_refuses_an_untrusted_label_it_cannot_keep_and_writes_nothing(open_with):
+    """No store keeps integrity grades yet: a label that is not trusted is refused at every door that takes a
+    taint, clearly, before anything is written (an escalation's session, opened first, is its only row).
+
+    Guards: MemoryStore.check_label without its integrity refusal (the session then opens): seen failing."""
+    store = MemoryStore()
+    with pytest.raises(InvalidArgument, match="keeps no integrity grade but trusted"):
+        open_with(store)
+    assert store.taint_events().empty and store.audit().empty

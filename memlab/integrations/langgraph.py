@@ -100,7 +100,7 @@ class MemlabStore(BaseStore):
                 category), or has categories that ``store``'s backend or policy cannot keep; nothing is written.
         """
         label = Label.parse(taint)
-        store.check_compartments(label)  # refused now, not at the first operation
+        store.check_label(label)  # refused now, not at the first operation
         self._store = store
         self._taint = label
         self._sessions: dict[str, Session] = {}

@@ -129,7 +129,7 @@ class LexicalSearch:
         if type(taint) is Label:
             # A categorised label's view has its own index, made on its first use (IndexUpkeep.label_view), which
             # holds exactly that view. The rules that search other indexes (global statistics, match first) refuse
-            # compartments (MemoryStore.check_compartments): a categorised version is in no level's index.
+            # compartments (MemoryStore.check_label): a categorised version is in no level's index.
             if agent_id is None:
                 return []
             return [_Index(view_table(agent_id, taint), self._upkeep.label_view(agent_id, taint))]
