@@ -35,9 +35,10 @@ def as_label(value: Level | Label) -> Label:
 
 
 def as_taint(value: Level | Label) -> Level | Label:
-    """A label without categories as its ``Level``, any other label as it is: how taints are handed around."""
+    """A label that equals its ``Level`` (trusted, without categories) as that level, any other as it is: the
+    storage's own keys for views and live versions, a level's integer when stored."""
     if type(value) is Label:
-        return value if value.categories else value.level
+        return value.level if value == value.level else value
     return value
 
 
