@@ -25,7 +25,7 @@ COUNT = Tool(
 
 def _memory_count(self, taint, audit, *, tag):
     """The tool's one method: the effective view, its audit row written in the read's transaction."""
-    view = audit.through(
+    view = audit.written_with(
         self.store.storage.effective_view,
         self.agent,
         taint,
@@ -133,7 +133,7 @@ def test_the_shipped_tools_arguments_are_drawn_in_the_order_the_seeded_checks_us
 
 
 def test_a_method_that_writes_no_audit_row_fails_the_call_and_is_audited(monkeypatch, session):
-    # Guards: Session._call returning a result whose method wrote no audit row (a call the audit never sees).
+    # Guards: Session.dispatch returning a result whose method wrote no audit row (a call the audit never sees).
     monkeypatch.setattr(Session, "_memory_count", lambda self, taint, audit, *, tag: 0, raising=False)
     TOOLS.register(COUNT)
     try:
