@@ -25,6 +25,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 from memlab.errors import InvalidArgument, MemlabError
 from memlab.levels import Level
@@ -228,9 +229,14 @@ class Label:
         """Whether a trusted decision may rest on what this label marks."""
         return self.integrity is Integrity.TRUSTED
 
-    def __str__(self) -> str:
+    @cached_property
+    def _text(self) -> str:
         text = self.level.name if not self.categories else f"{self.level.name}:{','.join(sorted(self.categories))}"
         return text if self.integrity is Integrity.TRUSTED else f"{text}@{self.integrity}"
+
+    def __str__(self) -> str:
+        # Written once per label object: every audit row and reference writes its version's label.
+        return self._text
 
 
 LabelLike = Label | Level | str

@@ -123,6 +123,10 @@ class Registry(Generic[T]):
             return self.get(item)
         raise InvalidArgument(f"{self.kind} must be a name or a {self.kind_type.__name__}, not {type(item).__name__}")
 
+    def find(self, name: object) -> T | None:
+        """The item called ``name``, or None (``get`` without the error, for a caller that words its own)."""
+        return self._items.get(name) if isinstance(name, str) else None
+
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and name in self._items
 

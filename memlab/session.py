@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any, NamedTuple, Protocol
 
 from memlab import arguments, tooldefs
+from memlab.call_audit import CallAudit, batches, failed, in_order, new_version
 from memlab.errors import Denied, IntegrityError, InternalError, InvalidArgument, MemlabError, NotFound, TaintError
 from memlab.labels import Label
 from memlab.levels import Level
 from memlab.policy import Hook, Policy, ToolCall, run_hooks
 from memlab.recall import DEFAULT_BUDGET_CHARS
 from memlab.recall import render as render_recall
-from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
+from memlab.records import AuditEvent, Hit, Memory, TaintEvent
 from memlab.storage import ToolStorage
 
 __all__ = ["Session", "Host", "Dispatched"]
@@ -174,7 +173,7 @@ class Session:
     ) -> list[Memory]:
         saved: list[Memory] = []
         save = tooldefs.get("memory_save")
-        for first, batch in enumerate(_batches(records, batch_size)):
+        for first, batch in enumerate(batches(records, batch_size)):
             versions, events = [], []
             for number, record in enumerate(batch, start=first * batch_size + 1):
                 call = self._tool_call_of(save.name, record, taint)
@@ -189,11 +188,11 @@ class Session:
                     refusal.record = number
                     raise self._failure(taint, bulk, refusal) from None
                 event = self._event(taint, call, args)
-                versions.append(_new_version(args, event.keywords["at"]))
+                versions.append(new_version(args, event.keywords["at"]))
                 events.append(event)
             try:
                 saved += self.store.storage.save_many(
-                    self.agent, level, versions, saved_by=self.id, audit=_in_order(events)
+                    self.agent, level, versions, saved_by=self.id, audit=in_order(events)
                 )
             except Exception as error:  # the batch's transaction rolled back: no row of it was written
                 raise self._failure(taint, bulk, error) from error
@@ -244,7 +243,7 @@ class Session:
             ### personal
             - user-name: Sam (2026-01-01)
         """
-        return self.dispatch("memory_recall", {"budget_chars": budget_chars}, host=True).result
+        return self._run("memory_recall", {"budget_chars": budget_chars}, host=True)[0]
 
     # -- one path for every call --------------------------------------------------------------------
 
@@ -267,31 +266,40 @@ class Session:
             >>> s.call("memory_save", {"key": "user-city", "content": "Lisbon"}).version
             1
         """
-        return self.dispatch(tool, {} if arguments is None else arguments).result
+        return self._run(tool, {} if arguments is None else arguments)[0]
 
     def dispatch(self, tool: Any, raw: Any, *, host: bool = False) -> Dispatched:
         """``call``, also returning the validated arguments (the tool layer renders results with them).
 
+        Examples:
+            >>> s.dispatch("memory_get", {"key": "user-city"}).arguments
+            {'key': 'user-city'}
+        """
+        return Dispatched(*self._run(tool, raw, host=host))
+
+    def _run(self, tool: Any, raw: Any, *, host: bool = False) -> tuple[Any, dict[str, Any]]:
+        """``dispatch``'s work, as a plain pair.
+
         The tool comes from the one table of tools (``memlab.tooldefs``) and runs ``Session._<tool>``; a host's
         tool (``memory_recall``) only when ``host``. This is the one place that guarantees one audit row per
-        call: the tool's storage call writes it in the transaction of its effect (``_Audit.written_with``), and when
+        call: the tool's storage call writes it in the transaction of its effect (``CallAudit.written_with``), and when
         none did — the call was refused or invalid before it, or its transaction rolled back — it is written
         here, once, with the failure.
         """
         taint = self._taint  # the live taint, read once: the whole call acts at one level
         call = self._tool_call_of(tool, raw, taint)
-        audit: _Audit | None = None
+        audit: CallAudit | None = None
         try:
             if type(raw) is not dict and not isinstance(raw, Mapping):
                 raise InvalidArgument(f"arguments must be an object, not {type(raw).__name__}")
             call = run_hooks(self.store.hooks, call)
             definition = tooldefs.get(call.tool, host=host)
             args = definition.bind(call.arguments)
-            audit = _Audit(self._event(taint, call, args))
+            audit = CallAudit(self._event(taint, call, args))
             result = getattr(self, definition.method)(taint, audit, **args)
             if not audit.written:  # a tool's method writes its row with its effect; one that did not fails here
                 raise InternalError(f"{definition.method} wrote no audit row")
-            return Dispatched(result, args)
+            return result, args
         except Exception as error:
             failure = self._failure(taint, call, error, write=audit is None or not audit.written)
             if failure is error:
@@ -340,28 +348,27 @@ class Session:
             notes=tuple(call.notes),
         )
 
-    def _memory_save(self, taint: Label, audit: _Audit, **args: Any) -> Memory:
+    def _memory_save(self, taint: Label, audit: CallAudit, **args: Any) -> Memory:
         (memory,) = audit.written_with(
             self.store.storage.save_many,
             self.agent,
             self.store.policy.save_level(taint, initial_taint=self.initial_taint),
-            [_new_version(args, audit.at)],
+            [new_version(args, audit.at)],
             saved_by=self.id,
             audit=lambda memory: audit.event(records=(memory.ref(),)),
         )
         return memory
 
-    def _memory_get(self, taint: Label, audit: _Audit, *, key: str) -> Memory | None:
+    def _memory_get(self, taint: Label, audit: CallAudit, *, key: str) -> Memory | None:
         refusal: list[Denied] = []
 
         def complete(memory: Memory | None) -> AuditEvent:
             if memory is not None:
-                self._check_readable(taint, (memory,))
-                return audit.event(records=(memory.ref(),))
+                return audit.event(records=self._check_readable(taint, (memory,)))
             if self.store.policy.reveal_hidden and self.store.storage.exists(self.agent, key):
                 # The existence-oracle variant: the audit records the answer the caller gets.
                 refusal.append(Denied(f"memory {key!r} exists but is classified above this session's level"))
-                return _failed(audit.event, refusal[0])
+                return failed(audit.event, refusal[0])
             return audit.event(outcome="not_found")
 
         memory = audit.written_with(self.store.storage.effective, self.agent, taint, key, audit=complete)
@@ -369,7 +376,7 @@ class Session:
             raise refusal[0]
         return memory
 
-    def _memory_search(self, taint: Label, audit: _Audit, *, query: str, max_results: int) -> list[Hit]:
+    def _memory_search(self, taint: Label, audit: CallAudit, *, query: str, max_results: int) -> list[Hit]:
         return audit.written_with(
             self.store.storage.search,
             self.agent,
@@ -379,7 +386,7 @@ class Session:
             audit=lambda hits: audit.event(records=self._check_readable(taint, [hit.memory for hit in hits])),
         )
 
-    def _memory_list(self, taint: Label, audit: _Audit, *, tag: str | None) -> list[Memory]:
+    def _memory_list(self, taint: Label, audit: CallAudit, *, tag: str | None) -> list[Memory]:
         return audit.written_with(
             self.store.storage.effective_view,
             self.agent,
@@ -388,7 +395,7 @@ class Session:
             audit=lambda view: audit.event(records=self._check_readable(taint, view)),
         )
 
-    def _memory_recall(self, taint: Label, audit: _Audit, *, budget_chars: int) -> str:
+    def _memory_recall(self, taint: Label, audit: CallAudit, *, budget_chars: int) -> str:
         shown: list[str] = []
 
         def complete(view: list[Memory]) -> AuditEvent:
@@ -401,7 +408,7 @@ class Session:
         audit.written_with(self.store.storage.effective_view, self.agent, taint, audit=complete)
         return shown[0]
 
-    def _memory_delete(self, taint: Label, audit: _Audit, *, key: str) -> Memory:
+    def _memory_delete(self, taint: Label, audit: CallAudit, *, key: str) -> Memory:
         deleted = audit.written_with(
             self.store.storage.delete,
             self.agent,
@@ -410,7 +417,7 @@ class Session:
             deleted_at=audit.at,
             deleted_by=self.id,
             audit=lambda memory: (
-                audit.event(records=(memory.ref(),)) if memory is not None else _failed(audit.event, _not_found(key))
+                audit.event(records=(memory.ref(),)) if memory is not None else failed(audit.event, _not_found(key))
             ),
         )
         if deleted is None:
@@ -437,55 +444,28 @@ class Session:
                 session's taint); the call is audited with it and nothing reaches the caller.
         """
         can_read = self.store.storage.rules.can_read
-        if not all(can_read(memory.label, taint) for memory in memories):
-            raise IntegrityError(
-                f"the table {self.store.storage.view_table} returned a version this session may not read: this store "
-                "has been damaged or tampered with (run `memlab verify`)"
-            )
+        if len(memories) == 1:  # a get: one version, no bookkeeping
+            (memory,) = memories
+            if not can_read(memory.classification, taint):
+                raise self._tampered()
+            return (memory.ref(),)
+        checked: set[int] = set()  # a view's versions share a few label objects: each is asked about once
+        for memory in memories:
+            label = memory.classification
+            if id(label) in checked:
+                continue
+            if not can_read(label, taint):
+                raise self._tampered()
+            checked.add(id(label))
         return tuple(memory.ref() for memory in memories)
 
-
-@dataclass
-class _Audit:
-    """The audit row of one call: the event, to be completed with its outcome and records, and whether a storage
-    call has written it."""
-
-    event: partial[AuditEvent]
-    written: bool = False
-
-    @property
-    def at(self) -> str:
-        return self.event.keywords["at"]
-
-    def written_with(self, storage_call: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
-        """Run a storage call that writes this row in its transaction: once it returns, the row is written
-        (a storage call that raises has rolled back, row included)."""
-        result = storage_call(*args, **kwargs)
-        self.written = True
-        return result
-
-
-def _new_version(args: Mapping[str, Any], saved_at: str) -> NewVersion:
-    """The version a validated ``memory_save`` describes."""
-    return NewVersion(args["key"], args["content"], args["tags"], saved_at, args["source"], args["occurred_at"])
-
-
-def _in_order(events: list[partial[AuditEvent]]) -> Callable[[Memory], AuditEvent]:
-    """Complete the events of a batch in order, one per saved version."""
-    pending = iter(events)
-    return lambda memory: next(pending)(records=(memory.ref(),))
-
-
-def _batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    iterator = iter(items)
-    while batch := list(itertools.islice(iterator, size)):
-        yield batch
+    def _tampered(self) -> IntegrityError:
+        return IntegrityError(
+            f"the table {self.store.storage.view_table} returned a version this session may not read: this store "
+            "has been damaged or tampered with (run `memlab verify`)"
+        )
 
 
 def _not_found(key: str) -> NotFound:
     # The message depends on the key alone: a hidden version and no version at all read the same.
     return NotFound(f"no memory with key {key!r} at this session's level")
-
-
-def _failed(event: partial[AuditEvent], error: MemlabError) -> AuditEvent:
-    return event(outcome=error.code, message=str(error))

@@ -29,7 +29,7 @@ from __future__ import annotations
 import copy
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from memlab import arguments
@@ -80,14 +80,13 @@ class Tool:
     for_model: bool = True
     """False: a host's call (``memory_recall``), listed to no model and refused from the model's doors."""
 
+    method: str = field(init=False)
+    """The name of the ``Session`` method that implements the tool: ``_<name>``."""
+
     def __post_init__(self) -> None:
         if self.for_model and self.render is None:
             raise InvalidArgument(f"tool {self.name!r} is offered to models, so it needs a render")
-
-    @property
-    def method(self) -> str:
-        """The name of the ``Session`` method that implements the tool: ``_<name>``."""
-        return f"_{self.name}"
+        object.__setattr__(self, "method", f"_{self.name}")
 
     def schema(self) -> dict[str, Any]:
         """The tool as JSON Schema (a fresh copy): the parameters a model may give, no others."""
@@ -299,7 +298,7 @@ def get(name: Any, *, host: bool = False) -> Tool:
             ...
         memlab.errors.InvalidArgument: unknown tool 'memory_recall'; known tools: memory_save, ..., memory_delete
     """
-    tool = TOOLS.get(name) if name in TOOLS else None
+    tool = TOOLS.find(name)
     if tool is None or not (tool.for_model or host):
         offered = [tool.name for tool in model_tools()]
         raise InvalidArgument(TOOLS.unknown(name, offered, limit=arguments.MAX_ARGUMENT_NAME_CHARS))

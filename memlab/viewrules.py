@@ -128,11 +128,13 @@ class ViewRules:
             ...     Label.parse("INTERNAL:hr"), Level.CONFIDENTIAL)
             (True, False)
         """
-        if type(classification) is Label and classification.categories:
-            if type(taint) is not Label or not classification.categories <= taint.categories:
+        if type(classification) is Label:
+            if classification.categories and (
+                type(taint) is not Label or not classification.categories <= taint.categories
+            ):
                 return False
-            return (classification.level, taint.level) in self.readable
-        # A label without categories equals its level (and hashes like it): the pair is looked up as levels.
+            classification = classification.level
+        # The pair is looked up as levels (a Level hashes as its integer, in C).
         return (classification, taint.level if type(taint) is Label else taint) in self.readable
 
     def winner(self, live: Mapping[Label, int], taint: Label) -> int | None:

@@ -15,7 +15,7 @@ Examples:
 
 from __future__ import annotations
 
-from memlab.labels import Label
+from memlab.labels import Integrity, Label
 from memlab.levels import Level
 
 __all__ = ["stored", "read_label", "as_taint", "as_label", "view_table", "LABEL_VIEWS"]
@@ -38,7 +38,7 @@ def as_taint(value: Level | Label) -> Level | Label:
     """A label that equals its ``Level`` (trusted, without categories) as that level, any other as it is: the
     storage's own keys for views and live versions, a level's integer when stored."""
     if type(value) is Label:
-        return value.level if value == value.level else value
+        return value.level if not value.categories and value.integrity is Integrity.TRUSTED else value
     return value
 
 
