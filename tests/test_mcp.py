@@ -10,7 +10,7 @@ import pytest
 from mcp import MCPError, types
 
 from memlab import Level, MemoryStore, spine, tools
-from memlab.mcp_server import escalate, tool_result
+from memlab.mcp_server import escalate
 from tests.conftest import fixed_clock
 from tests.mcp_client import ROOT, call, connect, connect_all, default_command, parsed, run
 
@@ -150,17 +150,6 @@ def test_a_public_server_cannot_see_what_a_confidential_server_saved_on_the_same
     with MemoryStore(db) as store:
         assert sorted(store.sessions()["initial_taint"]) == ["CONFIDENTIAL", "PUBLIC", "PUBLIC"]
         assert store.session(Level.CONFIDENTIAL).memory_get("salary").content == "Sam earns 90k"
-
-
-def test_tool_results_keep_memlab_data_and_mark_errors():
-    ok = tool_result({"found": False, "key": "k"})
-    assert (ok.is_error, ok.structured_content, json.loads(ok.content[0].text)) == (
-        False,
-        {"found": False, "key": "k"},
-        {"found": False, "key": "k"},
-    )
-    failed = tool_result({"error": {"code": "denied", "message": "passwords are not remembered"}})
-    assert failed.is_error and failed.content[0].text == "denied: passwords are not remembered"
 
 
 def test_serve_refuses_a_bad_level_before_touching_the_database(tmp_path, capsys):

@@ -283,7 +283,8 @@ def label_of(value: object) -> Label:
         InvalidArgument: not a label (an unknown level, a malformed or over-long category, too many)."""
     if isinstance(value, Label):
         if not isinstance(value.level, Level) or not isinstance(value.categories, frozenset):
-            raise InvalidArgument(f"not a label: {value!r}")
+            # Named by its parts: the repr of a label whose level is no Level fails.
+            raise InvalidArgument(f"not a label: level {value.level!r}, categories {value.categories!r}")
         checked = Label.of(value.level, sorted(value.categories, key=str))
         if checked != value:
             raise InvalidArgument(f"label {value!r} is not as Label.of makes it: categories are lower-case names")

@@ -1,0 +1,64 @@
+"""memlab.demo: the walk-through's store and effective views, and the paths it refuses to write to."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from memlab import MemoryStore
+from memlab.demo import effective_views, run
+from memlab.errors import InvalidArgument
+
+
+def test_effective_views_put_each_sessions_view_side_by_side():
+    store = MemoryStore()
+    public, internal = store.session("PUBLIC", session_id="p"), store.session("INTERNAL", session_id="i")
+    public.memory_save("name", "Sam")
+    internal.memory_save("name", "Samantha")
+    internal.memory_save("deadline", "March")
+    views = effective_views([public, internal])
+    assert list(views.columns) == ["p @ PUBLIC", "i @ INTERNAL"]
+    assert views.loc["name"].tolist() == ["Sam (PUBLIC)", "Samantha (INTERNAL)"]
+    assert views.loc["deadline"].tolist() == ["—", "March (INTERNAL)"]
+    assert store.audit()["tool"].tolist().count("memory_list") == 2  # read through the sessions, audited
+
+
+def test_the_walk_through_shows_shadowing_the_stripped_level_and_the_delete():
+    out = io.StringIO()
+    store = run(out=out, width=100)
+    text = out.getvalue()
+    assert "'classification': 'CONFIDENTIAL'" in text  # the model asked for PUBLIC: the hook stripped it
+    assert (
+        "salary" in text and "salary" not in text.split("== 4.")[1].split("== 5.")[0]
+    )  # team-chat's search never shows hr's memory
+    assert all(len(line) <= 100 for line in text.splitlines())
+    assert store.session("RESTRICTED").memory_get("user-name").content == "Sam"  # internal's version deleted
+    assert store.verify().ok
+
+
+@pytest.mark.parametrize(
+    ("make", "refused"),
+    [
+        (lambda path: None, False),
+        (lambda path: path.mkdir(), False),
+        (lambda path: path.write_bytes(b""), False),
+        (lambda path: path.write_text("notes"), True),
+        (lambda path: (path.mkdir(), (path / "x").write_text("x")), True),
+    ],
+    ids=["new", "empty folder", "empty file", "a file", "a folder with files"],
+)
+def test_the_demo_writes_only_to_a_new_or_empty_path(tmp_path, make, refused):
+    # Guards: demo._refuse_anything_there letting a non-empty folder through (the demo then writes among its files).
+    path = tmp_path / "demo.db"
+    make(path)
+    if refused:
+        with pytest.raises(InvalidArgument, match="not a new or empty path"):
+            run(path, out=io.StringIO())
+    else:
+        run(path, out=io.StringIO()).close()
+
+
+def test_the_demo_never_writes_to_a_database():
+    with pytest.raises(InvalidArgument, match="not in a database"):
+        run("postgresql://localhost/memories", out=io.StringIO())
