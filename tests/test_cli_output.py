@@ -20,7 +20,7 @@ from memlab.cli_output import (
     exit_codes_text,
     from_environment,
     input_file,
-    plain,
+    jsonable,
     print_json,
     quiet_on_closed_pipe,
 )
@@ -60,10 +60,10 @@ class Described:
         (pd.DataFrame({"a": [1]}, index=pd.Index(["r1"], name="row")), [{"row": "r1", "a": 1}]),
     ],
 )
-def test_plain_makes_json_values(value, json_value):
-    # Guards: cli_output.plain passing NaN through (json.dumps(allow_nan=False) then fails every --json run).
-    assert plain(value) == json_value
-    json.dumps(plain(value), allow_nan=False)
+def test_jsonable_makes_json_values(value, json_value):
+    # Guards: cli_output.jsonable passing NaN through (json.dumps(allow_nan=False) then fails every --json run).
+    assert jsonable(value) == json_value
+    json.dumps(jsonable(value), allow_nan=False)
 
 
 def test_print_json_prints_one_document(capsys):
