@@ -23,7 +23,8 @@ class Snapshot:
 
 
 def take(connection: sqlite3.Connection) -> Snapshot:
-    """The image of ``connection``'s database now (its open transaction, if any, not included)."""
+    """The image of ``connection``'s database now; taken outside a write transaction of that connection (the
+    storage takes it under its lock, between transactions)."""
     image = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
     connection.backup(image)
     return Snapshot(image)
