@@ -451,12 +451,7 @@ def _tampered(tmp_path: Path, layout: str, *, label: bool = False) -> tuple[Path
         reading.memory_search("lunch")  # a categorised label's index is made on its first search
         store.session(secret).memory_save("plan", "acquire Initech over lunch")
         file = path if layout == "file" else store.storage.agent_path("main")
-    conn = sqlite3.connect(file)
-    try:
-        agent_id = conn.execute("SELECT id FROM agents WHERE name = 'main'").fetchone()[0]
-        memory_id = conn.execute("SELECT id FROM memories WHERE key = 'plan'").fetchone()[0]
-    finally:
-        conn.close()
+    agent_id, memory_id = _ids(file)
     view = "'CONFIDENTIAL:legal'" if label else "0"
     columns = "key, content, tags, source, index_when, index_tag_words"
     index = f"fts_{agent_id}_{'confidential:legal' if label else 'public'}"
