@@ -364,7 +364,8 @@ class Session:
 
         def complete(memory: Memory | None) -> AuditEvent:
             if memory is not None:
-                return audit.event(records=self._check_readable(taint, (memory,)))
+                self._check_readable(taint, (memory,))
+                return audit.event(records=(memory.ref(),))
             if self.store.policy.reveal_hidden and self.store.storage.exists(self.agent, key):
                 # The existence-oracle variant: the audit records the answer the caller gets.
                 refusal.append(Denied(f"memory {key!r} exists but is classified above this session's level"))
@@ -383,7 +384,7 @@ class Session:
             taint,
             query,
             max_results,
-            audit=lambda hits: audit.event(records=self._check_readable(taint, [hit.memory for hit in hits])),
+            audit=lambda hits: audit.event(records=self._readable_refs(taint, [hit.memory for hit in hits])),
         )
 
     def _memory_list(self, taint: Label, audit: CallAudit, *, tag: str | None) -> list[Memory]:
@@ -392,7 +393,7 @@ class Session:
             self.agent,
             taint,
             tag=tag,
-            audit=lambda view: audit.event(records=self._check_readable(taint, view)),
+            audit=lambda view: audit.event(records=self._readable_refs(taint, view)),
         )
 
     def _memory_recall(self, taint: Label, audit: CallAudit, *, budget_chars: int) -> str:
@@ -433,30 +434,26 @@ class Session:
         self._check_readable(taint, (memory,))
         return memory.label
 
-    def _check_readable(self, taint: Label, memories: Sequence[Memory]) -> tuple[str, ...]:
+    def _check_readable(self, taint: Label, memories: Sequence[Memory]) -> None:
         """Fail closed unless the policy lets a session at ``taint`` read every version a read returned: the gate
         behind the storage's own, since nothing in a database guards a view's table against a direct write.
 
-        Returns:
-            The versions' references, for the call's audit row.
         Raises:
             IntegrityError: naming the table the views are read from, never the version (its key may be above the
                 session's taint); the call is audited with it and nothing reaches the caller.
         """
         can_read = self.store.storage.rules.can_read
-        if len(memories) == 1:  # a get: one version, no bookkeeping
-            (memory,) = memories
-            if not can_read(memory.classification, taint):
-                raise self._tampered()
-            return (memory.ref(),)
         checked: set[int] = set()  # a view's versions share a few label objects: each is asked about once
         for memory in memories:
             label = memory.classification
-            if id(label) in checked:
-                continue
-            if not can_read(label, taint):
-                raise self._tampered()
-            checked.add(id(label))
+            if id(label) not in checked:
+                if not can_read(label, taint):
+                    raise self._tampered()
+                checked.add(id(label))
+
+    def _readable_refs(self, taint: Label, memories: Sequence[Memory]) -> tuple[str, ...]:
+        """The references of ``memories`` for the call's audit row, once the gate has let every one through."""
+        self._check_readable(taint, memories)
         return tuple(memory.ref() for memory in memories)
 
     def _tampered(self) -> IntegrityError:
