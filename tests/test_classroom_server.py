@@ -268,7 +268,11 @@ def test_a_kernel_no_page_is_connected_to_is_stopped_once_idle():
         while _kernels(classroom.pid) and time.monotonic() < deadline:
             time.sleep(0.5)
         assert _kernels(classroom.pid) == []
-        assert _visit(port)[0] == 200
+        # The kernel's process ends a moment before the server's manager drops it: the place frees then.
+        deadline = time.monotonic() + 10
+        while (status := _visit(port)[0]) == 429 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert status == 200
     finally:
         _stopped(classroom)
 

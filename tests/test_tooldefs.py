@@ -30,7 +30,7 @@ def _memory_count(self, taint, audit, *, tag):
         self.agent,
         taint,
         tag=tag,
-        audit=lambda view: audit.event(records=self._check_readable(taint, view)),
+        audit=lambda view: audit.event(records=self._readable_refs(taint, view)),
     )
     return len(view)
 
