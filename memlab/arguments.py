@@ -18,6 +18,7 @@ from memlab.errors import InvalidArgument
 __all__ = [
     "agent",
     "session_id",
+    "distrust_source",
     "audit_text",
     "quoted",
     "DEFAULT_MAX_RESULTS",
@@ -38,6 +39,7 @@ MAX_TAG_CHARS = 64
 MAX_QUERY_CHARS = 4_096
 MAX_AGENT_CHARS = 256
 MAX_ARGUMENT_NAME_CHARS = 64
+MAX_SOURCE_CHARS = 512
 DEFAULT_MAX_RESULTS = 10
 MAX_RESULTS_CAP = 100
 
@@ -109,6 +111,17 @@ def _name(name: str, value: Any, limit: int) -> str:
                 "(they make look-alike names)"
             )
     return value
+
+
+def distrust_source(value: Any) -> str:
+    """What lowered a session (``Session.lower_integrity``): a name on one line, as keys are (a URL, ``email:<id>``,
+    ``tool:<name>``), at most ``MAX_SOURCE_CHARS``.
+
+    Examples:
+        >>> distrust_source("https://example.com/page")
+        'https://example.com/page'
+    """
+    return _name("source", value, MAX_SOURCE_CHARS)
 
 
 def agent(value: Any) -> str:

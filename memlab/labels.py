@@ -34,6 +34,7 @@ __all__ = [
     "Integrity",
     "Label",
     "LabelLike",
+    "reader",
     "MAX_CATEGORIES",
     "MAX_CATEGORY_LENGTH",
     "Ambiguous",
@@ -245,6 +246,25 @@ LabelLike = Label | Level | str
 
 _PLAIN = {level: Label(level) for level in Level}
 """Each level as a label, made once: a label is immutable, and every session and version asks for one."""
+_UNTRUSTED_READERS = {level: Label(level, frozenset(), Integrity.UNTRUSTED) for level in Level}
+
+
+def reader(taint: Label | Level, floor: Integrity = Integrity.UNTRUSTED) -> Label:
+    """The label a session reads as: its taint's level and categories, and as integrity its *floor*, the least
+    trusted grade it accepts. A version is in its view when the version's label flows to this one
+    (``Label.can_flow_to``: no higher level, no other categories, at least as trusted as the floor).
+
+    Examples:
+        >>> reader(Level.INTERNAL), reader(Label.parse("CONFIDENTIAL:hr@untrusted"), Integrity.TRUSTED)
+        (Label('INTERNAL@untrusted'), Label('CONFIDENTIAL:hr'))
+    """
+    if type(taint) is Level:
+        level, categories = taint, frozenset()
+    else:
+        level, categories = taint.level, taint.categories
+    if floor is Integrity.UNTRUSTED and not categories:
+        return _UNTRUSTED_READERS[level]
+    return Label(level, categories, floor)
 
 
 def _category(name: object) -> str:

@@ -84,29 +84,47 @@ Hook = Callable[[ToolCall], ToolCall]
 LEVEL_LIKE_ARGUMENTS = frozenset(
     {"classification", "classificationlevel", "level", "securitylevel", "taint", "clearance", "sensitivity", "label"}
 )
+INTEGRITY_LIKE_ARGUMENTS = frozenset(
+    {"integrity", "trusted", "untrusted", "trust", "trustlevel", "provenance", "endorsed", "verified", "floor"}
+)
+"""Argument names by which a caller might try to pick a save's integrity: stripped like the levels' (a model's
+output never sets trust; ``Session.lower_integrity`` is the host's)."""
 
 
 def strip_level_arguments(call: ToolCall) -> ToolCall:
-    """Remove any classification-like argument: the level of a save is never the caller's to choose.
+    """Remove any classification-like or integrity-like argument: the level and the trust of a save are never the
+    caller's to choose.
 
     The note names the argument, never its value (a model may put anything there).
 
     Examples:
         >>> strip_level_arguments(ToolCall("memory_save", {"key": "k", "classification": "PUBLIC"})).notes
         ["stripped argument 'classification': the classification is always the session's taint"]
+        >>> strip_level_arguments(ToolCall("memory_save", {"key": "k", "trusted": True})).notes
+        ["stripped argument 'trusted': the integrity is always the session's, lowered only by its host"]
     """
     for name in list(call.arguments):
-        if _level_like(str(name)):
+        kind = _level_like(str(name))
+        if kind:
             del call.arguments[name]
-            call.notes.append(f"stripped argument {quoted(name)}: the classification is always the session's taint")
+            call.notes.append(f"stripped argument {quoted(name)}: {_STRIPPED[kind]}")
     return call
 
 
+_STRIPPED = {
+    "classification": "the classification is always the session's taint",
+    "integrity": "the integrity is always the session's, lowered only by its host",
+}
+
+
 @functools.lru_cache(maxsize=4096)
-def _level_like(name: str) -> bool:
-    """Whether an argument name is classification-like (decided once per name: the same few names come on every
-    call)."""
-    return re.sub(r"[^a-z]", "", name.lower()) in LEVEL_LIKE_ARGUMENTS
+def _level_like(name: str) -> str:
+    """What an argument name tries to choose: ``classification``, ``integrity`` or nothing ("") (decided once per
+    name: the same few names come on every call)."""
+    letters = re.sub(r"[^a-z]", "", name.lower())
+    if letters in LEVEL_LIKE_ARGUMENTS:
+        return "classification"
+    return "integrity" if letters in INTEGRITY_LIKE_ARGUMENTS else ""
 
 
 DEFAULT_HOOKS: tuple[Hook, ...] = (strip_level_arguments,)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from memlab.labels import Label
+from memlab.labels import Integrity, Label
 from memlab.levels import Level
 
 __all__ = ["Memory", "Hit", "TaintEvent", "AuditEvent", "NewVersion"]
@@ -34,11 +34,19 @@ class Memory:
     """Where it came from, as the host gave it: the message or messages it was extracted from."""
     occurred_at: str | None = None
     """When what it says happened (ISO 8601), as the host gave it; ``saved_at`` is when it was saved."""
+    distrust: tuple[str, ...] = ()
+    """Why it is untrusted: the sources the host named when it lowered the session that saved it (a web page, an
+    e-mail, a memory read untrusted), oldest first; empty for a trusted version."""
 
     @property
     def label(self) -> Label:
         """The version's classification (another name for it, for code that reads it as a label)."""
         return self.classification
+
+    @property
+    def integrity(self) -> Integrity:
+        """Whether a trusted decision may rest on this version: the integrity of the session that saved it."""
+        return self.classification.integrity
 
     @property
     def level(self) -> Level:

@@ -9,7 +9,7 @@ from typing import Any, NamedTuple, Protocol
 from memlab import arguments, tooldefs
 from memlab.call_audit import CallAudit, batches, failed, in_order, new_version
 from memlab.errors import Denied, IntegrityError, InternalError, InvalidArgument, MemlabError, NotFound, TaintError
-from memlab.labels import Label
+from memlab.labels import Integrity, Label, reader
 from memlab.levels import Level
 from memlab.policy import Hook, Policy, ToolCall, run_hooks
 from memlab.recall import DEFAULT_BUDGET_CHARS
@@ -50,7 +50,16 @@ class Session:
     the lattice of levels and categories, and the policy's shadowing rule picks among incomparable versions.
     """
 
-    def __init__(self, store: Host, session_id: str, agent: str, taint: Label | Level | str) -> None:
+    def __init__(
+        self,
+        store: Host,
+        session_id: str,
+        agent: str,
+        taint: Label | Level | str,
+        *,
+        floor: Integrity = Integrity.UNTRUSTED,
+        distrust: tuple[str, ...] = (),
+    ) -> None:
         self.store = store
         self.id = session_id
         self.agent = agent
@@ -58,20 +67,43 @@ class Session:
         self.initial_taint = taint
         """The taint the session started at (the ``frozen-taint`` variant wrongly saves at it)."""
         self._taint = taint
+        self._floor = Integrity.parse(floor)
+        self._distrust = tuple(distrust)
+        self._readers: dict[Label, Label] = {}  # taint -> the label the session reads as at it (labels.reader)
+        self._untrusted_read: list[Memory] = []  # untrusted versions the running call returned (they lower it)
 
     def __repr__(self) -> str:
         return f"Session(id={self.id!r}, agent={self.agent!r}, taint={self._taint})"
 
     @property
     def taint(self) -> Label:
-        """The session's current taint: the label of everything it has been exposed to, only ever raised (a label
-        without categories equals its ``Level``).
+        """The session's current taint: the label of everything it has been exposed to — its level and categories
+        only ever raised, its integrity only ever lowered (a trusted label without categories equals its
+        ``Level``). Saves are classified at it.
 
         Examples:
             >>> str(store.session(taint="CONFIDENTIAL:hr").taint), store.session().taint == Level.PUBLIC
             ('CONFIDENTIAL:hr', True)
         """
         return self._taint
+
+    @property
+    def integrity(self) -> Integrity:
+        """The session's integrity, a low-water mark: TRUSTED until the host lowers it (``lower_integrity``) or a
+        read returns an untrusted version; nothing raises it but a new session. Its saves are stamped with it."""
+        return self._taint.integrity
+
+    @property
+    def floor(self) -> Integrity:
+        """The least trusted grade this session reads, chosen by the host when it opened it (UNTRUSTED: every
+        grade). A version below it is invisible, exactly as one above the taint is."""
+        return self._floor
+
+    @property
+    def distrust(self) -> tuple[str, ...]:
+        """What lowered the session's integrity, oldest first (the sources the host named, and the untrusted
+        versions it read): every untrusted save carries it (``Memory.distrust``). Empty while trusted."""
+        return self._distrust
 
     @property
     def label(self) -> Label:
@@ -93,6 +125,8 @@ class Session:
         """
         target = Label.parse(level)
         current = self._taint
+        # A taint names a level and categories; its integrity stays what it is (only lower_integrity lowers it).
+        target = Label(target.level, target.categories, min(target.integrity, current.integrity))
         if target.can_flow_to(current) and target != current:
             raise TaintError(
                 f"cannot lower the taint of session {self.id} from {current} to {target}; start a new session instead"
@@ -104,11 +138,54 @@ class Session:
             )
         if target != current:
             self.store.check_label(target)
-            event = TaintEvent(self.id, self.store.now(), current, target, reason)
-            self.store.storage.add_taint_event(self.agent, event)
-            self._taint = target
-            self.store.notify()
+            self._move(target, reason)
         return self._taint
+
+    def lower_integrity(self, *, source: str, reason: str = "") -> Integrity:
+        """Lower the session's integrity to UNTRUSTED: the host's call, whenever it feeds the model content no
+        trusted party vouches for (a web page, an e-mail, a stranger's message, a tool's output). Never a tool: a
+        model cannot call it, and nothing raises the integrity again but a new session.
+
+        From here on every save is classified ``...@untrusted`` and carries ``source`` (``Memory.distrust``), so a
+        purge can find what it wrote (``MemoryStore.purge_source``). The change is recorded as a taint event (from
+        the trusted label to the untrusted one), checked by ``verify`` like an escalation. A session already
+        untrusted only notes the new source.
+
+        Args:
+            source: what was fed, as the host names it (a URL, ``email:<id>``, ``tool:<name>``): not empty.
+            reason: why, for the audit.
+
+        Returns:
+            The integrity now.
+
+        Raises:
+            InvalidArgument: an empty or over-long source; nothing is recorded.
+
+        Examples:
+            >>> s.lower_integrity(source="https://example.com/page", reason="summarised a web page")
+            <Integrity.UNTRUSTED: 0>
+        """
+        source = arguments.distrust_source(source)
+        if not isinstance(reason, str):
+            raise InvalidArgument(f"reason must be a string, not {type(reason).__name__}")
+        self._lower(source, f"untrusted input from {source}" + (f": {reason}" if reason else ""))
+        return self.integrity
+
+    def _lower(self, source: str, reason: str) -> None:
+        """Lower the integrity (a taint event when it was trusted) and note ``source`` among the distrust."""
+        current = self._taint
+        if source not in self._distrust:
+            self._distrust = (*self._distrust, source)
+        if current.trusted:
+            self.store.check_label(Label(current.level, current.categories, Integrity.UNTRUSTED))
+            self._move(Label(current.level, current.categories, Integrity.UNTRUSTED), reason)
+
+    def _move(self, target: Label, reason: str) -> None:
+        """Record the taint event from the current taint to ``target`` and take it."""
+        event = TaintEvent(self.id, self.store.now(), self._taint, target, reason)
+        self.store.storage.add_taint_event(self.agent, event)
+        self._taint = target
+        self.store.notify()
 
     # -- the five tools -----------------------------------------------------------------------------
 
@@ -192,7 +269,7 @@ class Session:
                 events.append(event)
             try:
                 saved += self.store.storage.save_many(
-                    self.agent, level, versions, saved_by=self.id, audit=in_order(events)
+                    self.agent, level, versions, saved_by=self.id, audit=in_order(events), **self._stamp(level)
                 )
             except Exception as error:  # the batch's transaction rolled back: no row of it was written
                 raise self._failure(taint, bulk, error) from error
@@ -289,6 +366,7 @@ class Session:
         taint = self._taint  # the live taint, read once: the whole call acts at one level
         call = self._tool_call_of(tool, raw, taint)
         audit: CallAudit | None = None
+        self._untrusted_read.clear()
         try:
             if type(raw) is not dict and not isinstance(raw, Mapping):
                 raise InvalidArgument(f"arguments must be an object, not {type(raw).__name__}")
@@ -299,6 +377,8 @@ class Session:
             result = getattr(self, definition.method)(taint, audit, **args)
             if not audit.written:  # a tool's method writes its row with its effect; one that did not fails here
                 raise InternalError(f"{definition.method} wrote no audit row")
+            if self._untrusted_read:  # what it returned lowers the session, so it cannot be saved as trusted
+                self._lower_for_reads()
             return result, args
         except Exception as error:
             failure = self._failure(taint, call, error, write=audit is None or not audit.written)
@@ -349,30 +429,45 @@ class Session:
         )
 
     def _memory_save(self, taint: Label, audit: CallAudit, **args: Any) -> Memory:
+        level = self.store.policy.save_level(taint, initial_taint=self.initial_taint)
         (memory,) = audit.written_with(
             self.store.storage.save_many,
             self.agent,
-            self.store.policy.save_level(taint, initial_taint=self.initial_taint),
+            level,
             [new_version(args, audit.at)],
             saved_by=self.id,
             audit=lambda memory: audit.event(records=(memory.ref(),)),
+            **self._stamp(level),
         )
         return memory
+
+    def _stamp(self, level: Label) -> dict[str, tuple[str, ...]]:
+        """What an untrusted save carries beside its label: the sources that lowered the session."""
+        return {} if level.trusted or not self._distrust else {"distrust": self._distrust}
+
+    def _reader(self, taint: Label) -> Label:
+        """The label the session reads as at ``taint``: its level and categories, and its floor
+        (``labels.reader``)."""
+        found = self._readers.get(taint)
+        if found is None:
+            found = self._readers[taint] = reader(taint, self._floor)
+        return found
 
     def _memory_get(self, taint: Label, audit: CallAudit, *, key: str) -> Memory | None:
         refusal: list[Denied] = []
 
         def complete(memory: Memory | None) -> AuditEvent:
             if memory is not None:
-                self._check_readable(taint, (memory,))
-                return audit.event(records=(memory.ref(),))
+                return audit.event(records=self._readable_refs(taint, (memory,)))
             if self.store.policy.reveal_hidden and self.store.storage.exists(self.agent, key):
                 # The existence-oracle variant: the audit records the answer the caller gets.
                 refusal.append(Denied(f"memory {key!r} exists but is classified above this session's level"))
                 return failed(audit.event, refusal[0])
             return audit.event(outcome="not_found")
 
-        memory = audit.written_with(self.store.storage.effective, self.agent, taint, key, audit=complete)
+        memory = audit.written_with(
+            self.store.storage.effective, self.agent, self._reader(taint), key, audit=complete
+        )
         if refusal:
             raise refusal[0]
         return memory
@@ -381,7 +476,7 @@ class Session:
         return audit.written_with(
             self.store.storage.search,
             self.agent,
-            taint,
+            self._reader(taint),
             query,
             max_results,
             audit=lambda hits: audit.event(records=self._readable_refs(taint, [hit.memory for hit in hits])),
@@ -391,7 +486,7 @@ class Session:
         return audit.written_with(
             self.store.storage.effective_view,
             self.agent,
-            taint,
+            self._reader(taint),
             tag=tag,
             audit=lambda view: audit.event(records=self._readable_refs(taint, view)),
         )
@@ -404,9 +499,9 @@ class Session:
             self._check_readable(taint, view)
             text, memories = render_recall(view, budget_chars)
             shown.append(text)
-            return audit.event(records=tuple(memory.ref() for memory in memories))
+            return audit.event(records=self._readable_refs(taint, memories))
 
-        audit.written_with(self.store.storage.effective_view, self.agent, taint, audit=complete)
+        audit.written_with(self.store.storage.effective_view, self.agent, self._reader(taint), audit=complete)
         return shown[0]
 
     def _memory_delete(self, taint: Label, audit: CallAudit, *, key: str) -> Memory:
@@ -428,21 +523,23 @@ class Session:
     def _visible(self, taint: Label, key: str) -> Label | None:
         """The classification of ``key``'s version in this session's effective view at ``taint`` (unaudited:
         the policy reads it while deciding a call whose own audit row says what was done)."""
-        memory = self.store.storage.effective(self.agent, taint, key)
+        memory = self.store.storage.effective(self.agent, self._reader(taint), key)
         if memory is None:
             return None
         self._check_readable(taint, (memory,))
         return memory.label
 
     def _check_readable(self, taint: Label, memories: Sequence[Memory]) -> None:
-        """Fail closed unless the policy lets a session at ``taint`` read every version a read returned: the gate
-        behind the storage's own, since nothing in a database guards a view's table against a direct write.
+        """Fail closed unless the policy lets a session at ``taint`` (reading at its floor) read every version a
+        read returned: the gate behind the storage's own, since nothing in a database guards a view's table
+        against a direct write.
 
         Raises:
             IntegrityError: naming the table the views are read from, never the version (its key may be above the
                 session's taint); the call is audited with it and nothing reaches the caller.
         """
         can_read = self.store.storage.rules.can_read
+        taint = self._reader(taint)
         checked: set[int] = set()  # a view's versions share a few label objects: each is asked about once
         for memory in memories:
             label = memory.classification
@@ -452,9 +549,20 @@ class Session:
                 checked.add(id(label))
 
     def _readable_refs(self, taint: Label, memories: Sequence[Memory]) -> tuple[str, ...]:
-        """The references of ``memories`` for the call's audit row, once the gate has let every one through."""
+        """The references of ``memories`` for the call's audit row, once the gate has let every one through; the
+        untrusted ones among them are noted, to lower the session once the call is done."""
         self._check_readable(taint, memories)
+        self._untrusted_read.extend(memory for memory in memories if not memory.classification.trusted)
         return tuple(memory.ref() for memory in memories)
+
+    def _lower_for_reads(self) -> None:
+        """Lower the session for the untrusted versions its call returned: each one's sources of distrust (or the
+        version itself) join the session's, and the taint event names the versions."""
+        read, self._untrusted_read[:] = list(self._untrusted_read), []
+        sources = [source for memory in read for source in (memory.distrust or (f"memory {memory.ref()}",))]
+        refs = ", ".join(dict.fromkeys(memory.ref() for memory in read))
+        for source in dict.fromkeys(sources):
+            self._lower(source, f"read untrusted {arguments.audit_text(refs, 400)}")
 
     def _tampered(self) -> IntegrityError:
         return IntegrityError(

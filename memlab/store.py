@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memlab import arguments
-from memlab.errors import InvalidArgument
-from memlab.labels import Label, LabelLike
+from memlab.errors import Denied, InvalidArgument, NotFound
+from memlab.labels import Integrity, Label, LabelLike
 from memlab.levels import Level
 from memlab.policies import resolve
 from memlab.policy import DEFAULT_HOOKS, Hook, Policy
-from memlab.records import AuditEvent
+from memlab.records import AuditEvent, NewVersion
 from memlab.search import dense
 from memlab.search.analyzers import Analyzer
 from memlab.search.dense import Embedder
@@ -268,7 +268,14 @@ class MemoryStore:
         return utc_text(self.clock())
 
     def session(
-        self, taint: LabelLike = Level.PUBLIC, agent: str = "main", *, session_id: str | None = None
+        self,
+        taint: LabelLike = Level.PUBLIC,
+        agent: str = "main",
+        *,
+        session_id: str | None = None,
+        integrity: Integrity | str = Integrity.TRUSTED,
+        floor: Integrity | str = Integrity.UNTRUSTED,
+        source: str | None = None,
     ) -> Session:
         """Start a session of ``agent`` at ``taint``; it is recorded so the audit can name it.
 
@@ -278,23 +285,38 @@ class MemoryStore:
             agent: the memory namespace; names match exactly after NFC normalisation (case and every
                 character count; controls and format characters are refused, see ``memlab.arguments``).
             session_id: a readable id for notebooks; by default a random one.
+            integrity: the session's starting integrity (TRUSTED; UNTRUSTED for a session that starts on content
+                no one vouches for); it can only go down (``Session.lower_integrity``). ``taint`` may say it too
+                (``"INTERNAL@untrusted"``).
+            floor: the least trusted grade the session reads (UNTRUSTED, the default, reads every grade; TRUSTED
+                makes every untrusted version invisible to it, as versions above its taint are).
+            source: what made a session started untrusted so (``Memory.distrust``; by default the session itself).
         Raises:
-            InvalidArgument: a bad level, label or agent name, a session id this store already has, or a label
-                with categories on a store or under a policy that cannot keep compartments.
+            InvalidArgument: a bad level, label, integrity, floor, source or agent name, a session id this store
+                already has, or a label or floor this store or policy cannot keep (``check_label``).
         """
         taint = Label.parse(taint)
+        integrity, floor = Integrity.parse(integrity), Integrity.parse(floor)
+        taint = Label(taint.level, taint.categories, min(taint.integrity, integrity))
         self.check_label(taint)
+        if floor is not Integrity.UNTRUSTED:
+            self.check_label(Label(taint.level, taint.categories, Integrity.UNTRUSTED), floor=floor)
         agent = arguments.agent(agent)
         session_id = uuid.uuid4().hex[:12] if session_id is None else arguments.session_id(session_id)
-        self.storage.add_session(session_id, agent, taint, self.now())
-        session = Session(self, session_id, agent, taint)
+        distrust = ()
+        if not taint.trusted:
+            distrust = (arguments.distrust_source(f"session:{session_id}" if source is None else source),)
+        elif source is not None:
+            raise InvalidArgument("a source names what made a session untrusted; this one starts trusted")
+        self.storage.add_session(session_id, agent, taint, self.now(), floor)
+        session = Session(self, session_id, agent, taint, floor=floor, distrust=distrust)
         self.notify()
         return session
 
-    def check_label(self, label: Label) -> None:
-        """Refuse a label this store cannot keep (a session, an escalation and a LangGraph store ask it first):
-        categories on a backend without compartments or under a policy whose views cannot be made per label, and
-        an integrity grade other than trusted, which no store keeps yet.
+    def check_label(self, label: Label, *, floor: Integrity = Integrity.UNTRUSTED) -> None:
+        """Refuse a label this store cannot keep (a session, an escalation, a lowering and a LangGraph store ask it
+        first): categories, or an integrity or floor other than the defaults, on a backend without compartments or
+        integrity, or under a policy whose views cannot be made per label.
 
         Raises:
             InvalidArgument: naming the backend, the policy, or the integrity; nothing is written.
@@ -306,11 +328,19 @@ class MemoryStore:
                 ...
             memlab.errors.InvalidArgument: label CONFIDENTIAL:hr: compartments not supported under policy ...
         """
-        if not label.trusted:
-            raise InvalidArgument(
-                f"label {label}: this store keeps no integrity grade but trusted yet; use a label without "
-                f"@{label.integrity}"
-            )
+        floor = Integrity.parse(floor)
+        if not label.trusted or floor is not Integrity.UNTRUSTED:
+            what = f"label {label}" if floor is Integrity.UNTRUSTED else f"floor {floor}"
+            if "integrity" not in self.storage.capabilities:
+                raise InvalidArgument(
+                    f"{what}: integrity not supported by this store's backend ({type(self.storage).__name__}); "
+                    "use trusted labels and the default floor"
+                )
+            if floor is not Integrity.UNTRUSTED and not self._views_per_label:
+                raise InvalidArgument(
+                    f"{what}: a floor is not supported under policy {self.policy.name!r} (its views are not kept "
+                    "per reader); use the default floor"
+                )
         if not label.categories:
             return
         if "compartments" not in self.storage.capabilities:
@@ -318,11 +348,16 @@ class MemoryStore:
                 f"label {label}: compartments not supported by this store's backend ({type(self.storage).__name__}); "
                 "use a level without categories"
             )
-        if not self.policy.shadow_before_match or self.policy.global_statistics:
+        if not self._views_per_label:
             raise InvalidArgument(
                 f"label {label}: compartments not supported under policy {self.policy.name!r} (its views are not "
                 "kept per label); use a level without categories"
             )
+
+    @property
+    def _views_per_label(self) -> bool:
+        """Whether the policy's views can be kept per label: shadowing before matching, statistics per view."""
+        return self.policy.shadow_before_match and not self.policy.global_statistics
 
     # -- the auditor's views (sessions never read these) ---------------------------------------------
 
@@ -420,6 +455,93 @@ class MemoryStore:
         self.notify()
         return [memory.ref() for memory in purged]
 
+    def endorse(self, agent: str, key: str, level: LabelLike | None = None, *, reason: str, by: str = "auditor") -> str:
+        """Vouch for ``key``'s untrusted version: an auditor's act, never a session's or a tool's. A new trusted
+        version at the same level and categories gets its content, tags and context; the untrusted one stays, and
+        the audit (tool ``endorse``, chained like a purge) names both, who and why.
+
+        Args:
+            agent: whose memory.
+            key: the key.
+            level: the untrusted version's label when the key has several (``"INTERNAL"`` or
+                ``"INTERNAL@untrusted"``); None when it has one live untrusted version.
+            reason: why (kept in the audit: name a ticket, not the content).
+            by: who endorses (the new version's ``saved_by`` and the audit's session): not a session of this store.
+        Returns:
+            The ref of the trusted version made (``key@LEVEL/vN``).
+        Raises:
+            InvalidArgument: a bad key or level, an empty reason, or ``by`` naming a session of this store.
+            NotFound: no live untrusted version of ``key`` (at ``level``): a trusted or missing version is not
+                endorsed. Nothing is written but the refusal's audit row.
+            Denied: several live untrusted versions and no ``level`` to choose among them.
+
+        Examples:
+            >>> untrusted = store.session(taint="INTERNAL", integrity="untrusted", source="web:a")
+            >>> _ = untrusted.memory_save("wifi", "guest network")
+            >>> store.endorse("main", "wifi", reason="checked with IT, ticket 7")
+            'wifi@INTERNAL/v1'
+        """
+        key = arguments.key(key)
+        wanted = None if level is None else Label.parse(level)
+        if not isinstance(reason, str) or not reason.strip():
+            raise InvalidArgument("an endorsement needs a reason (a ticket, a request id)")
+        by = arguments.audit_text(by, 64) or "auditor"
+        if by in {row["id"] for row in self.storage.session_rows()}:
+            raise InvalidArgument(f"an endorsement is an auditor's act, not session {by!r}'s")
+        at = self.now()
+        event = AuditEvent(
+            at=at, session_id=by, agent=agent, taint=Label.parse(max(Level)), tool="endorse", key=key,
+            message=arguments.audit_text(reason, 200),
+        )
+        live = _live_untrusted(self.storage.history_rows(agent, key) if agent in self.storage.agents() else [])
+        if wanted is not None:
+            live = [row for row in live if Label.parse(row["classification"]).level is wanted.level
+                    and Label.parse(row["classification"]).categories == wanted.categories]
+        failure: Exception | None = None
+        if not live:
+            failure = NotFound(f"no untrusted version of {key!r} to endorse" + (f" at {wanted}" if wanted else ""))
+        elif len(live) > 1:
+            labels = ", ".join(row["classification"] for row in live)
+            failure = Denied(f"{key!r} has several untrusted versions ({labels}); name the level to endorse")
+        if failure is not None:
+            self.storage.append_audit(dataclasses.replace(event, outcome=failure.code, message=str(failure)))
+            self.notify()
+            raise failure
+        row = live[0]
+        untrusted = Label.parse(row["classification"])
+        endorsed = f"{key}@{untrusted}/v{row['version']}"
+        new = NewVersion(key, row["content"], tuple(row["tags"]), at, row["source"], row["occurred_at"])
+        (memory,) = self.storage.save_many(
+            agent, Label(untrusted.level, untrusted.categories), [new], saved_by=by,
+            audit=lambda memory: dataclasses.replace(event, records=(memory.ref(), endorsed)),
+        )
+        self.notify()
+        return memory.ref()
+
+    def purge_source(self, source: str, *, reason: str, by: str = "auditor") -> list[str]:
+        """Erase everything written by sessions ``source`` lowered (``Session.lower_integrity``), and by sessions
+        that read what they wrote (``Memory.distrust`` carries the source on): ``purge`` of each such version, in
+        every agent.
+
+        Returns:
+            The refs of the versions erased, by agent, key and label.
+        Raises:
+            InvalidArgument: a bad source or an empty reason.
+        """
+        source = arguments.distrust_source(source)
+        if not isinstance(reason, str) or not reason.strip():
+            raise InvalidArgument("a purge needs a reason (a ticket, a request id)")
+        erased: list[str] = []
+        for agent in sorted(self.storage.agents()):
+            targets = dict.fromkeys(
+                (row["key"], row["classification"])
+                for row in self.storage.history_rows(agent)
+                if source in (row.get("distrust") or ()) and row["content"]
+            )
+            for key, label in targets:
+                erased += self.purge(agent, key, label, reason=reason, by=by)
+        return erased
+
     def verify(self) -> Verification:
         """Recompute the audit's hash chain and check every version and view against it.
 
@@ -462,6 +584,15 @@ _HISTORY_COLUMNS = [
     "deleted_at",
     "deleted_by",
 ]
+
+
+def _live_untrusted(rows) -> list[dict]:
+    """The newest version at each untrusted label among a key's history ``rows``, when it is live."""
+    newest: dict[str, dict] = {}
+    for row in rows:
+        if not Label.parse(row["classification"]).trusted:
+            newest[row["classification"]] = row  # history is by label, then version: the last one is the newest
+    return [row for row in newest.values() if row["deleted_at"] is None]
 
 
 def _frame(rows, columns: list[str]) -> pd.DataFrame:

@@ -149,6 +149,7 @@ def _memory(memory: Memory) -> dict[str, Any]:
         "content": memory.content,
         "tags": list(memory.tags),
         "classification": str(memory.label),
+        "integrity": str(memory.integrity),
         "saved_at": memory.saved_at,
     }
     context = {"source": memory.source, "occurred_at": memory.occurred_at}
@@ -162,13 +163,20 @@ def _hit(hit: Hit) -> dict[str, Any]:
         "content": memory.content,
         "tags": list(memory.tags),
         "classification": str(memory.label),
+        "integrity": str(memory.integrity),
         "score": hit.score,
         "snippet": hit.snippet,
     }
 
 
 def _saved(given: Mapping[str, Any], memory: Memory) -> dict[str, Any]:
-    return {"saved": True, "key": memory.key, "classification": str(memory.label), "version": memory.version}
+    return {
+        "saved": True,
+        "key": memory.key,
+        "classification": str(memory.label),
+        "integrity": str(memory.integrity),
+        "version": memory.version,
+    }
 
 
 def _got(given: Mapping[str, Any], memory: Memory | None) -> dict[str, Any]:
@@ -185,7 +193,12 @@ def _listed(given: Mapping[str, Any], memories: list[Memory]) -> dict[str, Any]:
 
 
 def _deleted(given: Mapping[str, Any], memory: Memory) -> dict[str, Any]:
-    return {"deleted": True, "key": memory.key, "classification": str(memory.label)}
+    return {
+        "deleted": True,
+        "key": memory.key,
+        "classification": str(memory.label),
+        "integrity": str(memory.integrity),
+    }
 
 
 TOOLS: Registry[Tool] = Registry("tool", Tool)

@@ -24,7 +24,7 @@ from functools import cached_property
 from itertools import product
 from typing import TypeVar
 
-from memlab.labels import Ambiguous, Label
+from memlab.labels import Ambiguous, Integrity, Label
 from memlab.levels import Level, can_flow_to
 
 __all__ = ["ViewRules", "AMBIGUOUS", "SHADOWING", "SHADOWING_RULES", "maximal", "newest", "refuse"]
@@ -90,6 +90,12 @@ policy lab studies (the newest live version over every label of the key, the key
 not read it: a key's view then depends on versions the session cannot read)."""
 
 _LEVELS = tuple(Level)
+_NONE = (None,) * len(_LEVELS)
+
+
+def _plain(label: Label | Level) -> bool:
+    """Whether ``label`` is an untrusted label without categories: in the levels' views below trusted versions."""
+    return type(label) is Label and not label.categories and label.integrity is Integrity.UNTRUSTED
 _LATTICE = frozenset(
     (classification, taint) for classification, taint in product(Level, Level) if can_flow_to(classification, taint)
 )
@@ -119,8 +125,9 @@ class ViewRules:
         return cls()
 
     def can_read(self, classification: Label, taint: Label) -> bool:
-        """May a session at ``taint`` read a version classified ``classification``: its level by the rules, and
-        its categories all within the taint's (a ``Level`` is the label without categories).
+        """May a session at ``taint`` read a version classified ``classification``: its level by the rules, its
+        categories all within the taint's, and its integrity at least the taint's (a reader's integrity is its
+        floor, ``label_codes.reader``; a ``Level`` is the trusted label without categories).
 
         Examples:
             >>> rules = ViewRules.lattice()
@@ -133,15 +140,20 @@ class ViewRules:
                 type(taint) is not Label or not classification.categories <= taint.categories
             ):
                 return False
+            # Integrity: a version less trusted than the reader's floor is not there for it (a Level is trusted).
+            if classification.integrity is not Integrity.TRUSTED and (
+                type(taint) is not Label or classification.integrity < taint.integrity
+            ):
+                return False
             classification = classification.level
         # The pair is looked up as levels (a Level hashes as its integer, in C).
         return (classification, taint.level if type(taint) is Label else taint) in self.readable
 
     def winner(self, live: Mapping[Label, int], taint: Label) -> int | None:
-        """What a session at ``taint`` sees of a key whose live version at each label is ``live`` (label ->
-        version id, ids in save order): among its maximal readable versions the one ``shadowing`` picks (under a
-        total order the one at the highest level it may read), None, or ``AMBIGUOUS`` (the ``refuse`` rule,
-        several maximal versions).
+        """What a session reading as ``taint`` sees of a key whose live version at each label is ``live`` (label ->
+        version id, ids in save order): trusted versions first (untrusted ones only when it may read no trusted
+        one), then among the maximal ones the one ``shadowing`` picks (under a total order the one at the highest
+        level it may read), None, or ``AMBIGUOUS`` (the ``refuse`` rule, several maximal versions).
 
         Examples:
             >>> ViewRules.lattice().winner({Level.PUBLIC: 1, Level.CONFIDENTIAL: 2}, Level.INTERNAL)
@@ -156,30 +168,49 @@ class ViewRules:
         if self.shadowing == "newest-overall":
             newest = max(live, key=live.__getitem__, default=None)
             return None if newest is None or not self.can_read(newest, taint) else live[newest]
-        labelled = {Label.parse(label): version for label, version in live.items()}
-        candidates = maximal(labelled, Label.parse(taint), self.can_read)
+        taint = Label.parse(taint)
+        readable = {
+            label: version
+            for label, version in ((Label.parse(label), version) for label, version in live.items())
+            if self.can_read(label, taint)
+        }
+        # Trust first: untrusted versions compete only when no trusted version is readable, so an untrusted write
+        # never replaces a trusted value for anyone.
+        trusted = {label: version for label, version in readable.items() if label.integrity is Integrity.TRUSTED}
+        candidates = maximal(trusted or readable, taint, self.can_read)
         if not candidates:
             return None
         if len(candidates) > 1 and self.shadowing == "refuse":
             return AMBIGUOUS
         return max(candidates.values())
 
-    def winners(self, live: dict[Level, int]) -> tuple[int | None, ...]:
-        """``winner(live, taint)`` for every level as the taint, in level order: a key's view at each level,
-        computed at once (a save refreshes the views of every level).
+    def winners(self, live: Mapping[Label, int]) -> tuple[int | None, ...]:
+        """A key's view at each level, in level order, for the sessions that accept every grade (the levels'
+        views): ``winner(live, reader)`` for each level's such reader, computed at once (a save refreshes the views
+        of every level). Versions with categories are in none of these views.
 
         Examples:
             >>> ViewRules.lattice().winners({Level.INTERNAL: 7})
             (None, 7, 7, 7)
+            >>> ViewRules.lattice().winners({Level.CONFIDENTIAL: 7, Label.parse("PUBLIC@untrusted"): 9})
+            (9, 9, 7, 7)
         """
+        untrusted = _NONE
+        if any(type(label) is not Level for label in live):
+            # Trust first: a level's untrusted version shows only where no trusted version is readable.
+            untrusted = self.winners({label.level: memory_id for label, memory_id in live.items() if _plain(label)})
+            live = {label: memory_id for label, memory_id in live.items() if type(label) is Level}
         if self._lattice:
             # Under the lattice a taint reads every level up to its own: the winner is the last live one so far.
             current, shown = None, []
-            for level in _LEVELS:
+            for level, fallback in zip(_LEVELS, untrusted, strict=True):
                 current = live.get(level, current)
-                shown.append(current)
+                shown.append(fallback if current is None else current)
             return tuple(shown)
-        return tuple(next((live[c] for c in self._readable_from[taint] if c in live), None) for taint in _LEVELS)
+        return tuple(
+            next((live[c] for c in self._readable_from[taint] if c in live), fallback)
+            for taint, fallback in zip(_LEVELS, untrusted, strict=True)
+        )
 
     @cached_property
     def _lattice(self) -> bool:

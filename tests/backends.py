@@ -172,6 +172,18 @@ def _keeps_compartments(backend: str) -> bool:
         return store.session("CONFIDENTIAL:legal").memory_get("k") is None and session.memory_get("k") is not None
 
 
+def _keeps_integrity(backend: str) -> bool:
+    """An untrusted save is invisible to a session whose floor is trusted; a backend without integrity refuses."""
+    with open_store(backend) as store:
+        try:
+            untrusted = store.session(integrity="untrusted", source="web:probe")
+            trusted_only = store.session(floor="trusted")
+        except InvalidArgument:
+            return False
+        untrusted.memory_save("k", "v")
+        return trusted_only.memory_get("k") is None and store.session().memory_get("k") is not None
+
+
 def _is_files(backend: str) -> bool:
     with open_store(backend) as store:
         path = getattr(store.storage, "path", None)
@@ -190,6 +202,7 @@ def _reopens(backend: str) -> bool:
 
 _PROBES = {
     "compartments": _keeps_compartments,
+    "integrity": _keeps_integrity,
     "dense": lambda backend: _opens(backend, embedder=WordsEmbedder()),
     "analyzers": lambda backend: _opens(backend, analyzer="trigram"),
     "view_rules": lambda backend: _opens(backend, policy="global-stats"),

@@ -7,6 +7,11 @@ Under compartments a classification or taint may be a ``Label``: a version is re
 most the taint's and its categories within the taint's, a key's view is its maximal readable live versions,
 and ``shadowing`` chooses among several (``newest``: the last saved; ``refuse``: ``AMBIGUOUS``). The order is
 worked out here from levels and category sets, not with ``memlab.viewrules.maximal`` or the store's rules.
+
+Integrity (DESIGN.md section 9): a label's integrity is trusted or untrusted; reads are asked as a *reader*, a
+label whose integrity is the session's floor (the least trusted grade it accepts): a version is readable when it is
+at least that trusted. Among the readable versions of a key the trusted ones compete first; untrusted ones only
+when no trusted one is readable.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from dataclasses import dataclass, field
 from nltk.stem.porter import PorterStemmer
 
 from memlab import Level
-from memlab.labels import Label
+from memlab.labels import Integrity, Label
 from memlab.search import query_terms
 
 # FTS5's porter tokenizer agrees with NLTK's porter in MARTIN_EXTENSIONS mode (pinned in tests/test_stemstats.py).
@@ -28,13 +33,21 @@ AMBIGUOUS = "ambiguous"
 """What ``effective`` gives for a key the ``refuse`` rule will not choose a version of."""
 
 
-def _pair(value: Level | Label) -> tuple[Level, frozenset[str]]:
-    return (value.level, value.categories) if isinstance(value, Label) else (Level(value), frozenset())
+def _pair(value: Level | Label) -> tuple[Level, frozenset[str], bool]:
+    """A label's level, categories and whether it is trusted (a ``Level`` is trusted)."""
+    if isinstance(value, Label):
+        return value.level, value.categories, value.integrity == Integrity.TRUSTED
+    return Level(value), frozenset(), True
 
 
 def _below(low: Level | Label, high: Level | Label) -> bool:
-    (low_level, low_categories), (high_level, high_categories) = _pair(low), _pair(high)
-    return low_level <= high_level and low_categories <= high_categories
+    """Whether a version labelled ``low`` may be read as ``high`` (a reader: its integrity is its floor)."""
+    (low_level, low_categories, low_trusted), (high_level, high_categories, high_trusted) = _pair(low), _pair(high)
+    return low_level <= high_level and low_categories <= high_categories and (low_trusted or not high_trusted)
+
+
+def trusted(version: Version) -> bool:
+    return _pair(version.classification)[2]
 
 
 @dataclass
@@ -66,6 +79,7 @@ class ReferenceStore:
         return max(found, key=lambda v: v.version, default=None)
 
     def effective(self, agent: str, taint: Level | Label, key: str) -> Version | str | None:
+        """The key's version a session reading as ``taint`` (level, categories, floor as integrity) sees."""
         labels = {_pair(v.classification): v.classification for v in self.versions if (v.agent, v.key) == (agent, key)}
         live = [
             current
@@ -73,6 +87,7 @@ class ReferenceStore:
             if current is not None and not current.deleted
         ]
         readable = [v for v in live if _below(v.classification, taint)]
+        readable = [v for v in readable if trusted(v)] or readable  # trust first
         top = [
             v for v in readable if not any(o is not v and _below(v.classification, o.classification) for o in readable)
         ]

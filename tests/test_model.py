@@ -1,4 +1,8 @@
-"""The store against the reference model: random sessions, agents, levels and tool calls (Hypothesis)."""
+"""The store against the reference model: random sessions, agents, levels, integrity and tool calls (Hypothesis).
+
+On a backend that keeps integrity, sessions start trusted or untrusted, with a floor that accepts every grade or
+only trusted versions; the host lowers them at random, and a read that returns an untrusted version lowers them
+too, in the model as in the store."""
 
 from __future__ import annotations
 
@@ -7,8 +11,9 @@ from hypothesis import settings
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
 
 from memlab import Level, NotFound, TaintError
-from tests.backends import HOSTILE_AGENTS, open_store
-from tests.reference_model import ReferenceStore, Version
+from memlab.labels import Integrity, Label
+from tests.backends import HOSTILE_AGENTS, has, open_store
+from tests.reference_model import ReferenceStore, Version, trusted
 
 AGENTS = HOSTILE_AGENTS
 KEYS = ["user-name", "user_name", "project-deadline", "a%", "deadline"]
@@ -34,31 +39,63 @@ class StoreMatchesModel(RuleBasedStateMachine):
         self._opened = open_store(self.backend)
         self.store = self._opened.__enter__()
         self.model = ReferenceStore()
-        self.taints: dict[str, Level] = {}
+        self.taints: dict[str, Label] = {}  # the session's taint: level and integrity
+        self.floors: dict[str, Integrity] = {}
         self.live: dict[str, object] = {}
         self.count = 0
+        self.integrity = has(self.backend, "integrity")
+
+    def reader(self, session) -> Label:
+        taint = self.taints[session.id]
+        return Label(taint.level, taint.categories, self.floors[session.id])
+
+    def returned(self, session, versions) -> None:
+        """A read returned ``versions``: an untrusted one lowers the session, in the model as in the store."""
+        if any(not trusted(version) for version in versions if isinstance(version, Version)):
+            taint = self.taints[session.id]
+            self.taints[session.id] = Label(taint.level, taint.categories, Integrity.UNTRUSTED)
 
     def teardown(self) -> None:
         self._opened.__exit__(None, None, None)
 
-    @rule(target=sessions, agent=st.sampled_from(AGENTS), taint=levels)
-    def start_session(self, agent, taint):
+    @rule(
+        target=sessions,
+        agent=st.sampled_from(AGENTS),
+        taint=levels,
+        untrusted=st.booleans(),
+        trusted_floor=st.booleans(),
+    )
+    def start_session(self, agent, taint, untrusted, trusted_floor):
         self.count += 1
-        session = self.store.session(taint, agent, session_id=f"s{self.count}")
-        self.taints[session.id] = taint
+        untrusted, trusted_floor = untrusted and self.integrity, trusted_floor and self.integrity
+        integrity = Integrity.UNTRUSTED if untrusted else Integrity.TRUSTED
+        floor = Integrity.TRUSTED if trusted_floor else Integrity.UNTRUSTED
+        session = self.store.session(taint, agent, session_id=f"s{self.count}", integrity=integrity, floor=floor)
+        self.taints[session.id] = Label(taint, frozenset(), integrity)
+        self.floors[session.id] = floor
         self.live[session.id] = session
         return session
 
+    @rule(session=sessions)
+    def lower(self, session):
+        if not self.integrity:
+            return
+        assert session.lower_integrity(source="web:page", reason="test") == Integrity.UNTRUSTED
+        taint = self.taints[session.id]
+        self.taints[session.id] = Label(taint.level, taint.categories, Integrity.UNTRUSTED)
+
     @rule(session=sessions, level=levels)
     def escalate(self, session, level):
-        if level < self.taints[session.id]:
+        current = self.taints[session.id]
+        if level < current.level:
             try:
                 session.escalate(level)
             except TaintError:
                 return
             raise AssertionError("lowering the taint must fail")
-        assert session.escalate(level, reason="test") == level
-        self.taints[session.id] = level
+        expected = Label(level, frozenset(), current.integrity)  # escalating keeps the integrity
+        assert session.escalate(level, reason="test") == expected
+        self.taints[session.id] = expected
 
     @rule(
         session=sessions,
@@ -77,8 +114,9 @@ class StoreMatchesModel(RuleBasedStateMachine):
     @rule(session=sessions, key=st.sampled_from(KEYS))
     def get(self, session, key):
         got = session.memory_get(key)
-        expected = self.model.effective(session.agent, self.taints[session.id], key)
+        expected = self.model.effective(session.agent, self.reader(session), key)
         assert (got and as_tuple(got)) == (expected and model_tuple(expected))
+        self.returned(session, [expected])
 
     @rule(session=sessions, key=st.sampled_from(KEYS))
     def delete(self, session, key):
@@ -93,24 +131,29 @@ class StoreMatchesModel(RuleBasedStateMachine):
     @rule(session=sessions, tag=st.none() | st.sampled_from(TAGS))
     def list(self, session, tag):
         listed = [as_tuple(m) for m in session.memory_list(tag)]
-        assert listed == [model_tuple(v) for v in self.model.list(session.agent, self.taints[session.id], tag)]
+        expected = self.model.list(session.agent, self.reader(session), tag)
+        assert listed == [model_tuple(v) for v in expected]
+        self.returned(session, expected)
 
     @rule(session=sessions, words=st.lists(st.sampled_from(WORDS + ["what", "is", "my"]), min_size=1, max_size=3))
     def search(self, session, words):
         query = " ".join(words)
-        taint = self.taints[session.id]
+        reader = self.reader(session)
         hits = session.memory_search(query, max_results=100)
-        assert {hit.memory.key for hit in hits} == self.model.matching_keys(session.agent, taint, query)
-        for hit in hits:
-            assert as_tuple(hit.memory) == model_tuple(self.model.effective(session.agent, taint, hit.memory.key))
+        assert {hit.memory.key for hit in hits} == self.model.matching_keys(session.agent, reader, query)
+        expected = [self.model.effective(session.agent, reader, hit.memory.key) for hit in hits]
+        for hit, version in zip(hits, expected, strict=True):
+            assert as_tuple(hit.memory) == model_tuple(version)
         scores = [hit.score for hit in hits]
         assert scores == sorted(scores, reverse=True)
+        self.returned(session, expected)
 
     @invariant()
     def taints_are_live(self):
-        # Every session reports the taint the model expects: nothing lowers or raises it behind our back.
+        # Every session reports the taint (and integrity) the model expects: nothing moves it behind our back.
         for session_id, session in self.live.items():
             assert session.taint == self.taints[session_id]
+            assert session.floor == self.floors[session_id]
 
     @rule(session=sessions, keys=st.lists(st.sampled_from(KEYS), min_size=1, max_size=4), words=st.sampled_from(WORDS))
     def save_many(self, session, keys, words):

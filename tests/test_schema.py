@@ -15,7 +15,7 @@ from memlab.storage.schema import (
     SCHEMA_VERSION,
     TABLES,
     TRIGGERS,
-    add_late_triggers,
+    add_late_objects,
     check_meta_values,
     ensure_schema,
     missing_objects,
@@ -99,8 +99,8 @@ def test_late_triggers_are_added_once(db):
     for name in LATE_TRIGGERS:
         db.execute(f"DROP TRIGGER {name}")
     assert missing_objects(db) == [f"trigger {name}" for name in LATE_TRIGGERS]
-    assert add_late_triggers(db) is True
-    assert add_late_triggers(db) is False
+    assert add_late_objects(db) is True
+    assert add_late_objects(db) is False
     assert missing_objects(db) == []
     assert set(LATE_TRIGGERS) <= set(TRIGGERS) and "audit" in TABLES
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from memlab.errors import InvalidArgument
-from memlab.labels import Label
+from memlab.labels import Integrity, Label
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.search.analyzers import Analyzer
 from memlab.search.dense import Embedder
@@ -86,7 +86,9 @@ class ToolStorage(Protocol):
     embedder: Embedder | None
     """Makes the dense vectors stored per version (None: no dense retrieval)."""
 
-    def add_session(self, session_id: str, agent: str, taint: Label, created_at: str) -> None: ...
+    def add_session(
+        self, session_id: str, agent: str, taint: Label, created_at: str, floor: Integrity = Integrity.UNTRUSTED
+    ) -> None: ...
 
     def add_taint_event(self, agent: str, event: TaintEvent) -> None: ...
 
@@ -98,6 +100,7 @@ class ToolStorage(Protocol):
         *,
         saved_by: str,
         audit: Callable[[Memory], AuditEvent],
+        distrust: tuple[str, ...] = (),
     ) -> list[Memory]: ...
 
     def delete(

@@ -66,11 +66,17 @@ class AuditLog:
         """Every version of ``key`` (of every key when None), by key, level, then version."""
         for row in self._query(
             "SELECT m.key, m.classification, m.version, m.content, m.tags, m.source, m.occurred_at, m.saved_at, "
-            "m.saved_by, m.deleted_at, m.deleted_by FROM memories m JOIN agents a ON a.id = m.agent_id "
+            "m.saved_by, m.deleted_at, m.deleted_by, m.distrust FROM memories m JOIN agents a ON a.id = m.agent_id "
             f"WHERE a.name = ? {'' if key is None else 'AND m.key = ?'} ORDER BY m.key, m.classification, m.version",
             (agent,) if key is None else (agent, key),
         ):
-            yield {**row, "classification": str(read_label(row["classification"])), "tags": json.loads(row["tags"])}
+            distrust = () if row["distrust"] is None else tuple(json.loads(row["distrust"]))
+            yield {
+                **row,
+                "classification": str(read_label(row["classification"])),
+                "tags": json.loads(row["tags"]),
+                "distrust": distrust,
+            }
 
     def session_rows(self) -> Iterator[dict[str, Any]]:
         """The sessions written, oldest first (the storage writes the pending ones first)."""

@@ -19,6 +19,7 @@ __all__ = ["CAPABILITIES", "BACKENDS", "require"]
 
 CAPABILITIES = {
     "compartments": "labels with categories: a view per label, gated by level and categories (memlab.labels)",
+    "integrity": "untrusted versions and sessions, and floors: views per reader, trust first (memlab.labels)",
     "dense": "per-version vectors and dense or hybrid rankings (an embedder)",
     "analyzers": "every registered analyzer (trigram, nltk-porter, ...), not only porter, snowball and none",
     "view_rules": "views other than the lattice's with per-view statistics (the global-stats policy's, say)",
@@ -29,7 +30,7 @@ CAPABILITIES = {
 }
 """Each optional capability, and what having it means."""
 
-_SQLITE = frozenset({"compartments", "dense", "analyzers", "view_rules", "fts5_ranking"})
+_SQLITE = frozenset({"compartments", "integrity", "dense", "analyzers", "view_rules", "fts5_ranking"})
 BACKENDS: dict[str, frozenset[str]] = {
     "memory": _SQLITE | {"copy"},
     "file": _SQLITE | {"copy", "files", "persistent"},

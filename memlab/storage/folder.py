@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from memlab.errors import InvalidArgument, SchemaError
-from memlab.labels import Label
+from memlab.labels import Integrity, Label
 from memlab.levels import Level
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.search.analyzers import Analyzer
@@ -271,7 +271,9 @@ class FolderStorage:
 
     # -- sessions -----------------------------------------------------------------------------------
 
-    def add_session(self, session_id: str, agent: str, taint: Label, created_at: str) -> None:
+    def add_session(
+        self, session_id: str, agent: str, taint: Label, created_at: str, floor: Integrity = Integrity.UNTRUSTED
+    ) -> None:
         """Record a session: in the catalogue, which holds every session id of the store (ids are unique in the
         whole store, as in a single file, whoever chose them: one short catalogue transaction), then in the agent's
         file, where its audit is checked against it (``SqliteStorage.add_session``, which may hold the row for
@@ -289,7 +291,7 @@ class FolderStorage:
                 )
             except sqlite3.IntegrityError as error:
                 raise InvalidArgument(f"session id {session_id!r} is already taken in this store") from error
-            storage.add_session(session_id, agent, taint, created_at)
+            storage.add_session(session_id, agent, taint, created_at, floor)
 
     def add_taint_event(self, agent: str, event: TaintEvent) -> None:
         with self._lock:
@@ -300,14 +302,17 @@ class FolderStorage:
     def save_many(
         self,
         agent: str,
-        classification: Level,
+        classification: Label,
         versions: Sequence[NewVersion],
         *,
         saved_by: str,
         audit: Callable[[Memory], AuditEvent],
+        distrust: tuple[str, ...] = (),
     ) -> list[Memory]:
         with self._lock:
-            return self.agent_storage(agent).save_many(agent, classification, versions, saved_by=saved_by, audit=audit)
+            return self.agent_storage(agent).save_many(
+                agent, classification, versions, saved_by=saved_by, audit=audit, distrust=distrust
+            )
 
     def delete(
         self,

@@ -16,7 +16,7 @@ from memlab.labels import Label
 from memlab.levels import Level
 from memlab.search.analyzers import Analyzer
 from memlab.storage.fts_tables import create_fts_table, fts_table, indexed_columns
-from memlab.storage.label_codes import LABEL_VIEWS, as_label, view_table
+from memlab.storage.label_codes import LABEL_VIEWS, as_label, read_view, view_key, view_table
 from memlab.storage.live import labelled, live_versions
 from memlab.storage.view_changes import ViewChanges
 from memlab.viewrules import AMBIGUOUS, ViewRules
@@ -73,7 +73,7 @@ class IndexUpkeep:
             views = {}
             if self._has_label_views:
                 rows = self._conn.execute(f"SELECT label FROM {LABEL_VIEWS} WHERE agent_id = ?", (agent_id,))
-                views = {text: Label.parse(text) for (text,) in rows}
+                views = {text: read_view(text) for (text,) in rows}
             self._label_views_of[agent_id] = views
         return views
 
@@ -85,12 +85,13 @@ class IndexUpkeep:
 
         Args:
             agent_id: the agent.
-            label: a label with categories.
+            label: the reader (``label_codes.reader``) of a view that is not a level's: one with categories, or one
+                whose floor is trusted.
 
         Returns:
-            The view's stored form (``effective.taint``), ``str(label)``.
+            The view's stored form (``effective.taint``), ``label_codes.view_key(label)``.
         """
-        text = str(label)
+        text = view_key(label)
         views = self.label_views(agent_id)
         if text in views:
             return text

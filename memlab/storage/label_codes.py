@@ -15,10 +15,20 @@ Examples:
 
 from __future__ import annotations
 
-from memlab.labels import Integrity, Label
+from memlab.labels import Integrity, Label, reader
 from memlab.levels import Level
 
-__all__ = ["stored", "read_label", "as_taint", "as_label", "view_table", "LABEL_VIEWS"]
+__all__ = [
+    "stored",
+    "read_label",
+    "as_taint",
+    "as_label",
+    "reader",
+    "view_key",
+    "read_view",
+    "view_table",
+    "LABEL_VIEWS",
+]
 
 LABEL_VIEWS = "label_views"
 
@@ -53,6 +63,44 @@ def read_label(value: int | str) -> Level | Label:
     return Label.parse(value) if type(value) is str else Level(value)
 
 
-def view_table(agent_id: int, label: Label) -> str:
-    """The name of the FTS5 index holding the effective view of ``agent_id`` at a categorised ``label``."""
-    return f"fts_{agent_id}_{str(label).lower()}"
+_FLOOR_MARK = "|"
+
+
+def view_key(reader: Label | Level) -> int | str:
+    """The stored form (``effective.taint``) of the view a session reading as ``reader`` sees.
+
+    A reader that accepts every grade has the views stores kept before integrity: a level's integer, a categorised
+    label's text. A reader whose floor is trusted has a view of its own, the label's text marked ``|trusted``
+    (never a label's text, so never confused with one). A ``Level`` is a trusted label, so as a reader it accepts
+    trusted versions only.
+
+    Examples:
+        >>> view_key(reader(Level.INTERNAL)), view_key(reader(Label.parse("CONFIDENTIAL:hr")))
+        (1, 'CONFIDENTIAL:hr')
+        >>> view_key(Level.INTERNAL), view_key(Label.parse("CONFIDENTIAL:hr"))
+        ('INTERNAL|trusted', 'CONFIDENTIAL:hr|trusted')
+    """
+    label = as_label(reader)
+    if label.integrity is Integrity.UNTRUSTED:
+        return str(Label(label.level, label.categories)) if label.categories else int(label.level)
+    return f"{Label(label.level, label.categories)}{_FLOOR_MARK}{label.integrity}"
+
+
+def read_view(stored: int | str) -> Label:
+    """The reader (``labels.reader``) whose view ``stored`` names (``view_key``'s inverse).
+
+    Examples:
+        >>> read_view("CONFIDENTIAL:hr|trusted"), read_view(1)
+        (Label('CONFIDENTIAL:hr'), Label('INTERNAL@untrusted'))
+    """
+    if type(stored) is not str:
+        return reader(Level(stored))
+    text, mark, floor = stored.partition(_FLOOR_MARK)
+    label = Label.parse(text)
+    return Label(label.level, label.categories, Integrity.parse(floor) if mark else Integrity.UNTRUSTED)
+
+
+def view_table(agent_id: int, reader: Label) -> str:
+    """The name of the FTS5 index holding the effective view of ``agent_id`` read as ``reader``, when that view is
+    not a level's (``fts_tables.fts_table``)."""
+    return f"fts_{agent_id}_{str(view_key(reader)).lower()}"

@@ -17,7 +17,7 @@ from memlab.search.analyzers import Analyzer, SnippetTerms
 from memlab.search.ranking import Ranking
 from memlab.storage.fts_tables import fts_table
 from memlab.storage.indexes import IndexUpkeep, level_bit
-from memlab.storage.label_codes import view_table
+from memlab.storage.label_codes import view_key, view_table
 from memlab.storage.rows import MEMORY_COLUMNS, memory_of
 from memlab.storage.view_changes import ViewChanges
 from memlab.viewrules import ViewRules
@@ -126,13 +126,16 @@ class LexicalSearch:
     def _indexes(self, agent_id: int | None, indexed: int, taint: Label) -> list[_Index]:
         """The FTS5 indexes a search at ``taint`` ranks, in order of precedence, each with the stored form of the
         view whose versions it may return (``label_codes``): the one place a search chooses its index."""
-        if type(taint) is Label:
-            # A categorised label's view has its own index, made on its first use (IndexUpkeep.label_view), which
-            # holds exactly that view. The rules that search other indexes (global statistics, match first) refuse
-            # compartments (MemoryStore.check_label): a categorised version is in no level's index.
+        view = view_key(taint)
+        if type(view) is not int:
+            # A view that is not a level's (a categorised label's, or one whose floor is trusted) has its own index,
+            # made on its first use (IndexUpkeep.label_view), which holds exactly that view, ranked by its own
+            # statistics. The rules that search other indexes (global statistics, match first) refuse such views
+            # (MemoryStore.check_label): a categorised version is in no level's index.
             if agent_id is None:
                 return []
             return [_Index(view_table(agent_id, taint), self._upkeep.label_view(agent_id, taint))]
+        taint = Level(view)
         used = [level for level in Level if indexed & level_bit(level) and self._rules.can_read(level, taint)]
         if not used:
             return []

@@ -11,6 +11,7 @@ from memlab.labels import Label
 from memlab.records import Memory, NewVersion
 from memlab.search.analyzers import Analyzer
 from memlab.search.ranking import when_words
+from memlab.storage.chain import json_strings
 from memlab.storage.fts_tables import tag_words
 from memlab.storage.label_codes import stored
 from memlab.storage.live import Latest
@@ -27,8 +28,8 @@ _TAG_WORDS_KEPT = 4_096
 _UNKNOWN = object()
 _INSERT_VERSION = (
     "INSERT INTO memories (id, agent_id, key, content, tags, classification, version, saved_at, saved_by, source, "
-    "occurred_at, index_key, index_content, index_tags, index_source, index_when, index_tag_words, salt, commitment) "
-    f"VALUES ({', '.join('?' * 19)})"
+    "occurred_at, index_key, index_content, index_tags, index_source, index_when, index_tag_words, salt, commitment, "
+    f"distrust) VALUES ({', '.join('?' * 20)})"
 )
 
 
@@ -70,6 +71,7 @@ class VersionWriter:
         *,
         saved_by: str,
         vectors: np.ndarray | None,
+        distrust: tuple[str, ...] = (),
     ) -> tuple[list[Memory], list[str]]:
         """Insert the rows of new versions at ``label``, in the caller's write transaction, each numbered after the
         newest of its key there, as saving them one by one would.
@@ -82,6 +84,7 @@ class VersionWriter:
             latest: the newest version of each key at each label (``live.latest``); the new ones are entered.
             saved_by: the saving session's id.
             vectors: the embedder's vector of each version's content, or None.
+            distrust: the sources that lowered the saving session (``Memory.distrust``); empty when trusted.
 
         Returns:
             The versions saved, and each one's digest for its audit row.
@@ -104,6 +107,7 @@ class VersionWriter:
                 saved_by,
                 new.source,
                 new.occurred_at,
+                distrust,
             )
             latest[new.key, level] = (memory_id, memory.version, None)
             saved.append(memory)
@@ -115,9 +119,10 @@ class VersionWriter:
                 stems_of = (None, None, None, None, when)
             stems.append((*stems_of, self._tag_words(new.tags) if self._index_tag_words else None))
         seals = seal_many(agent, versions, level, [memory.version for memory in saved], saved_by)
+        sources = json_strings(distrust) if distrust else None
         rows = [
             (memory_id, agent_id, new.key, new.content, sealed.tags, level, memory.version, new.saved_at)
-            + (saved_by, new.source, new.occurred_at, *stems_of, sealed.salt, sealed.commitment)
+            + (saved_by, new.source, new.occurred_at, *stems_of, sealed.salt, sealed.commitment, sources)
             for memory_id, new, memory, stems_of, sealed in zip(
                 range(next_id, next_id + len(versions)), versions, saved, stems, seals, strict=True
             )

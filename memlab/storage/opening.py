@@ -11,7 +11,7 @@ from pathlib import Path
 
 from memlab.errors import SchemaError
 from memlab.search.analyzers import Analyzer
-from memlab.storage.schema import FORMAT, LATE_TRIGGERS, SCHEMA_VERSION, add_late_triggers, check_meta, ensure_schema
+from memlab.storage.schema import FORMAT, SCHEMA_VERSION, add_late_objects, check_meta, ensure_schema, lacks_late_objects
 from memlab.storage.upgrade import UPGRADABLE, upgrade
 from memlab.viewrules import ViewRules
 
@@ -65,11 +65,11 @@ def check_schema(conn: sqlite3.Connection, path: Path | None, analyzer: Analyzer
             with _transaction(conn):
                 if _schema_version(conn) == UPGRADABLE:  # not upgraded meanwhile by another process
                     upgrade(conn, analyzer, rules.signature)
-        if _schema_version(conn) == SCHEMA_VERSION and _lacks_late_triggers(conn):
+        if _schema_version(conn) == SCHEMA_VERSION and lacks_late_objects(conn):
             # Only a file known to be this store's, for this analyzer and these views, is written to.
             check_meta(conn, FORMAT, SCHEMA_VERSION, analyzer.name, rules.signature)
             with _transaction(conn):
-                add_late_triggers(conn)
+                add_late_objects(conn)
         return ensure_schema(conn, analyzer.name, rules.signature)
     if objects:
         raise SchemaError(f"not a memlab store: the database already holds other tables ({', '.join(objects[:5])})")
@@ -101,12 +101,6 @@ def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
-
-
-def _lacks_late_triggers(conn: sqlite3.Connection) -> bool:
-    names = ", ".join("?" * len(LATE_TRIGGERS))
-    query = f"SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name IN ({names})"
-    return conn.execute(query, LATE_TRIGGERS).fetchone()[0] < len(LATE_TRIGGERS)
 
 
 def _schema_version(conn: sqlite3.Connection) -> int | None:

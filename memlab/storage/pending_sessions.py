@@ -22,12 +22,12 @@ class PendingSessions:
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
-        self._rows: dict[str, tuple[str, str, str, str]] = {}  # session id -> its row
+        self._rows: dict[str, tuple[str, str, str, str, str | None]] = {}  # session id -> its row
 
     def __bool__(self) -> bool:
         return bool(self._rows)
 
-    def add(self, session_id: str, agent: str, taint: str, created_at: str) -> None:
+    def add(self, session_id: str, agent: str, taint: str, created_at: str, floor: str | None = None) -> None:
         """Record a session whose row the next write transaction writes.
 
         Args:
@@ -35,6 +35,7 @@ class PendingSessions:
             agent: the agent it works for.
             taint: its initial taint, as stored (``str`` of the level or label).
             created_at: when it started.
+            floor: the least trusted grade it reads, as text (None: every grade).
 
         Raises:
             InvalidArgument: the id is taken in this file (written, or recorded and pending).
@@ -45,7 +46,7 @@ class PendingSessions:
         )
         if taken:
             raise InvalidArgument(f"session id {session_id!r} is already taken in this store")
-        self._rows[session_id] = (session_id, agent, taint, created_at)
+        self._rows[session_id] = (session_id, agent, taint, created_at, floor)
 
     def write(self) -> list[str]:
         """Insert the pending rows in the transaction just begun; they stay pending until ``written``.
@@ -61,7 +62,7 @@ class PendingSessions:
             return []
         rows = list(self._rows.values())
         try:
-            self._conn.executemany("INSERT INTO sessions (id, agent, taint, created_at) VALUES (?, ?, ?, ?)", rows)
+            self._conn.executemany("INSERT INTO sessions (id, agent, taint, created_at, floor) VALUES (?, ?, ?, ?, ?)", rows)
         except sqlite3.IntegrityError as error:
             for session_id, *_ in rows:
                 if self._conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():

@@ -9,7 +9,7 @@ from memlab.labels import Ambiguous, Label
 from memlab.levels import Level
 from memlab.records import Memory
 from memlab.storage.indexes import IndexUpkeep
-from memlab.storage.label_codes import as_taint
+from memlab.storage.label_codes import read_view, view_key
 from memlab.storage.lexical import first_per_key
 from memlab.storage.live import labelled, latest, live_versions
 from memlab.storage.rows import MEMORY_COLUMNS, memory_of
@@ -43,10 +43,10 @@ class ViewReads:
         Returns:
             ``effective.taint`` of the view.
         """
-        taint = as_taint(taint)
-        if type(taint) is not Label:
-            return int(taint)
-        return str(taint) if agent_id is None else self._indexes.label_view(agent_id, taint)
+        key = view_key(taint)
+        if type(key) is int or agent_id is None:
+            return key
+        return self._indexes.label_view(agent_id, taint)
 
     def memory(self, agent_id: int | None, taint: Label, key: str) -> Memory | None:
         """The key's version in the effective view at ``taint``.
@@ -69,14 +69,15 @@ class ViewReads:
             (agent_id, key, view),
         ).fetchone()
         if row is not None and row[0] == AMBIGUOUS:
-            self._refuse_ambiguous(agent_id, key, Label.parse(view))
+            self._refuse_ambiguous(agent_id, key, read_view(view))
         return None if row is None else memory_of(row[1:])
 
     def _refuse_ambiguous(self, agent_id: int | None, key: str, taint: Label) -> None:
         """Raise ``Ambiguous`` naming the labels of ``key``'s maximal versions at ``taint``."""
         live = labelled(live_versions(latest(self._conn, agent_id, [key])).get(key, {}))
         readable = {label: memory_id for label, memory_id in live.items() if self._rules.can_read(label, taint)}
-        labels = ", ".join(sorted(str(label) for label in maximal(readable, taint)))
+        trusted = {label: memory_id for label, memory_id in readable.items() if label.trusted}
+        labels = ", ".join(sorted(str(label) for label in maximal(trusted or readable, taint)))
         raise Ambiguous(f"memory {key!r} has several versions you may read, none above the others: {labels}")
 
     def exists(self, agent_id: int | None, key: str) -> bool:

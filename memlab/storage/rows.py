@@ -10,7 +10,8 @@ from memlab.levels import Level
 from memlab.records import Memory
 
 MEMORY_COLUMNS = (
-    "m.key, m.content, m.tags, m.classification, m.version, m.saved_at, m.saved_by, m.source, m.occurred_at"
+    "m.key, m.content, m.tags, m.classification, m.version, m.saved_at, m.saved_by, m.source, m.occurred_at, "
+    "m.distrust"
 )
 
 _LEVELS = {int(level): Label.parse(level) for level in Level}
@@ -18,10 +19,11 @@ _scan = json.JSONDecoder().scan_once
 
 
 def memory_of(row: tuple[Any, ...]) -> Memory:
-    key, content, tags, classification, version, saved_at, saved_by, source, occurred_at = row
+    key, content, tags, classification, version, saved_at, saved_by, source, occurred_at, distrust = row
     # A label with categories is stored as its text, a level as its integer (memlab.storage.label_codes).
     label = Label.parse(classification) if type(classification) is str else _LEVELS[classification]
-    return Memory(key, content, _tags(tags), label, version, saved_at, saved_by, source, occurred_at)
+    sources = () if distrust is None else tuple(json.loads(distrust))
+    return Memory(key, content, _tags(tags), label, version, saved_at, saved_by, source, occurred_at, sources)
 
 
 def _tags(text: str) -> tuple[str, ...]:

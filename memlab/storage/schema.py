@@ -18,7 +18,9 @@ __all__ = [
     "TRIGGERS",
     "missing_objects",
     "LATE_TRIGGERS",
-    "add_late_triggers",
+    "add_late_objects",
+    "lacks_late_objects",
+    "LATE_COLUMNS",
     "check_meta",
     "check_meta_values",
     "earlier_schema",
@@ -131,7 +133,8 @@ def _create(conn: sqlite3.Connection, analyzer: str, views: str) -> None:
     )
     db["agents"].create_index(["name"], unique=True)
     db["sessions"].create(
-        {"id": str, "agent": str, "taint": str, "created_at": str},
+        # floor: the least trusted grade the session reads (NULL: every grade).
+        {"id": str, "agent": str, "taint": str, "created_at": str, "floor": str},
         pk="id",
         not_null={"agent", "taint", "created_at"},
     )
@@ -170,6 +173,8 @@ def _create(conn: sqlite3.Connection, analyzer: str, views: str) -> None:
             "salt": bytes,
             "commitment": str,
             "purged_at": str,
+            # The sources the host named when it lowered the saving session (a JSON array; NULL when trusted).
+            "distrust": str,
         },
         pk="id",
         not_null={"agent_id", "key", "content", "tags", "classification", "version", "saved_at", "saved_by"},
@@ -243,16 +248,36 @@ TRIGGERS = {
 }
 LATE_TRIGGERS = ("memories_deletion_final",)
 """Triggers schema 3 gained after its first files were written: such a file gains them when this memlab opens it
-(``add_late_triggers``); until then ``verify`` reports them missing, as it would a dropped one."""
+(``add_late_objects``); until then ``verify`` reports them missing, as it would a dropped one."""
+LATE_COLUMNS = {"memories": ("distrust", "TEXT"), "sessions": ("floor", "TEXT")}
+"""Columns schema 3 gained with integrity (table -> column, type): a file written before gains them, empty (every
+version trusted, every session reading every grade), when this memlab opens it (``add_late_objects``)."""
 TABLES = ("memlab_meta", "agents", "sessions", "taint_events", "memories", "effective", "audit", "vectors")
 
 
-def add_late_triggers(db: sqlite3.Connection) -> bool:
-    """Create the ``LATE_TRIGGERS`` a file lacks, in the caller's write transaction; True if it lacked any."""
+def lacks_late_objects(db: sqlite3.Connection) -> bool:
+    """Whether a file lacks one of the ``LATE_TRIGGERS`` or ``LATE_COLUMNS`` (a cheap check made on every open)."""
+    names = ", ".join("?" * len(LATE_TRIGGERS))
+    query = f"SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name IN ({names})"
+    if db.execute(query, LATE_TRIGGERS).fetchone()[0] < len(LATE_TRIGGERS):
+        return True
+    return any(
+        not db.execute("SELECT 1 FROM pragma_table_info(?) WHERE name = ?", (table, column)).fetchone()
+        for table, (column, _) in LATE_COLUMNS.items()
+    )
+
+
+def add_late_objects(db: sqlite3.Connection) -> bool:
+    """Create the ``LATE_TRIGGERS`` and ``LATE_COLUMNS`` a file lacks, in the caller's write transaction; True if
+    it lacked any."""
     present = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
     missing = [name for name in LATE_TRIGGERS if name not in present]
     for name in missing:
         db.execute(f"CREATE TRIGGER {name} {TRIGGERS[name]}")
+    for table, (column, kind) in LATE_COLUMNS.items():
+        if not db.execute("SELECT 1 FROM pragma_table_info(?) WHERE name = ?", (table, column)).fetchone():
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+            missing.append(column)
     return bool(missing)
 
 

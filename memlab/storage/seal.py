@@ -154,7 +154,10 @@ class Audited:
     deletes: dict[tuple[str, str], str | None] = field(default_factory=dict)
     purges: set[tuple[str, str]] = field(default_factory=set)
     sessions: dict[str, tuple[set[str], set[str]]] = field(default_factory=dict)
-    """session id -> the agents and the taints its audited calls name (a purge is the auditor's, no session's)."""
+    """session id -> the agents and the taints its audited calls name (a purge or an endorsement is the auditor's,
+    no session's)."""
+    auditors: set[str] = field(default_factory=set)
+    """Who the audited purges and endorsements name (``by``): never a session."""
 
 
 def check_chain(rows: Iterable[Sequence[Any]], genesis: str, prefix: str, problems: list[str]) -> Audited:
@@ -175,15 +178,17 @@ def check_chain(rows: Iterable[Sequence[Any]], genesis: str, prefix: str, proble
             problems.append(f"{prefix}audit row seq {seq}: its hash does not follow (edited, forged or reordered)")
             previous = stored  # go on from the stored hash, so one edit is reported once
         agent, tool, outcome, records, digest = fields[3], fields[5], fields[8], fields[9], fields[12]
-        if tool != "purge":
+        if tool in _AUDITORS_ACTS:
+            audited.auditors.add(fields[2])
+        else:
             agents, taints = audited.sessions.setdefault(fields[2], (set(), set()))
             agents.add(agent)
             taints.add(fields[4])
         if outcome != "ok":
             continue
         refs = _refs(records)
-        if tool == "memory_save" and len(refs) == 1:
-            audited.saves[agent, refs[0]] = digest
+        if (tool == "memory_save" and len(refs) == 1) or (tool == "endorse" and len(refs) == 2):
+            audited.saves[agent, refs[0]] = digest  # an endorsement saves a trusted copy of refs[1]
         elif tool == "memory_delete" and len(refs) == 1:
             audited.deletes[agent, refs[0]] = digest
         elif tool == "purge":
@@ -197,7 +202,8 @@ def check_sessions(
 ) -> list[str]:
     """Sessions (id, agent, starting taint) and taint events (session id, from, to; in order) against the
     audited calls: every audited session exists, of the agent its calls name; its escalations climb from its
-    starting taint, each from where the last ended; every call was made at a taint it held. What no audited call
+    starting taint, each from where the last ended (a lowered integrity is a taint event too: a taint's integrity
+    only goes down); every call was made at a taint it held; no purge or endorsement names a session. What no audited call
     contradicts (an escalation after a session's last call, a session never used, a reason) is not checked."""
     problems: list[str] = []
     held: dict[str, tuple[str, list[str]]] = {}
@@ -218,6 +224,8 @@ def check_sessions(
                 f"{prefix}session {session_id!r}: escalation {number} does not climb ({from_level} to {to_level})"
             )
         levels.append(to_level)
+    for name in sorted(audited.auditors & held.keys()):
+        problems.append(f"{prefix}session {name!r}: a purge or an endorsement names it; those are an auditor's acts")
     for session_id, (agents, taints) in sorted(audited.sessions.items()):
         if session_id not in held:
             problems.append(f"{prefix}session {session_id!r}: audited, but missing (removed)")
@@ -230,6 +238,9 @@ def check_sessions(
             for taint in sorted(taints - set(levels))
         )
     return problems
+
+
+_AUDITORS_ACTS = frozenset({"purge", "endorse"})
 
 
 def _climbs(from_taint: str, to_taint: str) -> bool:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memlab.errors import SchemaError
-from memlab.labels import Label
+from memlab.labels import Integrity, Label
 from memlab.levels import Level
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.search.analyzers import Analyzer
@@ -225,15 +225,19 @@ class SqliteStorage:
 
     # -- sessions -----------------------------------------------------------------------------------
 
-    def add_session(self, session_id: str, agent: str, taint: Label, created_at: str) -> None:
-        """Record a session: a taken id is refused now; the row is written in this storage's next write
-        transaction (every call writes its audit row, so the first call carries it), or by ``flush_sessions``.
+    def add_session(
+        self, session_id: str, agent: str, taint: Label, created_at: str, floor: Integrity = Integrity.UNTRUSTED
+    ) -> None:
+        """Record a session (its starting taint and the floor it reads at): a taken id is refused now; the row is
+        written in this storage's next write transaction (every call writes its audit row, so the first call
+        carries it), or by ``flush_sessions``.
 
         Raises:
             InvalidArgument: the id is taken in this file (written, or recorded and pending).
         """
         with self._lock:
-            self._sessions.add(session_id, agent, str(as_taint(taint)), created_at)
+            floor_text = None if floor is Integrity.UNTRUSTED else str(floor)
+            self._sessions.add(session_id, agent, str(as_taint(taint)), created_at, floor_text)
 
     def flush_sessions(self) -> None:
         """Write the sessions recorded and not yet written (every reader of sessions here does it first)."""
@@ -259,8 +263,10 @@ class SqliteStorage:
         *,
         saved_by: str,
         audit: Callable[[Memory], AuditEvent],
+        distrust: tuple[str, ...] = (),
     ) -> list[Memory]:
-        """Save new versions at ``classification`` in one transaction: rows, views, indexes, one audit row each.
+        """Save new versions at ``classification`` in one transaction: rows, views, indexes, one audit row each;
+        ``distrust`` (``Memory.distrust``) names what lowered the saving session.
 
         The result is what saving them one by one would give (versions numbered in order, the last
         version of a key effective); only the final state of each key is indexed.
@@ -278,7 +284,7 @@ class SqliteStorage:
             newest = latest(self.conn, agent_id, keys)
             before = live_versions(newest)
             saved, digests = self._versions.insert(
-                agent, agent_id, label, versions, newest, saved_by=saved_by, vectors=vectors
+                agent, agent_id, label, versions, newest, saved_by=saved_by, vectors=vectors, distrust=distrust
             )
             self._indexes.refresh(agent_id, keys, before, live_versions(newest), indexed, changed=label)
             self._audit.append([audit(memory) for memory in saved], digests)
@@ -410,7 +416,6 @@ class SqliteStorage:
         depth = max(limit, FUSION_DEPTH) if fused else limit
         with self._write():
             agent_id, indexed = self._agents.get(agent)
-            taint = as_taint(taint)
             lexical, dense = [], []
             if ranking.lexical > 0:
                 lexical = self._lexical.ranked(agent_id, indexed, taint, match, depth, ranking)

@@ -30,14 +30,14 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memlab.errors import SchemaError
+from memlab.errors import InvalidArgument, SchemaError
 from memlab.labels import Label
 from memlab.levels import Level
 from memlab.search.analyzers import Analyzer
 from memlab.search.analyzers import resolve as resolve_analyzer
 from memlab.storage import chain
 from memlab.storage.fts_tables import fts_table, indexed_columns
-from memlab.storage.label_codes import LABEL_VIEWS, as_label, read_label, view_table
+from memlab.storage.label_codes import LABEL_VIEWS, as_label, read_label, read_view, reader, view_key, view_table
 from memlab.storage.schema import SCHEMA_VERSION, earlier_schema, missing_objects
 from memlab.storage.seal import check_chain, check_sessions, check_versions
 from memlab.viewrules import AMBIGUOUS, ViewRules
@@ -117,12 +117,12 @@ def verify_file(
 
 
 def _label_views(conn: sqlite3.Connection) -> dict[int, list[Label]]:
-    """agent id -> the categorised labels whose views it keeps (none in a store that never saw categories)."""
+    """agent id -> the readers whose views it keeps beside the levels' (categorised, or with a trusted floor)."""
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (LABEL_VIEWS,)).fetchone():
         return {}
     views: dict[int, list[Label]] = {}
     for agent_id, text in conn.execute(f"SELECT agent_id, label FROM {LABEL_VIEWS} ORDER BY agent_id, label"):
-        views.setdefault(agent_id, []).append(Label.parse(text))
+        views.setdefault(agent_id, []).append(read_view(text))
     return views
 
 
@@ -134,14 +134,14 @@ def _check_views(conn: sqlite3.Connection, rules: ViewRules) -> list[str]:
     for agent_id, keys in _live(conn).items():
         for key, live in keys.items():
             for taint in Level:
-                winner = rules.winner(live, taint)
+                winner = rules.winner(live, reader(taint))
                 if winner is not None:
                     expected[agent_id, key, int(taint)] = winner
             labelled = {as_label(label): memory_id for label, memory_id in live.items()}
             for label in label_views.get(agent_id, []):
                 winner = rules.winner(labelled, label)
                 if winner is not None:
-                    expected[agent_id, key, str(label)] = winner
+                    expected[agent_id, key, view_key(label)] = winner
     actual = {(a, k, t): m for a, k, t, m in conn.execute("SELECT agent_id, key, taint, memory_id FROM effective")}
     wrong = sorted({entry for entry, _ in set(expected.items()) ^ set(actual.items())}, key=str)
     return [
@@ -152,7 +152,7 @@ def _check_views(conn: sqlite3.Connection, rules: ViewRules) -> list[str]:
 
 def _shown(taint: object) -> str:
     try:
-        return str(read_label(taint))
+        return str(read_view(taint)) if isinstance(taint, str) and "|" in taint else str(read_label(taint))
     except Exception:  # a made-up taint in an edited row is shown as it is
         return repr(taint)
 
@@ -197,7 +197,8 @@ def _check_indexes(conn: sqlite3.Connection, rules: ViewRules, analyzer: Analyze
             row[0]
             for row in conn.execute("SELECT DISTINCT classification FROM memories WHERE agent_id = ?", (agent_id,))
         }
-        levels = {level for level in used if type(level) is int}  # categorised labels have views of their own
+        # Categorised labels have views of their own; an untrusted level's versions are in the levels' views.
+        levels = {level if type(level) is int else int(read_label(level).level) for level in used if _plain(level)}
         should = sum(1 << level for level in levels) if rules.lattice_visibility else _ALL_LEVELS
         if mask != should:
             problems.append(
@@ -218,7 +219,7 @@ def _check_indexes(conn: sqlite3.Connection, rules: ViewRules, analyzer: Analyze
                 row[0]
                 for row in conn.execute(
                     "SELECT memory_id FROM effective WHERE agent_id = ? AND taint = ? AND memory_id != ?",
-                    (agent_id, str(label), AMBIGUOUS),
+                    (agent_id, view_key(label), AMBIGUOUS),
                 )
             }
             expected[view_table(agent_id, label)] = (agent_id, label, ids)
@@ -337,3 +338,13 @@ def read_only(path) -> contextlib.closing[sqlite3.Connection]:
     """A read-only connection to the SQLite file at ``path``, closed on leaving the ``with`` block."""
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     return contextlib.closing(conn)
+
+
+def _plain(stored: int | str) -> bool:
+    """Whether a stored classification has no categories (a level, or an untrusted level): in the levels' views."""
+    if type(stored) is int:
+        return True
+    try:
+        return not read_label(stored).categories
+    except (ValueError, InvalidArgument):
+        return False

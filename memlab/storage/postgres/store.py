@@ -20,7 +20,7 @@ from functools import partial
 from typing import Any
 
 from memlab.errors import InvalidArgument
-from memlab.labels import Ambiguous, Label
+from memlab.labels import Ambiguous, Integrity, Label
 from memlab.levels import Level
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.search.query import query_terms
@@ -73,8 +73,12 @@ class PostgresStorage(Connection):
 
     # -- sessions -------------------------------------------------------------------------------------
 
-    def add_session(self, session_id: str, agent: str, taint: Label, created_at: str) -> None:
+    def add_session(
+        self, session_id: str, agent: str, taint: Label, created_at: str, floor: Integrity = Integrity.UNTRUSTED
+    ) -> None:
         label = label_of(taint)
+        if floor is not Integrity.UNTRUSTED or not Label.parse(taint).trusted:
+            raise InvalidArgument("integrity is not supported by this store's backend (PostgresStorage) yet")
 
         def work(cursor, _head):
             cursor.execute(
@@ -109,9 +113,12 @@ class PostgresStorage(Connection):
         *,
         saved_by: str,
         audit: Callable[[Memory], AuditEvent],
+        distrust: tuple[str, ...] = (),
     ) -> list[Memory]:
         """Save new versions at ``classification`` (its level and categories) in one transaction, one audit row
         each; the last version of each key is current. Versions are numbered per agent, key and label."""
+        if distrust or not Label.parse(classification).trusted:
+            raise InvalidArgument("integrity is not supported by this store's backend (PostgresStorage) yet")
         label = label_of(classification)
         if not versions:
             return []
