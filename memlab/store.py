@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from memlab import arguments
 from memlab.errors import Denied, InvalidArgument, NotFound
-from memlab.labels import Integrity, Label, LabelLike
+from memlab.labels import Integrity, Label, LabelLike, reader
 from memlab.levels import Level
 from memlab.policies import resolve
 from memlab.policy import DEFAULT_HOOKS, Hook, Policy
@@ -336,10 +336,10 @@ class MemoryStore:
                     f"{what}: integrity not supported by this store's backend ({type(self.storage).__name__}); "
                     "use trusted labels and the default floor"
                 )
-            if floor is not Integrity.UNTRUSTED and not self._views_per_label:
+            if not self._views_per_label:
                 raise InvalidArgument(
-                    f"{what}: a floor is not supported under policy {self.policy.name!r} (its views are not kept "
-                    "per reader); use the default floor"
+                    f"{what}: integrity not supported under policy {self.policy.name!r} (its views are not kept per "
+                    "reader); use trusted labels and the default floor"
                 )
         if not label.categories:
             return
@@ -380,8 +380,11 @@ class MemoryStore:
         """Every version of every key of ``agent``, deleted ones included, by key, level, then version."""
         return _frame(self.storage.history_rows(agent), _HISTORY_COLUMNS)
 
-    def view(self, taint: LabelLike, agent: str = "main") -> pd.DataFrame:
-        """What a session of ``agent`` at ``taint`` sees (its effective view, by key), without a session.
+    def view(
+        self, taint: LabelLike, agent: str = "main", *, floor: Integrity | str = Integrity.UNTRUSTED
+    ) -> pd.DataFrame:
+        """What a session of ``agent`` at ``taint`` sees (its effective view, by key), without a session: one whose
+        floor is ``floor`` (by default one that reads every grade).
 
         An auditor's view: it reads the store's materialised effective view and adds no audit row.
 
@@ -391,10 +394,12 @@ class MemoryStore:
         """
         import pandas as pd
 
-        view = self.storage.effective_view(agent, Label.parse(taint))
+        label = Label.parse(taint)
+        self.check_label(label, floor=Integrity.parse(floor))
+        view = self.storage.effective_view(agent, reader(label, Integrity.parse(floor)))
         return pd.DataFrame(
-            [{**memory.__dict__, "classification": str(memory.label)} for memory in view],
-            columns=["key", "content", "tags", "classification", "version", "saved_at", "saved_by"],
+            [{**memory.__dict__, "classification": str(memory.label), "integrity": str(memory.integrity)} for memory in view],
+            columns=["key", "content", "tags", "classification", "integrity", "version", "saved_at", "saved_by"],
         )
 
     def purge(

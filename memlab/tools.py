@@ -10,7 +10,7 @@ parameter: the host sets the taint, never the model.
 
 Examples:
     >>> call(session, "memory_save", {"key": "user-name", "content": "Alice"})  # "Sam" was version 1
-    {'saved': True, 'key': 'user-name', 'classification': 'PUBLIC', 'version': 2}
+    {'saved': True, 'key': 'user-name', 'classification': 'PUBLIC', 'integrity': 'trusted', 'version': 2}
 """
 
 from __future__ import annotations

@@ -190,7 +190,13 @@ def check_replay(results: list[dict]) -> None:
     assert results[5] == {"error": {"code": "invalid_argument", "message": "memory_save needs 'content'"}}
     assert results[7]["results"][0]["key"] == "project-atlas-beta-date"
     assert results[8]["content"] == "The Atlas beta ships on 14 March"
-    assert results[9] == {"saved": True, "key": "project-atlas-beta-date", "classification": "INTERNAL", "version": 2}
+    assert results[9] == {
+        "saved": True,
+        "key": "project-atlas-beta-date",
+        "classification": "INTERNAL",
+        "integrity": "trusted",
+        "version": 2,
+    }
     assert [memory["key"] for memory in results[11]["memories"]] == ["project-atlas-beta-date", "user-role"]
     assert results[11]["memories"][0]["content"] == "The Atlas beta ships on 28 March"
     assert results[12] == {"found": False, "key": "user-home-city"}

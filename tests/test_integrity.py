@@ -295,3 +295,45 @@ def test_verify_reports_an_endorsement_made_by_a_session(store):
         AuditEvent(at="2026-01-01", session_id=session.id, agent="main", taint=Level.INTERNAL, tool="endorse")
     )
     assert any("an auditor's acts" in problem for problem in store.verify().problems)
+
+
+@pytest.mark.requires("compartments")
+def test_trust_first_holds_in_a_compartment_too(store):
+    """A categorised reader's view (kept per label) puts trusted versions first as the levels' views do."""
+    # Guards: ViewRules.winner choosing among every readable version (no trust first): seen failing.
+    store.session("INTERNAL").memory_save("payee", "ACME Ltd")
+    poisoned(store, taint="CONFIDENTIAL:hr").memory_save("payee", "IBAN XX00 EVIL")
+    hr = store.session("CONFIDENTIAL:hr")
+    assert hr.memory_get("payee").content == "ACME Ltd" and hr.integrity is Integrity.TRUSTED
+    assert [hit.memory.content for hit in hr.memory_search("payee")] == ["ACME Ltd"]
+    store.session("INTERNAL").memory_delete("payee")
+    assert store.session("CONFIDENTIAL:hr").memory_get("payee").content == "IBAN XX00 EVIL"
+    assert store.session("CONFIDENTIAL:hr", floor="trusted").memory_get("payee") is None
+    assert store.verify().ok
+
+
+def test_a_store_written_before_integrity_opens_wholly_trusted_and_still_verifies(tmp_path):
+    """tests/fixtures/store-v3-wave3.db was written by memlab at 5c7c087, before integrity: opened by this memlab it
+    gains the two empty columns in place, every version reads as trusted (to a trusted floor too), and verify
+    passes before and after new untrusted saves."""
+    # Guards: schema.add_late_objects without its columns (the open then fails reading memories.distrust).
+    import shutil
+    from pathlib import Path
+
+    path = tmp_path / "store.db"
+    shutil.copy(Path(__file__).parent / "fixtures" / "store-v3-wave3.db", path)
+    with MemoryStore(path) as store:
+        assert store.verify().ok
+        careful = store.session("RESTRICTED:hr", floor="trusted")
+        assert {memory.key: memory.integrity for memory in careful.memory_list()} == {
+            "payee": Integrity.TRUSTED,
+            "name": Integrity.TRUSTED,
+            "review": Integrity.TRUSTED,
+        }
+        assert careful.memory_get("payee").distrust == ()
+        poisoned(store).memory_save("payee", "IBAN XX00 EVIL")
+        assert store.session("CONFIDENTIAL").memory_get("payee").content == "ACME Ltd"
+        assert store.verify().ok
+    with sqlite3.connect(path) as db:
+        columns = {row[1] for row in db.execute("PRAGMA table_info(memories)")}
+        assert "distrust" in columns

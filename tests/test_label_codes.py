@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from memlab.labels import Label
+from memlab.labels import Integrity, Label, reader
 from memlab.levels import Level
-from memlab.storage.label_codes import as_label, as_taint, read_label, stored, view_table
+from memlab.storage.label_codes import as_label, as_taint, read_label, read_view, stored, view_key, view_table
 
 
 @pytest.mark.parametrize(
@@ -45,6 +45,21 @@ def test_as_label_is_always_a_label(value):
     assert as_label(Level.PUBLIC) is as_label(Level.PUBLIC)  # made once
 
 
-def test_view_table_names_a_labels_index():
-    assert view_table(7, Label.parse("CONFIDENTIAL:legal,hr")) == "fts_7_confidential:hr,legal"
+def test_view_table_names_a_readers_index():
+    """A session reading every grade has the index stores kept before integrity; a trusted floor one of its own."""
+    assert view_table(7, reader(Label.parse("CONFIDENTIAL:legal,hr"))) == "fts_7_confidential:hr,legal"
+    assert view_table(7, Label.parse("CONFIDENTIAL:legal,hr")) == "fts_7_confidential:hr,legal|trusted"
+    assert view_table(7, Level.INTERNAL) == "fts_7_internal|trusted"  # never a level's own index, fts_7_internal
     assert view_table(7, Label.parse("INTERNAL:hr")) != view_table(8, Label.parse("INTERNAL:hr"))
+
+
+@pytest.mark.parametrize(
+    "text", ["PUBLIC", "CONFIDENTIAL:hr", "CONFIDENTIAL:hr,legal@untrusted", "RESTRICTED@untrusted"]
+)
+@pytest.mark.parametrize("floor", list(Integrity))
+def test_a_readers_view_key_reads_back_as_the_reader(text, floor):
+    """view_key and read_view are inverses, and no two readers share a view."""
+    label = reader(Label.parse(text), floor)
+    assert read_view(view_key(label)) == label
+    others = {view_key(reader(Label.parse(t), f)) for t in ("PUBLIC", "CONFIDENTIAL:hr") for f in Integrity}
+    assert len(others) == 4

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from memlab import IntegrityError, MemoryStore, Ranking, tools
-from memlab.labels import Label
+from memlab.labels import Label, reader
 from memlab.storage.fts_tables import indexed_columns
 from memlab.storage.label_codes import view_table
 from tests.backends import WordsEmbedder
@@ -50,7 +50,7 @@ def _tampered(store: MemoryStore) -> str:
     of that index."""
     storage = store.storage
     agent_id = storage.conn.execute("SELECT id FROM agents WHERE name = 'main'").fetchone()[0]
-    table = view_table(agent_id, Label.parse(HR))
+    table = view_table(agent_id, reader(Label.parse(HR)))  # the view of a session reading every grade
     columns = ", ".join(indexed_columns(storage.analyzer))
     storage.conn.execute(
         f'INSERT INTO "{table}" (rowid, {columns}) SELECT id, {columns} FROM memories WHERE classification = ?',

@@ -231,11 +231,13 @@ def test_join_takes_the_lower_integrity_and_meet_the_higher():
     ids=["a session", "an escalation", "a LangGraph store"],
 )
 def test_a_store_refuses_an_untrusted_label_it_cannot_keep_and_writes_nothing(open_with):
-    """No store keeps integrity grades yet: a label that is not trusted is refused at every door that takes a
-    taint, clearly, before anything is written (an escalation's session, opened first, is its only row).
+    """A policy whose views are not kept per label (global statistics here) cannot keep integrity grades: a label
+    that is not trusted is refused at every door that takes a taint, clearly, before anything is written (an
+    escalation's session, opened first, is its only row). A backend without the capability refuses the same way
+    (tests/backends.py's probe, checked by tests/test_contract.py on PostgreSQL).
 
     Guards: MemoryStore.check_label without its integrity refusal (the session then opens): seen failing."""
-    store = MemoryStore()
-    with pytest.raises(InvalidArgument, match="keeps no integrity grade but trusted"):
+    store = MemoryStore(policy="global-stats")
+    with pytest.raises(InvalidArgument, match="integrity not supported under policy 'global-stats'"):
         open_with(store)
     assert store.taint_events().empty and store.audit().empty

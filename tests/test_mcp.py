@@ -34,7 +34,13 @@ def test_the_five_tools_errors_and_the_host_escalation_over_stdio(tmp_path):
             arguments = {"key": "user-name", "content": "Sam Rivera", "tags": ["personal"], "classification": "PUBLIC"}
             error, saved, text = await call(client, "memory_save", arguments)
             assert not error and parsed(text) == saved
-            assert saved == {"saved": True, "key": "user-name", "classification": "INTERNAL", "version": 1}
+            assert saved == {
+                "saved": True,
+                "key": "user-name",
+                "classification": "INTERNAL",
+                "integrity": "trusted",
+                "version": 1,
+            }
             error, got, _ = await call(client, "memory_get", {"key": "user-name"})
             assert not error and (got["found"], got["content"], got["classification"]) == (
                 True,
@@ -47,7 +53,12 @@ def test_the_five_tools_errors_and_the_host_escalation_over_stdio(tmp_path):
             error, listed_memories, _ = await call(client, "memory_list", {"tag": "personal"})
             assert not error and [memory["key"] for memory in listed_memories["memories"]] == ["user-name"]
             error, deleted, _ = await call(client, "memory_delete", {"key": "user-name"})
-            assert not error and deleted == {"deleted": True, "key": "user-name", "classification": "INTERNAL"}
+            assert not error and deleted == {
+                "deleted": True,
+                "key": "user-name",
+                "classification": "INTERNAL",
+                "integrity": "trusted",
+            }
             assert (await call(client, "memory_get", {"key": "user-name"}))[1] == {"found": False, "key": "user-name"}
 
             # Error results are MCP tool errors with the code and memlab's message.

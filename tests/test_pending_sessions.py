@@ -14,7 +14,7 @@ from memlab.storage.pending_sessions import PendingSessions
 @pytest.fixture
 def conn():
     conn = sqlite3.connect(":memory:", isolation_level=None)
-    conn.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY, agent TEXT, taint TEXT, created_at TEXT)")
+    conn.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY, agent TEXT, taint TEXT, created_at TEXT, floor TEXT)")
     return conn
 
 
@@ -55,7 +55,7 @@ def test_an_id_another_connection_took_meanwhile_is_dropped(conn):
     # failed again, with an IntegrityError).
     sessions = PendingSessions(conn)
     sessions.add("s1", "main", "PUBLIC", "2026-01-01")
-    conn.execute("INSERT INTO sessions VALUES ('s1', 'other', 'PUBLIC', '2026-01-01')")
+    conn.execute("INSERT INTO sessions VALUES ('s1', 'other', 'PUBLIC', '2026-01-01', NULL)")
     with pytest.raises(InvalidArgument, match="'s1' is already taken"):
         sessions.write()
     assert not sessions and sessions.write() == []

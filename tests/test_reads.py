@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memlab import Level, MemoryStore
-from memlab.labels import Ambiguous, Label
+from memlab.labels import Ambiguous, Label, reader
 from memlab.storage.indexes import IndexUpkeep
 from memlab.storage.label_codes import LABEL_VIEWS
 from memlab.storage.reads import ViewReads
@@ -32,10 +32,13 @@ def test_a_label_s_view_is_made_on_its_first_read_and_only_for_an_agent_that_sav
     store = MemoryStore()
     store.session(Level.PUBLIC, "main").memory_save("k", "public")
     reads, changes = _reads(store)
-    assert reads.view_of(None, HR) == str(HR) and _label_views(store) == []
-    assert reads.view_of(1, Level.INTERNAL) == int(Level.INTERNAL) and changes.count == 0
-    assert reads.view_of(1, HR) == str(HR) and _label_views(store) == [str(HR)] and changes.count == 1
-    assert reads.memory(1, HR, "k").content == "public"
+    hr = reader(HR)  # a session at HR reading every grade
+    assert reads.view_of(None, hr) == str(HR) and _label_views(store) == []
+    assert reads.view_of(1, reader(Level.INTERNAL)) == int(Level.INTERNAL) and changes.count == 0
+    assert reads.view_of(1, hr) == str(HR) and _label_views(store) == [str(HR)] and changes.count == 1
+    assert reads.memory(1, hr, "k").content == "public"
+    # A trusted floor is a reader of its own: its view is made on its first read too.
+    assert reads.view_of(1, HR) == "CONFIDENTIAL:hr|trusted" and changes.count == 2
 
 
 def test_a_key_live_only_in_a_compartment_exists_once_the_agent_keeps_a_label_s_view():

@@ -26,7 +26,13 @@ def test_schemas_describe_the_five_tools_without_any_level_parameter():
 def test_result_shapes(store):
     session = store.session(Level.INTERNAL)
     saved = tools.call(session, "memory_save", {"key": "user-name", "content": "Alice", "tags": ["personal"]})
-    assert saved == {"saved": True, "key": "user-name", "classification": "INTERNAL", "version": 1}
+    assert saved == {
+        "saved": True,
+        "key": "user-name",
+        "classification": "INTERNAL",
+        "integrity": "trusted",
+        "version": 1,
+    }
     got = tools.call(session, "memory_get", {"key": "user-name"})
     assert got.pop("saved_at")
     assert got == {
@@ -35,12 +41,13 @@ def test_result_shapes(store):
         "content": "Alice",
         "tags": ["personal"],
         "classification": "INTERNAL",
+        "integrity": "trusted",
     }
     assert tools.call(session, "memory_get", {"key": "nope"}) == {"found": False, "key": "nope"}
     found = tools.call(session, "memory_search", {"query": "alice"})
     assert found["query"] == "alice"
     (hit,) = found["results"]
-    assert set(hit) == {"key", "content", "tags", "classification", "score", "snippet"}
+    assert set(hit) == {"key", "content", "tags", "classification", "integrity", "score", "snippet"}
     assert hit["snippet"] == "**Alice**" and hit["score"] > 0
     listed = tools.call(session, "memory_list", {})
     assert [m["key"] for m in listed["memories"]] == ["user-name"]
@@ -49,6 +56,7 @@ def test_result_shapes(store):
         "deleted": True,
         "key": "user-name",
         "classification": "INTERNAL",
+        "integrity": "trusted",
     }
     failed = tools.call(session, "memory_delete", {"key": "user-name"})
     assert failed == {

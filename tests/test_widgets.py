@@ -82,6 +82,7 @@ def test_run_tool_goes_through_tools_call_so_hooks_and_audit_apply(store):
         "saved": True,
         "key": "k",
         "classification": "INTERNAL",
+        "integrity": "trusted",
         "version": 1,
     }
     assert mw.run_tool(session, "memory_delete", key="")["error"]["code"] == "invalid_argument"
