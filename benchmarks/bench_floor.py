@@ -536,6 +536,7 @@ def bench_size(corpus: Corpus, size: int, args: argparse.Namespace, workdir: Pat
     interleaved(get_calls, warmup_keys)
     gets = {name: p50s(ts) for name, ts in repeated(get_calls, get_keys, repeats).items()}
     gate = read_gate(sessions["file"][reader], get_keys, args.lists, repeats)
+    integrity = integrity_costs(stores["file"], reader, get_keys, queries, repeats)
 
     # Taint by taint: a connection serving several taints would evict one index's pages with another's, which the
     # raw stores, one per taint, would not pay; then the peers, over every row.
@@ -612,7 +613,7 @@ def bench_size(corpus: Corpus, size: int, args: argparse.Namespace, workdir: Pat
                 )
             )
     lines = systems_table(size, per_memory, saves, gets, searches, sizes, peers) + search_ratios(size, searches)
-    return targets, lines + profile
+    return targets, lines + integrity + profile
 
 
 def read_gate(session: Any, keys: Sequence[str], lists: int, repeats: int) -> dict[str, Result]:
@@ -629,6 +630,44 @@ def read_gate(session: Any, keys: Sequence[str], lists: int, repeats: int) -> di
     calls = {"list gated": lambda tag: session.memory_list(tag), "list ungated": lambda tag: ungated.memory_list(tag)}
     interleaved(calls, tags[: len(TAGS)])
     return out | {name: p50s(ts) for name, ts in repeated(calls, tags, repeats).items()}
+
+
+def integrity_costs(store: Any, taint: Level, keys: Sequence[str], queries: Sequence[str], repeats: int) -> list[str]:
+    """What a session whose floor is TRUSTED pays against one that reads every grade (the default), on ``store``
+    at ``taint`` (every version trusted, so both see the same): its view and index are its own, made on its first
+    read (timed once), then get and search p50, calls interleaved one by one; and an untrusted save against a
+    trusted one (``lower_integrity``d session), p50 over fresh keys."""
+    default = store.session(taint=taint)
+    started = time.perf_counter()
+    careful = store.session(taint=taint, floor="trusted")
+    careful.memory_get(keys[0])
+    first = time.perf_counter() - started
+    calls = {"get default": default.memory_get, "get floor": careful.memory_get}
+    interleaved(calls, keys[:WARMUP_CALLS])
+    out = {name: p50s(ts) for name, ts in repeated(calls, keys, repeats).items()}
+    calls = {"search default": _memlab_search(default), "search floor": _memlab_search(careful)}
+    interleaved(calls, queries[:WARMUP_CALLS])
+    out |= {name: p50s(ts) for name, ts in repeated(calls, queries, repeats).items()}
+    lowered = store.session(taint=taint)
+    lowered.lower_integrity(source="bench:web")
+    saves = [f"integrity-bench-{i}" for i in range(2 * WARMUP_CALLS)]
+    calls = {
+        "save trusted": lambda key: default.memory_save(key, "a trusted note about " + key),
+        "save untrusted": lambda key: lowered.memory_save(key, "an untrusted note about " + key),
+    }
+    interleaved(calls, saves[:WARMUP_CALLS])
+    out |= {name: p50s(ts) for name, ts in repeated(calls, saves[WARMUP_CALLS:], repeats).items()}
+
+    def ratio(what: str, base: str) -> str:
+        return f"{out[what].median:,.0f} µs ÷ {out[base].median:,.0f} µs = {out[what].median / out[base].median:.2f}x"
+
+    return [
+        f"  integrity (file, {taint.name}): a floor-TRUSTED session's first read (its view and index made) "
+        f"{first * 1e3:,.0f} ms;",
+        f"    get p50 floor TRUSTED ÷ default {ratio('get floor', 'get default')}; "
+        f"search p50 {ratio('search floor', 'search default')}",
+        f"    save p50 untrusted ÷ trusted {ratio('save untrusted', 'save trusted')}",
+    ]
 
 
 def _memlab_search(session: Any) -> Callable[[str], object]:
