@@ -116,7 +116,8 @@ class Session:
 
         Raises:
             TaintError: ``level`` is below the current taint or incomparable with it (``CONFIDENTIAL:hr`` to
-                ``CONFIDENTIAL:legal``); only a new session starts elsewhere. Nothing is recorded.
+                ``CONFIDENTIAL:legal``); only a new session starts elsewhere. Or ``level`` is untrusted while the
+                session is trusted (``lower_integrity`` lowers it, naming its source). Nothing is recorded.
             InvalidArgument: ``level`` is not a label, or has categories this store or policy cannot keep.
 
         Examples:
@@ -125,8 +126,13 @@ class Session:
         """
         target = Label.parse(level)
         current = self._taint
+        if target.integrity < current.integrity:
+            raise TaintError(
+                f"escalate raises the level and categories of session {self.id}, not its integrity: the host lowers "
+                "that with lower_integrity(source=...), naming what it fed the model"
+            )
         # A taint names a level and categories; its integrity stays what it is (only lower_integrity lowers it).
-        target = Label(target.level, target.categories, min(target.integrity, current.integrity))
+        target = Label(target.level, target.categories, current.integrity)
         if target.can_flow_to(current) and target != current:
             raise TaintError(
                 f"cannot lower the taint of session {self.id} from {current} to {target}; start a new session instead"
@@ -174,11 +180,13 @@ class Session:
     def _lower(self, source: str, reason: str) -> None:
         """Lower the integrity (a taint event when it was trusted) and note ``source`` among the distrust."""
         current = self._taint
+        target = Label(current.level, current.categories, Integrity.UNTRUSTED)
+        if current.trusted:
+            self.store.check_label(target)  # refused before anything changes
         if source not in self._distrust:
             self._distrust = (*self._distrust, source)
         if current.trusted:
-            self.store.check_label(Label(current.level, current.categories, Integrity.UNTRUSTED))
-            self._move(Label(current.level, current.categories, Integrity.UNTRUSTED), reason)
+            self._move(target, reason)
 
     def _move(self, target: Label, reason: str) -> None:
         """Record the taint event from the current taint to ``target`` and take it."""

@@ -13,7 +13,7 @@ import sqlite3
 
 import pytest
 
-from memlab import Denied, InvalidArgument, Level, MemoryStore, NotFound, tools
+from memlab import Denied, InvalidArgument, Level, MemoryStore, NotFound, TaintError, tools
 from memlab.labels import Integrity, Label
 from tests.conftest import fixed_clock
 
@@ -256,6 +256,15 @@ def test_a_bad_source_is_refused_and_the_session_stays_trusted(store, source):
     with pytest.raises(InvalidArgument):
         session.lower_integrity(source=source)
     assert session.integrity is Integrity.TRUSTED and store.taint_events().empty
+
+
+def test_escalate_never_lowers_integrity_without_a_source(store):
+    """Integrity goes down only through lower_integrity, which names what the model was fed."""
+    # Guards: Session.escalate taking an untrusted target (its saves would then carry no source): seen failing.
+    session = store.session("INTERNAL")
+    with pytest.raises(TaintError, match="lower_integrity"):
+        session.escalate("CONFIDENTIAL@untrusted")
+    assert session.taint == Level.INTERNAL and store.taint_events().empty
 
 
 def test_a_session_may_start_untrusted(store):

@@ -223,12 +223,12 @@ def test_join_takes_the_lower_integrity_and_meet_the_higher():
     "open_with",
     [
         lambda store: store.session(taint="INTERNAL@untrusted"),
-        lambda store: store.session().escalate("PUBLIC@untrusted"),
+        lambda store: store.session().lower_integrity(source="web:page"),
         lambda store: __import__("memlab.integrations.langgraph", fromlist=["MemlabStore"]).MemlabStore(
             store, taint="CONFIDENTIAL:hr@untrusted"
         ),
     ],
-    ids=["a session", "an escalation", "a LangGraph store"],
+    ids=["a session", "a lowering", "a LangGraph store"],
 )
 def test_a_store_refuses_an_untrusted_label_it_cannot_keep_and_writes_nothing(open_with):
     """A policy whose views are not kept per label (global statistics here) cannot keep integrity grades: a label
