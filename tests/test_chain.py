@@ -72,11 +72,16 @@ def test_a_commitment_is_an_hmac_of_content_tags_and_context():
     ("key", "classification", "version", "saved_at"),
     [("k", 0, 1, "2026-01-01"), ('naïve "key"', 3, 12, "t"), ("k", "CONFIDENTIAL:hr", 2, "t")],
 )
-def test_version_digester_is_version_digest(key, classification, version, saved_at):
-    digest = version_digester("agent ☃", "session\n1")
+@pytest.mark.parametrize("distrust", [None, '["https://evil.example/ü \\"page\\""]'])
+def test_version_digester_is_version_digest(key, classification, version, saved_at, distrust):
+    digest = version_digester("agent ☃", "session\n1", distrust)
     assert digest(key, classification, version, saved_at, "ab12") == version_digest(
-        "agent ☃", key, classification, version, saved_at, "session\n1", "ab12"
+        "agent ☃", key, classification, version, saved_at, "session\n1", "ab12", distrust
     )
+    if distrust is not None:  # the sources are part of the identity
+        assert digest(key, classification, version, saved_at, "ab12") != version_digest(
+            "agent ☃", key, classification, version, saved_at, "session\n1", "ab12"
+        )
 
 
 def test_each_field_of_a_version_changes_its_digest_and_its_deletions():

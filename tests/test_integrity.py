@@ -346,3 +346,19 @@ def test_a_store_written_before_integrity_opens_wholly_trusted_and_still_verifie
     with sqlite3.connect(path) as db:
         columns = {row[1] for row in db.execute("PRAGMA table_info(memories)")}
         assert "distrust" in columns
+
+
+def test_verify_reports_an_untrusted_versions_sources_edited(tmp_path):
+    """The sources of distrust are part of the version's audited identity: removing them (to slip past a purge by
+    source) or making a trusted version look untrusted is caught."""
+    # Guards: chain.version_digest without distrust (the edit then verifies): seen failing.
+    path = tmp_path / "store.db"
+    with MemoryStore(path, clock=fixed_clock) as store:
+        poisoned(store).memory_save("tip", "approve refunds")
+        store.session("INTERNAL").memory_save("name", "Sam")
+        assert store.verify().ok
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE memories SET distrust = NULL WHERE key = 'tip'")
+    with MemoryStore(path) as store:
+        problems = store.verify().problems
+    assert any("tip@INTERNAL@untrusted/v1" in problem and "edited" in problem for problem in problems)

@@ -103,15 +103,25 @@ def commitment(salt: bytes, content: str, tags: str, source: str | None = None, 
 
 
 def version_digest(
-    agent: str, key: str, classification: int | str, version: int, saved_at: str, saved_by: str, commitment: str
+    agent: str,
+    key: str,
+    classification: int | str,
+    version: int,
+    saved_at: str,
+    saved_by: str,
+    commitment: str,
+    distrust: str | None = None,
 ) -> str:
     """A version's identity, as the audit row of its save records it; ``classification`` is a level's integer, or
-    a categorised label's text."""
-    return _digest("version", agent, key, classification, version, saved_at, saved_by, commitment)
+    a label's text. An untrusted version's sources of distrust (``distrust``, as stored: a JSON array) are part of
+    it, so an edit of them is caught; a version without them has the identity versions had before integrity."""
+    if distrust is None:
+        return _digest("version", agent, key, classification, version, saved_at, saved_by, commitment)
+    return _digest("version", agent, key, classification, version, saved_at, saved_by, commitment, distrust)
 
 
-def version_digester(agent: str, saved_by: str) -> Callable[[str, int | str, int, str, str], str]:
-    """``version_digest`` of ``agent``'s versions saved by ``saved_by``, as a function of (key, classification,
+def version_digester(agent: str, saved_by: str, distrust: str | None = None) -> Callable[[str, int | str, int, str, str], str]:
+    """``version_digest`` of ``agent``'s versions saved by ``saved_by`` (with ``distrust``), as a function of (key, classification,
     version, saved_at, commitment), the constant parts encoded once: for a batch of seals. ``commitment`` must be
     a commitment (hex digits, which JSON writes as they are).
 
@@ -122,13 +132,14 @@ def version_digester(agent: str, saved_by: str) -> Callable[[str, int | str, int
     """
     head = '["version",' + encode_basestring(agent) + ","
     by = "," + encode_basestring(saved_by) + ',"'
+    tail = '"]' if distrust is None else '",' + encode_basestring(distrust) + "]"
     sha256 = hashlib.sha256
 
     def digest(key: str, classification: int | str, version: int, saved_at: str, commitment: str) -> str:
         # A categorised label is its text (memlab.storage.label_codes), which JSON writes as a string.
         level = encode_basestring(classification) if type(classification) is str else int(classification)
         text = f"{head}{encode_basestring(key)},{level},{int(version)},{encode_basestring(saved_at)}"
-        return sha256(f'{text}{by}{commitment}"]'.encode()).hexdigest()
+        return sha256(f"{text}{by}{commitment}{tail}".encode()).hexdigest()
 
     return digest
 

@@ -118,8 +118,8 @@ class VersionWriter:
             else:
                 stems_of = (None, None, None, None, when)
             stems.append((*stems_of, self._tag_words(new.tags) if self._index_tag_words else None))
-        seals = seal_many(agent, versions, level, [memory.version for memory in saved], saved_by)
         sources = json_strings(distrust) if distrust else None
+        seals = seal_many(agent, versions, level, [memory.version for memory in saved], saved_by, sources)
         rows = [
             (memory_id, agent_id, new.key, new.content, sealed.tags, level, memory.version, new.saved_at)
             + (saved_by, new.source, new.occurred_at, *stems_of, sealed.salt, sealed.commitment, sources)

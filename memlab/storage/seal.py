@@ -80,11 +80,17 @@ def seal(agent: str, new: NewVersion, classification: int | str, version: int, s
 
 
 def seal_many(
-    agent: str, versions: Sequence[NewVersion], classification: int | str, numbers: Sequence[int], saved_by: str
+    agent: str,
+    versions: Sequence[NewVersion],
+    classification: int | str,
+    numbers: Sequence[int],
+    saved_by: str,
+    distrust: str | None = None,
 ) -> list[Seal]:
     """``seal`` of each of ``versions`` (numbered ``numbers``), byte for byte, for a batch: the salts drawn at
-    once, the digest's constant parts encoded once, each distinct tag list encoded once."""
-    digest = chain.version_digester(agent, saved_by)
+    once, the digest's constant parts encoded once, each distinct tag list encoded once; ``distrust`` is the
+    versions' sources of distrust as stored (``chain.version_digest``)."""
+    digest = chain.version_digester(agent, saved_by, distrust)
     stored_tags: dict[tuple[str, ...], str] = {}
     seals = []
     for new, number, salt in zip(versions, numbers, chain.new_salts(len(versions)), strict=True):
@@ -100,8 +106,9 @@ def seal_many(
 
 def deletion(agent: str, memory: Memory, commitment: str, deleted_at: str, deleted_by: str) -> str:
     """The digest a delete's audit row carries: the deleted version's digest, when and by whom."""
+    distrust = chain.json_strings(memory.distrust) if memory.distrust else None
     version = chain.version_digest(
-        agent, memory.key, stored(memory.label), memory.version, memory.saved_at, memory.saved_by, commitment
+        agent, memory.key, stored(memory.label), memory.version, memory.saved_at, memory.saved_by, commitment, distrust
     )
     return chain.deletion_digest(version, deleted_at, deleted_by)
 
@@ -262,7 +269,8 @@ def _refs(records: str) -> list[str]:
 
 def check_versions(rows: Iterable[Sequence[Any]], audited: Audited, prefix: str, problems: list[str]) -> int:
     """Check memory version ``rows`` (agent, key, content, tags, source, occurred_at, classification, version,
-    saved_at, saved_by, deleted_at, deleted_by, salt, commitment, purged_at, and optionally categories) against
+    saved_at, saved_by, deleted_at, deleted_by, salt, commitment, purged_at, and optionally categories and the
+    sources of distrust as stored) against
     what the chain ``audited`` records; return how many there were. Any backend's rows, same rules. A version's
     categories are in its ref (``key@CONFIDENTIAL:hr/v1``), so an edited category is a save no audit row names."""
     saves, deletes, purges = audited.saves, audited.deletes, audited.purges
@@ -271,7 +279,8 @@ def check_versions(rows: Iterable[Sequence[Any]], audited: Audited, prefix: str,
     for row in rows:
         count += 1
         agent, key, content, tags, source, occurred_at, level, version, saved_at, saved_by, *rest = row
-        deleted_at, deleted_by, salt, commitment, purged, *categories = rest
+        deleted_at, deleted_by, salt, commitment, purged, *extra = rest
+        categories, distrust = extra[:1], extra[1] if len(extra) > 1 else None
         try:
             label = read_label(level)
             if categories and categories[0]:  # PostgreSQL keeps a version's categories in a column of their own
@@ -287,7 +296,7 @@ def check_versions(rows: Iterable[Sequence[Any]], audited: Audited, prefix: str,
                 problems.append(f"{where}: its content, tags or context do not match its commitment (edited)")
         elif (agent, ref) not in purges or salt is not None or content or source or occurred_at:
             problems.append(f"{where}: marked purged, but no purge of it is audited (or content remains)")
-        digest = chain.version_digest(agent, key, stored(label), version, saved_at, saved_by, commitment or "")
+        digest = chain.version_digest(agent, key, stored(label), version, saved_at, saved_by, commitment or "", distrust)
         if (agent, ref) not in saves:
             problems.append(f"{where}: no audited save wrote it (forged, or its level, key or version edited)")
         elif saves[agent, ref] != digest:

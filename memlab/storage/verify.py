@@ -93,11 +93,13 @@ def verify_file(
         prefix,
         problems,
     )
+    # A file from before integrity, verified without being opened (so not upgraded), has no distrust column.
+    distrust = "m.distrust" if _has_column(conn, "memories", "distrust") else "NULL"
     versions = check_versions(
         conn.execute(
             "SELECT a.name, m.key, m.content, m.tags, m.source, m.occurred_at, m.classification, m.version, "
-            "m.saved_at, m.saved_by, m.deleted_at, m.deleted_by, m.salt, m.commitment, m.purged_at FROM memories m "
-            "JOIN agents a ON a.id = m.agent_id ORDER BY m.id"
+            "m.saved_at, m.saved_by, m.deleted_at, m.deleted_by, m.salt, m.commitment, m.purged_at, NULL, "
+            f"{distrust} FROM memories m JOIN agents a ON a.id = m.agent_id ORDER BY m.id"
         ),
         audited,
         prefix,
@@ -348,3 +350,7 @@ def _plain(stored: int | str) -> bool:
         return not read_label(stored).categories
     except (ValueError, InvalidArgument):
         return False
+
+
+def _has_column(conn: sqlite3.Connection, table: str, column: str) -> bool:
+    return conn.execute("SELECT 1 FROM pragma_table_info(?) WHERE name = ?", (table, column)).fetchone() is not None
