@@ -638,6 +638,8 @@ def integrity_costs(store: Any, taint: Level, keys: Sequence[str], queries: Sequ
     read (timed once), then get and search p50, calls interleaved one by one; and an untrusted save against a
     trusted one (``lower_integrity``d session), p50 over fresh keys."""
     default = store.session(taint=taint)
+    if not hasattr(default, "lower_integrity"):  # a memlab from before integrity (compare_floor.py's base)
+        return ["  integrity: not in this memlab"]
     started = time.perf_counter()
     careful = store.session(taint=taint, floor="trusted")
     careful.memory_get(keys[0])
