@@ -59,11 +59,11 @@ from typing import Any, Literal
 
 import anyio
 from mcp import ClientSession, types
-from pydantic import ConfigDict
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
+from pydantic import ConfigDict
 
 from memlab import __version__, mcp_resources, tooldefs, tools
 from memlab.arguments import quoted

@@ -26,10 +26,12 @@ __all__ = [
     "GRADES",
 ]
 
+
 class Commands(Protocol):
     """What ``ArgumentParser.add_subparsers`` returns: where each command adds its parser."""
 
     def add_parser(self, name: str, **options: Any) -> argparse.ArgumentParser: ...
+
 
 LEVELS = (
     "one of " + ", ".join(Level.__members__) + " (any case), or a label with categories such as CONFIDENTIAL:hr,legal, "
