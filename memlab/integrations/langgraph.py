@@ -82,9 +82,9 @@ class MemlabStore(BaseStore):
     Integrity is one low-water mark for the whole store, as the taint is one label: it starts at ``integrity``
     (and ``taint``'s ``@untrusted``), and goes down when the host says the graph was fed untrusted content
     (``lower_integrity``) or when any namespace's read returns an untrusted memory; every session the store has
-    opened, and every one it opens later, is lowered with it (a taint event each), so no put anywhere after that
-    is trusted. Nothing raises it. A ``floor`` of TRUSTED hides every untrusted memory from every operation, as a
-    memory above the taint is hidden.
+    opened is lowered with it before its next operation (a taint event each), and every one it opens later starts
+    untrusted, so no put anywhere after that is trusted. Nothing raises it. A ``floor`` of TRUSTED hides every
+    untrusted memory from every operation, as a memory above the taint is hidden.
 
     Bad input is refused before anything of its batch runs, unaudited (no call was made): a namespace label
     that is empty, not a string, or holds ``/``, ``.`` or NUL (``InvalidNamespaceError``); a value that is not a
@@ -168,8 +168,8 @@ class MemlabStore(BaseStore):
 
     def lower_integrity(self, *, source: str, reason: str = "") -> Integrity:
         """Lower the store's integrity, because the host fed the graph ``source`` (a URL, ``email:<id>``,
-        ``tool:<name>``): the host's call, never a graph's. Every session the store has opened is lowered now
-        (``Session.lower_integrity``), every one it opens later starts so.
+        ``tool:<name>``): the host's call, never a graph's. Each session the store has opened is lowered
+        (``Session.lower_integrity``, a taint event) before its next operation; each one it opens later starts so.
 
         Raises:
             InvalidArgument: an empty or bad source, a reason that is not text, or a store whose backend cannot keep
@@ -185,8 +185,6 @@ class MemlabStore(BaseStore):
         self._store.check_label(Label(self._taint.level, self._taint.categories, Integrity.UNTRUSTED))
         with self._lock:
             self._learn((source,), reason)
-            for session in self._sessions.values():
-                self._bring(session)
         return self.integrity
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
