@@ -34,8 +34,8 @@ class Commands(Protocol):
 
 
 LEVELS = (
-    "one of " + ", ".join(Level.__members__) + " (any case), or a label with categories such as CONFIDENTIAL:hr,legal, "
-    "either ending in @untrusted for an untrusted one (INTERNAL@untrusted)"
+    "one of " + ", ".join(Level.__members__) + " (any case), or a label with categories such as CONFIDENTIAL:hr,legal; "
+    "@untrusted after either makes it untrusted (INTERNAL@untrusted)"
 )
 GRADES = "{" + ",".join(str(grade) for grade in sorted(Integrity, reverse=True)) + "}"
 """The integrity grades as a flag's help names them, most trusted first: ``{trusted,untrusted}``."""
