@@ -44,7 +44,8 @@ session, and no model can raise it, for the reasons the taint cannot be lowered:
 - ``memlab/lower-integrity`` is, like ``memlab/escalate``, neither a tool nor listed: no model output can become
   it. It only ever lowers; a params object with any field but ``source`` and ``reason`` (``{"integrity":
   "trusted"}``, ``"floor"``, ``"taint"``) is refused with ``-32602`` naming the field, as is an empty or bad
-  source, and nothing changes. There is no request that raises, so there is none to misuse.
+  source, and nothing changes. There is no request that raises, so there is none to misuse; and
+  ``memlab/escalate``, which keeps the integrity, refuses such a field the same way rather than ignore it.
 - A tool argument that names an integrity (``integrity``, ``trusted``, ``provenance``, ...) is stripped and the
   attempt audited, as ``classification`` is; a value that *says* it is trusted is content like any other.
 
@@ -96,7 +97,9 @@ LOWER_INTEGRITY_METHOD = "memlab/lower-integrity"
 
 class EscalateParams(types.RequestParams):
     """Params of ``memlab/escalate``: the level or label to raise the taint to, and why (kept with the taint
-    event)."""
+    event). Any other field (``integrity``, ``floor``) is kept, to be refused by name rather than ignored."""
+
+    model_config = ConfigDict(extra="allow")
 
     level: str
     reason: str = ""
@@ -176,6 +179,7 @@ def build(session: Session) -> Server:
         return tool_result(result)
 
     async def escalate_taint(ctx: ServerRequestContext[Any], params: EscalateParams) -> EscalateResult:
+        _refuse_extra(ESCALATE_METHOD, params, "level and reason (it raises the taint and keeps the integrity)")
         reason = params.reason or "raised by the MCP host"
         try:
             level = await anyio.to_thread.run_sync(lambda: session.escalate(params.level, reason=reason))
@@ -187,14 +191,11 @@ def build(session: Session) -> Server:
     async def lower_integrity_of_session(
         ctx: ServerRequestContext[Any], params: LowerIntegrityParams
     ) -> LowerIntegrityResult:
-        extra = sorted(params.model_extra or {})
-        if extra:  # refused whole, before anything changes: no field of this request can raise the integrity
-            named = ", ".join(quoted(name) for name in extra[:3]) + (f" and {len(extra) - 3} more" if extra[3:] else "")
-            raise MCPError(
-                code=types.INVALID_PARAMS,
-                message=f"{LOWER_INTEGRITY_METHOD} takes no parameter {named}; it takes source and reason (it only "
-                "lowers the integrity, and nothing raises it but a new session)",
-            )
+        _refuse_extra(
+            LOWER_INTEGRITY_METHOD,
+            params,
+            "source and reason (it only lowers the integrity, and nothing raises it but a new session)",
+        )
         if params.source is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"{LOWER_INTEGRITY_METHOD} needs 'source'")
         try:
@@ -217,6 +218,15 @@ def build(session: Session) -> Server:
     server.add_request_handler(ESCALATE_METHOD, EscalateParams, escalate_taint)
     server.add_request_handler(LOWER_INTEGRITY_METHOD, LowerIntegrityParams, lower_integrity_of_session)
     return server
+
+
+def _refuse_extra(method: str, params: types.RequestParams, takes: str) -> None:
+    """Refuse a host request with a field it does not take, naming it, before anything changes: a field that asks
+    for more trust (``{"integrity": "trusted"}``) must not be answered as if it had been obeyed."""
+    extra = sorted(params.model_extra or {})
+    if extra:
+        named = ", ".join(quoted(name) for name in extra[:3]) + (f" and {len(extra) - 3} more" if extra[3:] else "")
+        raise MCPError(code=types.INVALID_PARAMS, message=f"{method} takes no parameter {named}; it takes {takes}")
 
 
 def annotations(tool: tooldefs.Tool) -> types.ToolAnnotations:

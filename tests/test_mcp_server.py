@@ -101,3 +101,14 @@ def test_the_host_lowers_the_integrity_and_a_params_object_that_would_raise_it_i
     assert (lowered.integrity, lowered.taint) == ("untrusted", "INTERNAL@untrusted")
     assert session.distrust == ("https://example.com/page",)
     assert store.taint_events()["to_level"].tolist() == ["INTERNAL@untrusted"]
+
+
+@pytest.mark.parametrize("extra", [{"integrity": "trusted"}, {"floor": "untrusted"}])
+def test_an_escalation_that_also_asks_for_trust_is_refused_whole(extra):
+    # Guards: escalate_taint without _refuse_extra (the field then ignored and the taint raised as if obeyed).
+    store = MemoryStore()
+    session = store.session("INTERNAL")
+    session.lower_integrity(source="https://example.com/page")
+    with pytest.raises(MCPError, match=f"memlab/escalate takes no parameter '{next(iter(extra))}'"):
+        handle(build(session), ESCALATE_METHOD, EscalateParams.model_validate({"level": "CONFIDENTIAL", **extra}))
+    assert session.taint == Label.parse("INTERNAL@untrusted") and len(store.taint_events()) == 1
