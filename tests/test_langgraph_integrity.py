@@ -7,13 +7,15 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.store.base import Item, SearchItem
 
 from memlab import InvalidArgument, MemoryStore
 from memlab.integrations.langgraph import MemlabItem, MemlabSearchItem, MemlabStore
 from memlab.labels import Integrity, Label
-from tests.test_langgraph import _call, _graph
+from tests.test_langgraph import _call, _graph, apply, observed, sequences
 
 PAGE = "https://evil.example/cheap-flights"
 
@@ -74,6 +76,31 @@ def test_a_floor_trusted_store_observes_the_same_whatever_untrusted_writers_did(
         everything = MemlabStore(poisoned, taint="INTERNAL")
         assert everything.get(("users", "ann"), "city").value == {"text": "Ann lives in Lisbon"}
         assert everything.get(("users", "ann"), "travel").integrity is Integrity.UNTRUSTED
+
+
+@settings(max_examples=100)
+@given(
+    st.builds(
+        lambda steps, sequence: list(zip(steps, sequence, strict=False)),
+        st.lists(st.booleans(), min_size=30, max_size=30),
+        sequences,
+    )
+)
+def test_random_operations_of_an_untrusted_graph_change_nothing_a_floor_trusted_graph_observes(sequence):
+    # Integrity noninterference through LangGraph: a floor-TRUSTED store's observations with an untrusted store's
+    # operations on the same memlab store interleaved are those without them (puts, deletes, gets, searches with
+    # filters, namespace listings).
+    # Guards: MemlabStore not passing its floor to its sessions (the untrusted puts then show), seen failing.
+    with MemoryStore() as shared, MemoryStore() as alone:
+        observer = MemlabStore(shared, taint="INTERNAL", floor="trusted")
+        untrusted = MemlabStore(shared, taint="INTERNAL", integrity="untrusted")
+        observer_alone = MemlabStore(alone, taint="INTERNAL", floor="trusted")
+        for untrusted_step, operation in sequence:
+            if untrusted_step:
+                apply(untrusted, operation)
+            else:
+                assert observed(apply(observer, operation)) == observed(apply(observer_alone, operation)), operation
+        assert observer.integrity is Integrity.TRUSTED
 
 
 def test_items_carry_the_memorys_classification_and_integrity_and_a_value_cannot_say_them():
