@@ -83,8 +83,9 @@ class MemlabStore(BaseStore):
     (and ``taint``'s ``@untrusted``), and goes down when the host says the graph was fed untrusted content
     (``lower_integrity``) or when any namespace's read returns an untrusted memory; every session the store has
     opened is lowered with it before its next operation (a taint event each), and every one it opens later starts
-    untrusted, so no put anywhere after that is trusted. Nothing raises it. A ``floor`` of TRUSTED hides every
-    untrusted memory from every operation, as a memory above the taint is hidden.
+    untrusted, so no put anywhere after that is trusted. Nothing raises it. ``list_namespaces`` reads each
+    namespace, so one holding an untrusted memory lowers the store too (its name is an untrusted writer's). A
+    ``floor`` of TRUSTED hides every untrusted memory from every operation, as a memory above the taint is hidden.
 
     Bad input is refused before anything of its batch runs, unaudited (no call was made): a namespace label
     that is empty, not a string, or holds ``/``, ``.`` or NUL (``InvalidNamespaceError``); a value that is not a
