@@ -259,3 +259,15 @@ def test_langmems_search_tool_hands_the_model_each_memorys_integrity():
         "The Atlas beta ships on 1 April, says a blog",
     ]
     assert all(memory.integrity is Integrity.UNTRUSTED and PAGE in memory.distrust for memory in memories)
+
+
+def test_listing_a_namespace_that_holds_an_untrusted_memory_lowers_the_store_unless_its_floor_hides_it():
+    # Guards: _list_namespaces reading without _reading (the store then stays trusted, its sessions lowered).
+    store = MemoryStore()
+    write_trusted(store)
+    write_untrusted(store)
+    listing = MemlabStore(store, taint="INTERNAL")
+    assert listing.list_namespaces() == [("teams",), ("users", "ann"), ("web",)]
+    assert listing.integrity is Integrity.UNTRUSTED and set(listing.distrust) == {PAGE, "email:42"}
+    floored = MemlabStore(store, taint="INTERNAL", floor="trusted")
+    assert floored.list_namespaces() == [("teams",), ("users", "ann")] and floored.integrity is Integrity.TRUSTED
