@@ -177,6 +177,7 @@ class MemlabStore(BaseStore):
                 untrusted memories; nothing is recorded.
 
         Examples:
+            >>> graph_store = MemlabStore(store, taint="INTERNAL")
             >>> graph_store.lower_integrity(source="https://example.com/page", reason="summarised a web page")
             <Integrity.UNTRUSTED: 0>
         """
