@@ -8,9 +8,11 @@
   live taint, as Markdown (``DEFAULT_BUDGET_CHARS`` characters unless ``budget_chars`` says otherwise).
 
 Each recall, through either door, is ``Session.recall``: one call of the host's tool ``memory_recall`` down the
-session's one path (the store's hooks, the gates of the live taint, shadowing, one audit row naming the
-versions shown), the row a Python host's ``session.recall`` writes. Whose memories and at which level are the
-server's to say (``--agent``, ``--taint``, the host's escalations); no URI or argument can name them. Anything
+session's one path (the store's hooks, the gates of the live taint and of the session's floor, shadowing with
+trust first, one audit row naming the versions shown), the row a Python host's ``session.recall`` writes: a
+server started with ``--floor trusted`` recalls no untrusted memory, and a recall that shows one lowers the
+session as any read does. Whose memories, at which level and from which grade up are the server's to say
+(``--agent``, ``--taint``, ``--floor``, the host's requests); no URI or argument can name them. Anything
 else — another agent or a level in a URI, an unknown or repeated parameter or argument, a budget that is not a
 positive integer, an unknown URI or prompt — is refused before any read with an MCP invalid-params error
 naming what is wrong: nothing is read and nothing is written (no audit row: no call was made, as for an

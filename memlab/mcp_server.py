@@ -29,6 +29,27 @@ and a label incomparable with it is refused the same way. Why a custom request m
 
 The model can never lower the taint: nothing it sends reaches ``Session.escalate``, and ``escalate``
 itself refuses to go down. ``escalate(client, level)`` below is the host side in Python.
+
+**Who lowers the integrity.** The host, and only the host: it knows what it fed the model. The session starts
+trusted unless the host starts it lower (``--integrity untrusted``, ``MEMLAB_INTEGRITY``, or a taint such as
+``INTERNAL@untrusted``), and it reads only versions at or above its floor (``--floor trusted``, ``MEMLAB_FLOOR``:
+an untrusted version is then as invisible as one above the taint, in tools, the resource and the prompt). When
+the host hands the model content no one vouches for — a web page, an e-mail, a tool's output — it sends
+``memlab/lower-integrity`` with params ``{"source": "https://example.com/page", "reason": "..."}``; the reply is
+``{"integrity": "untrusted", "taint": "INTERNAL@untrusted"}``, and from then on every save is classified
+untrusted and names the source (``Memory.distrust``, what ``MemoryStore.purge_source`` finds). A read that returns
+an untrusted version lowers the session the same way, by itself. Nothing raises the integrity again but a new
+session, and no model can raise it, for the reasons the taint cannot be lowered:
+
+- ``memlab/lower-integrity`` is, like ``memlab/escalate``, neither a tool nor listed: no model output can become
+  it. It only ever lowers; a params object with any field but ``source`` and ``reason`` (``{"integrity":
+  "trusted"}``, ``"floor"``, ``"taint"``) is refused with ``-32602`` naming the field, as is an empty or bad
+  source, and nothing changes. There is no request that raises, so there is none to misuse; and
+  ``memlab/escalate``, which keeps the integrity, refuses such a field the same way rather than ignore it.
+- A tool argument that names an integrity (``integrity``, ``trusted``, ``provenance``, ...) is stripped and the
+  attempt audited, as ``classification`` is; a value that *says* it is trusted is content like any other.
+
+``lower_integrity(client, source)`` below is the host side in Python.
 """
 
 from __future__ import annotations
@@ -43,10 +64,12 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
+from pydantic import ConfigDict
 
 from memlab import __version__, mcp_resources, tooldefs, tools
+from memlab.arguments import quoted
 from memlab.errors import MemlabError
-from memlab.labels import Label, LabelLike
+from memlab.labels import Integrity, Label, LabelLike
 from memlab.session import Session
 
 __all__ = [
@@ -54,21 +77,29 @@ __all__ = [
     "EscalateParams",
     "EscalateRequest",
     "EscalateResult",
+    "LOWER_INTEGRITY_METHOD",
+    "LowerIntegrityParams",
+    "LowerIntegrityRequest",
+    "LowerIntegrityResult",
     "build",
     "annotations",
     "tool_result",
     "serve",
     "escalate",
+    "lower_integrity",
 ]
 
 log = logging.getLogger(__name__)
 
 ESCALATE_METHOD = "memlab/escalate"
+LOWER_INTEGRITY_METHOD = "memlab/lower-integrity"
 
 
 class EscalateParams(types.RequestParams):
     """Params of ``memlab/escalate``: the level or label to raise the taint to, and why (kept with the taint
-    event)."""
+    event). Any other field (``integrity``, ``floor``) is kept, to be refused by name rather than ignored."""
+
+    model_config = ConfigDict(extra="allow")
 
     level: str
     reason: str = ""
@@ -84,6 +115,31 @@ class EscalateRequest(types.Request[EscalateParams, Literal["memlab/escalate"]])
 class EscalateResult(types.Result):
     """The session's taint once the request has been handled."""
 
+    taint: str
+
+
+class LowerIntegrityParams(types.RequestParams):
+    """Params of ``memlab/lower-integrity``: what the host fed the model (a URL, ``email:<id>``, ``tool:<name>``)
+    and why. Every other field is kept, to be refused by name; the values are checked by memlab, so a bad one is
+    refused naming what is wrong rather than with the SDK's bare "Invalid request parameters"."""
+
+    model_config = ConfigDict(extra="allow")
+
+    source: Any = None
+    reason: Any = ""
+
+
+class LowerIntegrityRequest(types.Request[LowerIntegrityParams, Literal["memlab/lower-integrity"]]):
+    """The host's request to lower the session's integrity; no model can send it (see the module docstring)."""
+
+    method: Literal["memlab/lower-integrity"] = LOWER_INTEGRITY_METHOD
+    params: LowerIntegrityParams
+
+
+class LowerIntegrityResult(types.Result):
+    """The session's integrity and taint once the request has been handled."""
+
+    integrity: str
     taint: str
 
 
@@ -123,6 +179,7 @@ def build(session: Session) -> Server:
         return tool_result(result)
 
     async def escalate_taint(ctx: ServerRequestContext[Any], params: EscalateParams) -> EscalateResult:
+        _refuse_extra(ESCALATE_METHOD, params, "level and reason (it raises the taint and keeps the integrity)")
         reason = params.reason or "raised by the MCP host"
         try:
             level = await anyio.to_thread.run_sync(lambda: session.escalate(params.level, reason=reason))
@@ -130,6 +187,25 @@ def build(session: Session) -> Server:
             raise MCPError(code=types.INVALID_PARAMS, message=str(error)) from None
         log.info("taint of session %s raised to %s: %s", session.id, level, reason)
         return EscalateResult(taint=str(level))
+
+    async def lower_integrity_of_session(
+        ctx: ServerRequestContext[Any], params: LowerIntegrityParams
+    ) -> LowerIntegrityResult:
+        _refuse_extra(
+            LOWER_INTEGRITY_METHOD,
+            params,
+            "source and reason (it only lowers the integrity, and nothing raises it but a new session)",
+        )
+        if params.source is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"{LOWER_INTEGRITY_METHOD} needs 'source'")
+        try:
+            integrity = await anyio.to_thread.run_sync(
+                lambda: session.lower_integrity(source=params.source, reason=params.reason)
+            )
+        except MemlabError as error:
+            raise MCPError(code=types.INVALID_PARAMS, message=str(error)) from None
+        log.info("integrity of session %s lowered by %s", session.id, params.source)
+        return LowerIntegrityResult(integrity=str(integrity), taint=str(session.taint))
 
     server: Server[Any] = Server(
         "memlab",
@@ -140,7 +216,17 @@ def build(session: Session) -> Server:
         **mcp_resources.handlers(session),
     )
     server.add_request_handler(ESCALATE_METHOD, EscalateParams, escalate_taint)
+    server.add_request_handler(LOWER_INTEGRITY_METHOD, LowerIntegrityParams, lower_integrity_of_session)
     return server
+
+
+def _refuse_extra(method: str, params: types.RequestParams, takes: str) -> None:
+    """Refuse a host request with a field it does not take, naming it, before anything changes: a field that asks
+    for more trust (``{"integrity": "trusted"}``) must not be answered as if it had been obeyed."""
+    extra = sorted(params.model_extra or {})
+    if extra:
+        named = ", ".join(quoted(name) for name in extra[:3]) + (f" and {len(extra) - 3} more" if extra[3:] else "")
+        raise MCPError(code=types.INVALID_PARAMS, message=f"{method} takes no parameter {named}; it takes {takes}")
 
 
 def annotations(tool: tooldefs.Tool) -> types.ToolAnnotations:
@@ -207,3 +293,19 @@ async def escalate(client: ClientSession, level: LabelLike, reason: str = "") ->
     request = EscalateRequest(params=EscalateParams(level=str(level), reason=reason))
     result = await client.send_request(request, EscalateResult)
     return Label.parse(result.taint)
+
+
+async def lower_integrity(client: ClientSession, source: str, reason: str = "") -> Integrity:
+    """Host side: lower the integrity of the session behind ``client`` (a connected ``mcp.ClientSession``), because
+    the host fed the model ``source`` (a URL, ``email:<id>``, ``tool:<name>``); the answer is the integrity now.
+
+    Raises:
+        mcp.MCPError: the source is empty or not a name on one line (nothing changes).
+
+    Inside the host's async code, with a connected client (shown rather than run here)::
+
+        await lower_integrity(client, "https://example.com/page", reason="summarised a web page")
+    """
+    request = LowerIntegrityRequest(params=LowerIntegrityParams(source=source, reason=reason))
+    result = await client.send_request(request, LowerIntegrityResult)
+    return Integrity.parse(result.integrity)

@@ -15,7 +15,7 @@ from memlab.errors import InvalidArgument
 
 @pytest.fixture(autouse=True)
 def no_environment(monkeypatch):
-    for name in ("MEMLAB_DB", "MEMLAB_TAINT", "MEMLAB_AGENT"):
+    for name in ("MEMLAB_DB", "MEMLAB_TAINT", "MEMLAB_AGENT", "MEMLAB_INTEGRITY", "MEMLAB_FLOOR"):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -35,6 +35,29 @@ def test_a_bad_taint_agent_or_policy_exits_2_before_serving(tmp_path, monkeypatc
     argv = [part.format(db=tmp_path / "store.db") for part in argv]
     assert main(["serve", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "environment", "message"),
+    [
+        (["--integrity", "trusty"], {}, "unknown integrity 'trusty'; expected one of untrusted, trusted"),
+        (["--floor", "high"], {}, "unknown integrity 'high'; expected one of untrusted, trusted"),
+        ([], {"MEMLAB_INTEGRITY": "raised"}, "(MEMLAB_INTEGRITY='raised')"),
+        ([], {"MEMLAB_FLOOR": "top"}, "(MEMLAB_FLOOR='top')"),
+        (["--taint", "INTERNAL@trusty"], {}, "memlab serve: "),
+        (["--integrity", "untrusted", "--floor", "trusted", "--taint", "SECRET@untrusted"], {}, "unknown level"),
+    ],
+)
+def test_a_bad_integrity_or_floor_exits_2_in_one_line_and_touches_nothing(
+    tmp_path, monkeypatch, capsys, argv, environment, message
+):
+    # Guards: serve parsing --integrity and --floor after the store is opened (the file then exists).
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    assert main(["serve", "--db", str(tmp_path / "store.db"), *argv]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("memlab serve: ") and message in error and error.count("\n") == 1
+    assert not (tmp_path / "store.db").exists()
 
 
 def test_without_a_store_serve_is_a_usage_error(capsys):

@@ -1,6 +1,6 @@
 """memlab.mcp_server: the server's handlers called in process — tools listed from the table with their hints, a
-call through the tool layer, the host's escalation — and tool results. Over stdio with the SDK's own client, in
-real subprocesses, is tests/test_mcp.py's."""
+call through the tool layer, the host's escalation and lowering — and tool results. Over stdio with the SDK's own
+client, in real subprocesses, is tests/test_mcp.py's (and tests/test_mcp_integrity.py's)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,16 @@ from mcp import types
 from mcp.shared.exceptions import MCPError
 
 from memlab import MemoryStore, tooldefs, tools
-from memlab.labels import Label
-from memlab.mcp_server import ESCALATE_METHOD, EscalateParams, annotations, build, tool_result
+from memlab.labels import Integrity, Label
+from memlab.mcp_server import (
+    ESCALATE_METHOD,
+    LOWER_INTEGRITY_METHOD,
+    EscalateParams,
+    LowerIntegrityParams,
+    annotations,
+    build,
+    tool_result,
+)
 
 
 def handle(server, method: str, params):
@@ -77,3 +85,30 @@ def test_the_host_escalates_and_a_step_down_is_refused():
     with pytest.raises(MCPError) as refused:
         handle(server, ESCALATE_METHOD, EscalateParams(level="PUBLIC"))
     assert refused.value.error.code == types.INVALID_PARAMS and session.taint == Label.parse("CONFIDENTIAL")
+
+
+def test_the_host_lowers_the_integrity_and_a_params_object_that_would_raise_it_is_refused():
+    # Guards: the handler passing extra fields through unread (a {"source": ..., "integrity": "trusted"} then
+    # lowers as if the field meant nothing, instead of being refused whole).
+    store = MemoryStore()
+    session = store.session("INTERNAL")
+    server = build(session)
+    raw = {"source": "https://example.com/page", "integrity": "trusted"}
+    with pytest.raises(MCPError, match="takes no parameter 'integrity'") as refused:
+        handle(server, LOWER_INTEGRITY_METHOD, LowerIntegrityParams.model_validate(raw))
+    assert refused.value.error.code == types.INVALID_PARAMS and session.integrity is Integrity.TRUSTED
+    lowered = handle(server, LOWER_INTEGRITY_METHOD, LowerIntegrityParams(source="https://example.com/page"))
+    assert (lowered.integrity, lowered.taint) == ("untrusted", "INTERNAL@untrusted")
+    assert session.distrust == ("https://example.com/page",)
+    assert store.taint_events()["to_level"].tolist() == ["INTERNAL@untrusted"]
+
+
+@pytest.mark.parametrize("extra", [{"integrity": "trusted"}, {"floor": "untrusted"}])
+def test_an_escalation_that_also_asks_for_trust_is_refused_whole(extra):
+    # Guards: escalate_taint without _refuse_extra (the field then ignored and the taint raised as if obeyed).
+    store = MemoryStore()
+    session = store.session("INTERNAL")
+    session.lower_integrity(source="https://example.com/page")
+    with pytest.raises(MCPError, match=f"memlab/escalate takes no parameter '{next(iter(extra))}'"):
+        handle(build(session), ESCALATE_METHOD, EscalateParams.model_validate({"level": "CONFIDENTIAL", **extra}))
+    assert session.taint == Label.parse("INTERNAL@untrusted") and len(store.taint_events()) == 1

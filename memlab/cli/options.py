@@ -10,19 +10,35 @@ from typing import Any, Protocol
 
 from memlab import policies
 from memlab.cli_output import HelpFormatter, exit_codes_text
+from memlab.labels import Integrity
 from memlab.levels import Level
 from memlab.search import analyzers
 
-__all__ = ["Commands", "add_command", "json_flag", "policy_flag", "store_flags", "one_of", "positive", "LEVELS"]
+__all__ = [
+    "Commands",
+    "add_command",
+    "json_flag",
+    "policy_flag",
+    "store_flags",
+    "one_of",
+    "positive",
+    "LEVELS",
+    "GRADES",
+]
+
 
 class Commands(Protocol):
     """What ``ArgumentParser.add_subparsers`` returns: where each command adds its parser."""
 
     def add_parser(self, name: str, **options: Any) -> argparse.ArgumentParser: ...
 
+
 LEVELS = (
-    "one of " + ", ".join(Level.__members__) + " (any case), or a label with categories such as CONFIDENTIAL:hr,legal"
+    "one of " + ", ".join(Level.__members__) + " (any case), or a label with categories such as CONFIDENTIAL:hr,legal; "
+    "@untrusted after either makes it untrusted (INTERNAL@untrusted)"
 )
+GRADES = "{" + ",".join(str(grade) for grade in sorted(Integrity, reverse=True)) + "}"
+"""The integrity grades as a flag's help names them, most trusted first: ``{trusted,untrusted}``."""
 
 
 def add_command(

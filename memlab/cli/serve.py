@@ -1,14 +1,15 @@
 """``memlab serve``: the five memory tools served to an MCP host over stdio (``memlab.mcp_server``), on a store
-named by a flag or ``MEMLAB_DB``, at a taint and agent named by a flag or ``MEMLAB_TAINT`` and ``MEMLAB_AGENT``."""
+named by a flag or ``MEMLAB_DB``, at a taint, agent, integrity and floor named by a flag or ``MEMLAB_TAINT``,
+``MEMLAB_AGENT``, ``MEMLAB_INTEGRITY`` and ``MEMLAB_FLOOR``."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from memlab.cli.options import LEVELS, Commands, add_command, store_flags
+from memlab.cli.options import GRADES, LEVELS, Commands, add_command, store_flags
 from memlab.cli_output import from_environment
-from memlab.labels import Label
+from memlab.labels import Integrity, Label
 
 __all__ = ["add_serve"]
 
@@ -22,8 +23,26 @@ def add_serve(commands: Commands) -> None:
     )
     serve.add_argument("--taint", help=f"the session's starting taint, {LEVELS} (default: $MEMLAB_TAINT, else PUBLIC)")
     serve.add_argument("--agent", help="the memory namespace (default: $MEMLAB_AGENT, else main)")
+    serve.add_argument(
+        "--integrity",
+        metavar=GRADES,
+        help="the session's starting integrity: untrusted when it starts on content no one vouches for; only the "
+        "host lowers it later, with memlab/lower-integrity (default: $MEMLAB_INTEGRITY, else trusted)",
+    )
+    serve.add_argument(
+        "--floor",
+        metavar=GRADES,
+        help="the least trusted grade the session reads: trusted hides every untrusted memory from the tools, the "
+        "resource and the prompt (default: $MEMLAB_FLOOR, else untrusted: every grade)",
+    )
     serve.set_defaults(
-        environment={"db": ("MEMLAB_DB", None), "taint": ("MEMLAB_TAINT", "PUBLIC"), "agent": ("MEMLAB_AGENT", "main")}
+        environment={
+            "db": ("MEMLAB_DB", None),
+            "taint": ("MEMLAB_TAINT", "PUBLIC"),
+            "agent": ("MEMLAB_AGENT", "main"),
+            "integrity": ("MEMLAB_INTEGRITY", "trusted"),
+            "floor": ("MEMLAB_FLOOR", "untrusted"),
+        }
     )
     store_flags(serve)
     serve.add_argument(
@@ -32,7 +51,8 @@ def add_serve(commands: Commands) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    """Serve until the host closes standard input; 2 when the store, taint, agent or ranking is refused."""
+    """Serve until the host closes standard input; 2 when the store, taint, agent, integrity, floor or ranking is
+    refused."""
     # stdout carries the protocol: everything else goes to stderr.
     import anyio
 
@@ -43,13 +63,15 @@ def run_serve(args: argparse.Namespace) -> int:
     try:
         taint = from_environment(args, "taint", Label.parse)
         agent = from_environment(args, "agent", arguments.agent)
+        integrity = from_environment(args, "integrity", Integrity.parse)
+        floor = from_environment(args, "floor", Integrity.parse)
         store = serving_store(args)
     except MemlabError as error:
         print(f"memlab serve: {error}", file=sys.stderr)
         return 2
     with store:
         try:
-            session = store.session(taint, agent)
+            session = store.session(taint, agent, integrity=integrity, floor=floor)
         except MemlabError as error:
             print(f"memlab serve: {error}", file=sys.stderr)
             return 2

@@ -16,6 +16,10 @@ audit exactly as for any other door.
 - The taint may be a label with categories (``"CONFIDENTIAL:hr"``, a ``memlab.labels.Label``): puts are classified
   at it, and gets, searches and listings read only what flows to it in the lattice, so a store at
   ``CONFIDENTIAL:hr`` learns nothing of what one at ``CONFIDENTIAL:legal`` writes.
+- Integrity is the host's too (``integrity=``, ``floor=``, ``lower_integrity``), and one for the whole store: a
+  graph that read an untrusted memory in one namespace, or was fed a web page, cannot save what it learnt as
+  trusted in another. A floor of TRUSTED makes every untrusted memory invisible to the graph. Each item says
+  what it is (``MemlabItem.classification``, ``.integrity``); an ``integrity`` field in a value is data.
 """
 
 from __future__ import annotations
@@ -42,13 +46,13 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from memlab import InvalidArgument, Memory, NotFound
-from memlab.labels import Label, LabelLike
+from memlab import InvalidArgument, Memory, NotFound, arguments
+from memlab.labels import Integrity, Label, LabelLike
 
 if TYPE_CHECKING:
     from memlab import MemoryStore, Session
 
-__all__ = ["MemlabStore", "OPERATORS", "SEARCH_DEPTH"]
+__all__ = ["MemlabStore", "MemlabItem", "MemlabSearchItem", "OPERATORS", "SEARCH_DEPTH"]
 
 OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 """The comparison operators a ``search`` filter may use, as LangGraph documents them."""
@@ -69,10 +73,19 @@ class MemlabStore(BaseStore):
     lattice's: nothing is returned that does not flow to it (``Label.can_flow_to``).
 
     Items carry the version's ``saved_at`` as both ``created_at`` and ``updated_at`` (as LangGraph's
-    ``InMemoryStore`` stamps a put; every version stays in memlab's history). Without a query, ``search``
-    returns a namespace's items by key, namespaces by name; with one, memlab's ranking (``SearchItem.score``)
-    over the best ``SEARCH_DEPTH`` hits of each namespace. TTLs and per-item ``index`` fields are refused:
-    memlab keeps every memory until it is deleted or purged and indexes every memory whole.
+    ``InMemoryStore`` stamps a put; every version stays in memlab's history), and its classification and integrity
+    (``MemlabItem``, ``MemlabSearchItem``: LangGraph's items with two more fields, in ``dict()`` too). Without a
+    query, ``search`` returns a namespace's items by key, namespaces by name; with one, memlab's ranking
+    (``SearchItem.score``) over the best ``SEARCH_DEPTH`` hits of each namespace. TTLs and per-item ``index``
+    fields are refused: memlab keeps every memory until it is deleted or purged and indexes every memory whole.
+
+    Integrity is one low-water mark for the whole store, as the taint is one label: it starts at ``integrity``
+    (and ``taint``'s ``@untrusted``), and goes down when the host says the graph was fed untrusted content
+    (``lower_integrity``) or when any namespace's read returns an untrusted memory; every session the store has
+    opened is lowered with it before its next operation (a taint event each), and every one it opens later starts
+    untrusted, so no put anywhere after that is trusted. Nothing raises it. ``list_namespaces`` reads each
+    namespace, so one holding an untrusted memory lowers the store too (its name is an untrusted writer's). A
+    ``floor`` of TRUSTED hides every untrusted memory from every operation, as a memory above the taint is hidden.
 
     Bad input is refused before anything of its batch runs, unaudited (no call was made): a namespace label
     that is empty, not a string, or holds ``/``, ``.`` or NUL (``InvalidNamespaceError``); a value that is not a
@@ -90,29 +103,91 @@ class MemlabStore(BaseStore):
         ['city']
     """
 
-    __slots__ = ("_store", "_taint", "_sessions", "_lock")
+    __slots__ = ("_store", "_taint", "_floor", "_distrust", "_reasons", "_sessions", "_lock")
 
-    def __init__(self, store: MemoryStore, *, taint: LabelLike) -> None:
+    def __init__(
+        self,
+        store: MemoryStore,
+        *,
+        taint: LabelLike,
+        integrity: Integrity | str = Integrity.TRUSTED,
+        floor: Integrity | str = Integrity.UNTRUSTED,
+    ) -> None:
         """A LangGraph store over ``store`` at ``taint``: a level, or a label with categories.
+
+        Args:
+            store: the memlab store.
+            taint: the label every operation acts at (``"INTERNAL"``, ``"CONFIDENTIAL:hr"``,
+                ``"INTERNAL@untrusted"``).
+            integrity: the starting integrity (TRUSTED, unless the graph starts on content no one vouches for).
+            floor: the least trusted grade the graph reads (UNTRUSTED: every grade; TRUSTED hides untrusted memories).
 
         Raises:
             InvalidArgument: ``taint`` is not a level or a label (``"CONFIDENTIAL:"``, an unknown level, a bad
-                category), or has categories that ``store``'s backend or policy cannot keep; nothing is written.
+                category), an unknown integrity or floor, or a label or floor that ``store``'s backend or policy
+                cannot keep; nothing is written.
         """
         label = Label.parse(taint)
+        integrity, floor = Integrity.parse(integrity), Integrity.parse(floor)
+        label = Label(label.level, label.categories, min(label.integrity, integrity))
         store.check_label(label)  # refused now, not at the first operation
+        if floor is not Integrity.UNTRUSTED:
+            store.check_label(Label(label.level, label.categories, Integrity.UNTRUSTED), floor=floor)
         self._store = store
         self._taint = label
+        self._floor = floor
+        self._distrust: tuple[str, ...] = ()
+        self._reasons: dict[str, str] = {}
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return f"MemlabStore(taint={self._taint})"
+        floor = "" if self._floor is Integrity.UNTRUSTED else f", floor={self._floor}"
+        return f"MemlabStore(taint={self.taint}{floor})"
 
     @property
     def taint(self) -> Label:
-        """The label every operation acts at: the host's choice, fixed for the store's life."""
+        """The label every operation acts at: the host's level and categories, fixed for the store's life, and the
+        store's integrity now (``@untrusted`` once lowered)."""
         return self._taint
+
+    @property
+    def integrity(self) -> Integrity:
+        """The store's integrity: TRUSTED until the host lowers it or a read returns an untrusted memory."""
+        return self._taint.integrity
+
+    @property
+    def floor(self) -> Integrity:
+        """The least trusted grade the store reads, fixed when it was made."""
+        return self._floor
+
+    @property
+    def distrust(self) -> tuple[str, ...]:
+        """What lowered the store since it was made, oldest first (the host's sources, the untrusted memories it
+        read): every session it uses carries them, so every put after them does (``Memory.distrust``)."""
+        return self._distrust
+
+    def lower_integrity(self, *, source: str, reason: str = "") -> Integrity:
+        """Lower the store's integrity, because the host fed the graph ``source`` (a URL, ``email:<id>``,
+        ``tool:<name>``): the host's call, never a graph's. Each session the store has opened is lowered
+        (``Session.lower_integrity``, a taint event) before its next operation; each one it opens later starts so.
+
+        Raises:
+            InvalidArgument: an empty or bad source, a reason that is not text, or a store whose backend cannot keep
+                untrusted memories; nothing is recorded.
+
+        Examples:
+            >>> graph_store = MemlabStore(store, taint="INTERNAL")
+            >>> graph_store.lower_integrity(source="https://example.com/page", reason="summarised a web page")
+            <Integrity.UNTRUSTED: 0>
+        """
+        source = arguments.distrust_source(source)
+        if not isinstance(reason, str):
+            raise InvalidArgument(f"reason must be a string, not {type(reason).__name__}")
+        self._store.check_label(Label(self._taint.level, self._taint.categories, Integrity.UNTRUSTED))
+        with self._lock:
+            self._learn((source,), reason)
+        return self.integrity
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run ``ops`` in order; all are checked first, so a bad one stops the batch before any runs."""
@@ -123,15 +198,44 @@ class MemlabStore(BaseStore):
         """``batch`` in a worker thread (memlab's storage is shared safely between threads)."""
         return await asyncio.to_thread(self.batch, list(ops))
 
-    # -- one session per agent, all at the host's taint ----------------------------------------------
+    # -- one session per agent, all at the host's taint and the store's integrity ----------------------
 
     def _session(self, namespace: tuple[str, ...]) -> Session:
+        """The agent's session, lowered by everything that lowered the store so far."""
         agent = "/".join(namespace)
         with self._lock:
             session = self._sessions.get(agent)
             if session is None:
-                session = self._sessions[agent] = self._store.session(self._taint, agent)
+                first = self._distrust[0] if self._distrust else None
+                session = self._store.session(self._taint, agent, floor=self._floor, source=first)
+                self._sessions[agent] = session
+            self._bring(session)
         return session
+
+    def _reading(self, namespace: tuple[str, ...], read: Any) -> Any:
+        """``read(session)`` of the namespace's session; what lowered that session as it read lowers the store."""
+        session = self._session(namespace)
+        before = len(session.distrust)
+        try:
+            return read(session)
+        finally:
+            with self._lock:
+                self._learn(session.distrust[before:], f"read by namespace {namespace!r}")
+
+    def _learn(self, sources: Iterable[str], reason: str) -> None:
+        """Note ``sources`` among the store's distrust (the caller holds the lock)."""
+        for source in sources:
+            if source not in self._distrust:
+                self._distrust = (*self._distrust, source)
+                self._reasons[source] = reason
+        if self._distrust:
+            self._taint = Label(self._taint.level, self._taint.categories, Integrity.UNTRUSTED)
+
+    def _bring(self, session: Session) -> None:
+        """Lower ``session`` by each of the store's sources it does not carry yet (the caller holds the lock)."""
+        for source in self._distrust:
+            if source not in session.distrust:
+                session.lower_integrity(source=source, reason=self._reasons.get(source, ""))
 
     def _namespaces(self, conditions: Iterable[MatchCondition]) -> list[tuple[str, ...]]:
         """The agents whose names are namespaces matching every condition, by name (not yet read: what the
@@ -146,11 +250,18 @@ class MemlabStore(BaseStore):
     # -- the four operations -------------------------------------------------------------------------
 
     def _get(self, op: GetOp) -> Item | None:
-        memory = self._session(op.namespace).memory_get(op.key)
+        memory = self._reading(op.namespace, lambda session: session.memory_get(op.key))
         if memory is None:
             return None
         at = datetime.fromisoformat(memory.saved_at)
-        return Item(value=_value(memory.content), key=memory.key, namespace=op.namespace, created_at=at, updated_at=at)
+        return MemlabItem(
+            value=_value(memory.content),
+            key=memory.key,
+            namespace=op.namespace,
+            created_at=at,
+            updated_at=at,
+            classification=memory.classification,
+        )
 
     def _put(self, op: PutOp, content: str | None) -> None:
         session = self._session(op.namespace)
@@ -165,12 +276,11 @@ class MemlabStore(BaseStore):
     def _search(self, op: SearchOp) -> list[SearchItem]:
         found: list[SearchItem] = []
         for namespace in self._namespaces([MatchCondition("prefix", op.namespace_prefix)]):
-            session = self._session(namespace)
             if op.query:
-                hits = session.memory_search(op.query, max_results=SEARCH_DEPTH)
+                hits = self._reading(namespace, lambda s: s.memory_search(op.query, max_results=SEARCH_DEPTH))
                 found += [_item(namespace, hit.memory, score=hit.score) for hit in hits]
             else:
-                found += [_item(namespace, memory) for memory in session.memory_list()]
+                found += [_item(namespace, memory) for memory in self._reading(namespace, _listed)]
         if op.filter:
             found = [item for item in found if _passes(item.value, op.filter)]
         if op.query:
@@ -178,10 +288,56 @@ class MemlabStore(BaseStore):
         return found[op.offset : op.offset + op.limit]
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        seen = [ns for ns in self._namespaces(op.match_conditions or ()) if self._session(ns).memory_list()]
+        seen = [ns for ns in self._namespaces(op.match_conditions or ()) if self._reading(ns, _listed)]
         if op.max_depth is not None:
             seen = sorted({namespace[: op.max_depth] for namespace in seen})
         return seen[op.offset : op.offset + op.limit]
+
+
+def _listed(session: Session) -> list[Memory]:
+    return session.memory_list()
+
+
+class MemlabItem(Item):
+    """LangGraph's ``Item``, with the memory's ``classification`` (a ``memlab.labels.Label``) and ``integrity``:
+    what it is, as the store says it, never the value's to say. ``dict()`` carries both as text, as tool results
+    do; equality is LangGraph's (value, key, namespace and times)."""
+
+    __slots__ = ("classification",)
+
+    def __init__(self, *, classification: Label, **fields: Any) -> None:
+        super().__init__(**fields)
+        self.classification = classification
+
+    @property
+    def integrity(self) -> Integrity:
+        """Whether a trusted decision may rest on this item: the integrity of the session that saved it."""
+        return self.classification.integrity
+
+    def dict(self) -> dict:
+        return super().dict() | _label_fields(self.classification)
+
+
+class MemlabSearchItem(SearchItem):
+    """LangGraph's ``SearchItem``, with the memory's ``classification`` and ``integrity`` (as ``MemlabItem``)."""
+
+    __slots__ = ("classification",)
+
+    def __init__(self, *args: Any, classification: Label, **fields: Any) -> None:
+        super().__init__(*args, **fields)
+        self.classification = classification
+
+    @property
+    def integrity(self) -> Integrity:
+        """Whether a trusted decision may rest on this item: the integrity of the session that saved it."""
+        return self.classification.integrity
+
+    def dict(self) -> dict:
+        return super().dict() | _label_fields(self.classification)
+
+
+def _label_fields(classification: Label) -> dict[str, str]:
+    return {"classification": str(classification), "integrity": str(classification.integrity)}
 
 
 # -- checking an operation before anything of its batch runs -------------------------------------------
@@ -264,9 +420,11 @@ def _check_filter(where: Any, path: str = "filter") -> None:
 # -- reading memories back as items ----------------------------------------------------------------------
 
 
-def _item(namespace: tuple[str, ...], memory: Memory, *, score: float | None = None) -> SearchItem:
+def _item(namespace: tuple[str, ...], memory: Memory, *, score: float | None = None) -> MemlabSearchItem:
     at = datetime.fromisoformat(memory.saved_at)
-    return SearchItem(namespace, memory.key, _value(memory.content), at, at, score)
+    return MemlabSearchItem(
+        namespace, memory.key, _value(memory.content), at, at, score, classification=memory.classification
+    )
 
 
 def _value(content: str) -> dict[str, Any]:
