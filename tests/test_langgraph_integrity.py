@@ -230,7 +230,7 @@ def test_a_bad_integrity_or_floor_is_refused_when_the_store_is_made_and_nothing_
 
 def test_a_floor_a_stores_policy_cannot_keep_is_refused_when_the_store_is_made():
     store = MemoryStore(policy="global-stats")
-    with pytest.raises(InvalidArgument, match="a floor is not supported under policy 'global-stats'"):
+    with pytest.raises(InvalidArgument, match="integrity not supported under policy 'global-stats'"):
         MemlabStore(store, taint="INTERNAL", floor="trusted")
     assert store.audit().empty and store.sessions().empty
 
