@@ -91,5 +91,7 @@ def _group_heading(group: str) -> str:
 
 
 def _line(memory: Memory) -> str:
-    # One line per memory, whatever the content holds: newlines would break the section's structure.
-    return f"- {memory.key}: {' '.join(memory.content.split())} ({memory.saved_at[:10]})"
+    # One line per memory, whatever the content holds: newlines would break the section's structure. An untrusted
+    # memory says so where the model reads it (the spine tells it what that means).
+    mark = "" if memory.classification.trusted else ", untrusted"
+    return f"- {memory.key}: {' '.join(memory.content.split())} ({memory.saved_at[:10]}{mark})"
