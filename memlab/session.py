@@ -69,7 +69,7 @@ class Session:
         self._taint = taint
         self._floor = Integrity.parse(floor)
         self._distrust = tuple(distrust)
-        self._readers: dict[Label, Label] = {}  # taint -> the label the session reads as at it (labels.reader)
+        self._read_at = (taint, reader(taint, self._floor))  # a taint and the label it reads as (labels.reader)
         self._untrusted_read: list[Memory] = []  # untrusted versions the running call returned (they lower it)
 
     def __repr__(self) -> str:
@@ -455,11 +455,10 @@ class Session:
 
     def _reader(self, taint: Label) -> Label:
         """The label the session reads as at ``taint``: its level and categories, and its floor
-        (``labels.reader``)."""
-        found = self._readers.get(taint)
-        if found is None:
-            found = self._readers[taint] = reader(taint, self._floor)
-        return found
+        (``labels.reader``); the last one is kept (every call of a session at one taint asks for the same)."""
+        if taint is not self._read_at[0]:
+            self._read_at = (taint, reader(taint, self._floor))
+        return self._read_at[1]
 
     def _memory_get(self, taint: Label, audit: CallAudit, *, key: str) -> Memory | None:
         refusal: list[Denied] = []
@@ -537,10 +536,13 @@ class Session:
         self._check_readable(taint, (memory,))
         return memory.label
 
-    def _check_readable(self, taint: Label, memories: Sequence[Memory]) -> None:
+    def _check_readable(self, taint: Label, memories: Sequence[Memory]) -> bool:
         """Fail closed unless the policy lets a session at ``taint`` (reading at its floor) read every version a
         read returned: the gate behind the storage's own, since nothing in a database guards a view's table
         against a direct write.
+
+        Returns:
+            Whether any of them is untrusted.
 
         Raises:
             IntegrityError: naming the table the views are read from, never the version (its key may be above the
@@ -549,18 +551,21 @@ class Session:
         can_read = self.store.storage.rules.can_read
         taint = self._reader(taint)
         checked: set[int] = set()  # a view's versions share a few label objects: each is asked about once
+        untrusted = False
         for memory in memories:
             label = memory.classification
             if id(label) not in checked:
                 if not can_read(label, taint):
                     raise self._tampered()
                 checked.add(id(label))
+                untrusted = untrusted or label.integrity is not Integrity.TRUSTED
+        return untrusted
 
     def _readable_refs(self, taint: Label, memories: Sequence[Memory]) -> tuple[str, ...]:
         """The references of ``memories`` for the call's audit row, once the gate has let every one through; the
         untrusted ones among them are noted, to lower the session once the call is done."""
-        self._check_readable(taint, memories)
-        self._untrusted_read.extend(memory for memory in memories if not memory.classification.trusted)
+        if self._check_readable(taint, memories):
+            self._untrusted_read.extend(memory for memory in memories if not memory.classification.trusted)
         return tuple(memory.ref() for memory in memories)
 
     def _lower_for_reads(self) -> None:
