@@ -451,7 +451,9 @@ class Session:
 
     def _stamp(self, level: Label) -> dict[str, tuple[str, ...]]:
         """What an untrusted save carries beside its label: the sources that lowered the session."""
-        return {} if level.trusted or not self._distrust else {"distrust": self._distrust}
+        if level.integrity is Integrity.TRUSTED or not self._distrust:
+            return _NO_STAMP
+        return {"distrust": self._distrust}
 
     def _reader(self, taint: Label) -> Label:
         """The label the session reads as at ``taint``: its level and categories, and its floor
@@ -582,6 +584,10 @@ class Session:
             f"the table {self.store.storage.view_table} returned a version this session may not read: this store "
             "has been damaged or tampered with (run `memlab verify`)"
         )
+
+
+_NO_STAMP: dict[str, tuple[str, ...]] = {}
+"""What a trusted save carries beside its label: nothing (never written to)."""
 
 
 def _not_found(key: str) -> NotFound:
