@@ -123,19 +123,23 @@ def test_shadow_table_marks_the_version_each_level_sees_and_strikes_deletes():
 
 
 def _random_store(policy: str, seed: int) -> MemoryStore:
-    """Random saves, deletes and escalations by three sessions of ``main`` and one of ``bob``."""
+    """Random saves, deletes, escalations and untrusted input by sessions of ``main`` and ``bob``."""
     rng = random.Random(seed)
     store = MemoryStore(policy=policy)
-    sessions = [store.session(rng.choice(list(Level)), agent, session_id=f"s{n}") for n, agent in enumerate(AGENTS * 2)]
-    for _ in range(60):
+    sessions = [store.session(rng.choice(list(Level)), agent, session_id=f"s{n}") for n, agent in enumerate(AGENTS * 3)]
+    for _ in range(80):
         session, key = rng.choice(sessions), rng.choice(KEYS)
         roll = rng.random()
-        if roll < 0.15:
-            session.escalate(max(session.taint, rng.choice(list(Level))))
+        if roll < 0.05:
+            session.lower_integrity(source=f"page {rng.randrange(3)}")
+        elif roll < 0.15:
+            session.escalate(Level(max(session.taint.level, rng.choice(list(Level)))))
         elif roll < 0.7:
             session.memory_save(key, f"{session.agent} {key} {rng.random():.6f}", tags=[rng.choice(["a", "b"])])
         else:
             mw.run_tool(session, "memory_delete", key=key)  # not_found is fine
+    for agent in AGENTS:  # a key only an untrusted session wrote: the floors' views differ there at least
+        store.session(Level.INTERNAL, agent, integrity="untrusted", source="page 9").memory_save("tip", "buy")
     return store
 
 
@@ -145,21 +149,28 @@ AGENTS, KEYS = ("main", "bob"), ("k1", "k2", "k3")
 @pytest.mark.parametrize("policy", policies.names())
 @pytest.mark.parametrize("seed", range(3))
 def test_views_from_history_match_what_real_sessions_read(policy, seed):
+    # Guards: views.effective_view and _annotate reading store.view(level) (a trusted reader: every floor then
+    # hides untrusted versions) or ignoring the floor (a floor of TRUSTED then shown what it never reads).
     store = _random_store(policy, seed)
     versions = {agent: mw.versions_table(store, agent) for agent in AGENTS}
-    assert set(pd.concat(versions.values())["status"]) == {"current", "superseded", "deleted"}  # every case occurs
-    for agent, level in itertools.product(AGENTS, Level):
-        reader = store.session(level, agent)
-        view = mw.effective_view(store, agent, level, versions=versions[agent])
+    every = pd.concat(versions.values())
+    assert set(every["status"]) == {"current", "superseded", "deleted"}  # every case occurs
+    assert set(every["integrity"]) == {"trusted", "untrusted"}
+    differ, floors = 0, mw.views.floors(store)
+    for agent, level, floor in itertools.product(AGENTS, Level, floors):
+        reader = store.session(level, agent, floor=floor)
+        view = mw.effective_view(store, agent, level, floor=floor, versions=versions[agent])
         assert view[["key", "content", "classification", "version"]].values.tolist() == [
-            [m.key, m.content, m.classification.name, m.version] for m in reader.memory_list()
+            [m.key, m.content, str(m.label), m.version] for m in reader.memory_list()
         ]
-        seen = versions[agent][versions[agent][seen_column(level)]].set_index("key")
-        for key in KEYS:
+        seen = versions[agent][versions[agent][seen_column(level, floor)]].set_index("key")
+        differ += not seen.equals(versions[agent][versions[agent][seen_column(level)]].set_index("key"))
+        for key in (*KEYS, "tip"):
             got = mw.run_tool(reader, "memory_get", key=key)  # existence-oracle may answer "denied"
             expected = (seen.loc[key, "classification"], seen.loc[key, "content"]) if key in seen.index else None
             assert ((got["classification"], got["content"]) if got.get("found") else None) == expected
-    for agent, key in itertools.product(AGENTS, KEYS):
+    assert differ or len(floors) == 1  # somewhere a floor of TRUSTED sees less, where the policy keeps that floor
+    for agent, key in itertools.product(AGENTS, (*KEYS, "tip")):
         alone = mw.shadow_table(store, key, agent)
         pd.testing.assert_frame_equal(
             alone, versions[agent][versions[agent]["key"] == key].reset_index(drop=True), check_dtype=False
