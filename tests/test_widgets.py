@@ -461,8 +461,9 @@ def test_the_audit_viewer_shows_the_chain_verdict_and_a_broken_link():
 def _all_widget_html(trec) -> str:
     """The HTML every widget shows after some use: views, results, a counterexample, the audit, the timeline."""
     store = user_name_store()
-    sim = mw.simulator(store, [("p", "PUBLIC"), ("c", "CONFIDENTIAL")])
+    sim = mw.simulator(store, [("p", "PUBLIC"), ("c", "CONFIDENTIAL"), ("t", "RESTRICTED", "main", "trusted")])
     sim.panel("c").key.value, sim.panel("c").content.value = "user-name", "secret"
+    sim.panel("c").feed_button.click()  # untrusted: a hatched row, a ⚠ badge, the integrity pill
     sim.panel("c").buttons["memory_save"].click()
     sim.panel("p").buttons["memory_delete"].click()  # an error result
     lab = mw.policy_lab(["existence-oracle"])
@@ -488,10 +489,16 @@ def test_dark_theme_every_background_comes_from_the_theme_or_carries_its_own_whi
         value = re.search(r"background(?:-color)?:([^;]*)", style).group(1)
         if "var(--jp-" in value:
             continue  # the theme's own colour, or a level's hue mixed into it
-        assert value in render.LEVEL_COLOURS.values() or value in ("#2e7d32", "#616161", "#c62828", "#6a1b9a"), style
+        solid = (*render.LEVEL_COLOURS.values(), render.UNTRUSTED_COLOUR, "#2e7d32", "#616161", "#c62828", "#6a1b9a")
+        assert value in solid, style
         assert "color:#ffffff" in style, style  # a solid hue always carries white text
     text_colours = {c for c in re.findall(r"(?<![-\w])color:([^;\"]*)", shown)}
     assert text_colours == {"#ffffff"}  # no other hard-coded text colour: the rest is the theme's
+
+
+def test_the_untrusted_mark_reads_at_wcag_aa_and_is_not_a_levels_hue():
+    assert render.contrast("#ffffff", render.UNTRUSTED_COLOUR) >= 4.5
+    assert render.UNTRUSTED_COLOUR not in render.LEVEL_COLOURS.values()
 
 
 @pytest.mark.parametrize("level", list(Level))
