@@ -371,7 +371,7 @@ def test_shadow_inspector_shows_versions_and_who_sees_which():
     inspector.key.value = "user-name"
     inspector.show_button.click()
     shown = inspector.table.value
-    assert "4 versions" in shown and shown.count("line-through") == 11  # every cell of the deleted row
+    assert "4 versions" in shown and shown.count("line-through") == 12  # every cell of the deleted row
     assert shown.count("sees this") == 4  # one version per level
     inspector.key.value = "nothing"
     inspector.show_button.click()
