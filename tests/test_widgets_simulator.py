@@ -77,7 +77,7 @@ def test_feeding_untrusted_content_lowers_the_session_and_marks_its_saves_everyw
     simulator = SessionSimulator(store, [("team-chat", "INTERNAL"), ("browser", "INTERNAL")])
     team, browser = simulator.panel("team-chat"), simulator.panel("browser")
     assert "integrity" in browser.header.value and ">trusted<" in browser.header.value
-    assert "floor untrusted (reads every grade)" in browser.header.value and browser.source.value == "web page"
+    assert "floor untrusted: reads every grade" in browser.header.value and browser.source.value == "web page"
 
     browser.source.value, browser.reason.value = "evil.example/invoice", "summarised the page"
     browser.feed_button.click()

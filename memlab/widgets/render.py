@@ -78,8 +78,8 @@ LEVEL_TINTS: dict[Level, str] = {
 """A background of each level's hue for table rows: light in a light theme, dark in a dark one."""
 
 _HATCH = (
-    "repeating-linear-gradient(135deg,{tint} 0 7px,"
-    f"color-mix(in srgb, {UNTRUSTED_COLOUR} 22%, {THEME['background']}) 7px 10px)"
+    "repeating-linear-gradient(135deg,{tint} 0 6px,"
+    f"color-mix(in srgb, {UNTRUSTED_COLOUR} 38%, {THEME['background']}) 6px 10px)"
 )
 _TABLE = 'style="border-collapse:collapse;font-size:12px;margin:2px 0"'
 _CELL = f"border:1px solid {THEME['border']};padding:2px 6px;text-align:left;vertical-align:top"

@@ -249,14 +249,14 @@ class SessionPanel(Panel):
     def _header(self) -> str:
         session = self.session
         trusting = (
-            "floor <b>trusted</b> (untrusted hidden)"
+            "floor <b>trusted</b>: untrusted memories hidden"
             if session.floor is Integrity.TRUSTED
-            else "floor untrusted (reads every grade)"
+            else "floor untrusted: reads every grade"
         )
-        lowered = f" · from {html.escape(', '.join(session.distrust))}" if session.distrust else ""
+        lowered = f" from {html.escape(', '.join(session.distrust))}" if session.distrust else ""
         return (
             f"<b>{html.escape(session.id)}</b> · agent <code>{html.escape(session.agent)}</code> · taint "
-            f"{badge(session.taint)}<br><small>integrity {integrity_badge(session.integrity)}{lowered} · "
+            f"{badge(session.taint)}<br><small>integrity {integrity_badge(session.integrity)}{lowered}<br>"
             f"{trusting}</small>"
         )
 
