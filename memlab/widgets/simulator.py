@@ -175,6 +175,7 @@ class SessionPanel(Panel):
         self.reason = _text("reason", "why, for the audit")
         self.source = _text("source", "what was fed", in_row=True)
         self.source.value = "web page"
+        self.source.layout.min_width = "170px"  # a narrow column puts the button below rather than cut the source
         self.feed_button = _button(
             "⚠ feed untrusted content", "the host hands this session content no one vouches for: lower_integrity"
         )
