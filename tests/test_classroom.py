@@ -7,12 +7,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from memlab import Level
+from memlab import Level, MemoryStore
 from memlab import widgets as mw
 from memlab.classprogress import ClassStore, token_digest
 from memlab.widgets import classpage
 from memlab.widgets.classpage import CLASS_ENV, TOKEN_ENV, StudentPage, TeacherPage, agent_for, class_page, twins
-from memlab.widgets.classroom import EXERCISES, GET_ANSWER, VERSION_SEEN
+from memlab.widgets.classroom import EXERCISES, GET_ANSWER, VERSION_SEEN, Seat, _seen_by_hr
 
 
 def click(lesson, session_id, tool, **form):
@@ -406,3 +406,18 @@ def test_the_teacher_sees_which_names_read_as_another_students(klass):
     assert len(marked) == 3 and not any(name.startswith("Ada") for name in marked)
     assert twins(klass.progress().students()) == {eve.student, again.student, hidden.student}
     assert ada.student not in twins(klass.progress().students())
+
+
+def test_what_hr_review_gets_is_read_at_its_own_floor():
+    # Guards: classroom._seen_by_hr asking the store for a trusted reader's view (an untrusted user-name that
+    # hr-review does get then counted as "nothing", and a wrong prediction marked right).
+    store = MemoryStore()
+    public, team = store.session("PUBLIC", session_id="public-chat"), store.session("INTERNAL", session_id="team-chat")
+    public.memory_save("user-name", "Sam")
+    team.memory_save("user-name", "Samantha")
+    team.memory_delete("user-name")
+    public.memory_delete("user-name")
+    hr = store.session("CONFIDENTIAL", session_id="hr-review", integrity="untrusted", source="web page")
+    hr.memory_save("user-name", "Mallory")
+    assert hr.memory_get("user-name").content == "Mallory"
+    assert _seen_by_hr(store, Seat(), after_delete=True) == "its own CONFIDENTIAL@untrusted one"

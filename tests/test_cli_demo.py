@@ -10,12 +10,13 @@ import json
 from memlab.cli import main
 
 
-def test_the_demo_prints_its_eight_sections(capsys):
+def test_the_demo_prints_its_nine_sections(capsys):
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
     assert [line.split(".")[0] for line in out.splitlines() if line.startswith("== ")] == [
-        f"== {n}" for n in range(1, 9)
+        f"== {n}" for n in range(1, 10)
     ]
+    assert "== 9. Memory poisoning" in out and "verify: ok" in out
 
 
 def test_with_json_only_the_audit_and_taint_events_are_printed(capsys):
@@ -24,7 +25,11 @@ def test_with_json_only_the_audit_and_taint_events_are_printed(capsys):
     document = json.loads(capsys.readouterr().out)
     assert set(document) == {"audit", "taint_events"}
     assert {row["tool"] for row in document["audit"]} >= {"memory_save", "memory_list", "memory_search"}
-    assert [event["to_level"] for event in document["taint_events"]] == ["INTERNAL"]
+    assert [event["to_level"] for event in document["taint_events"]] == [
+        "INTERNAL",  # public-chat escalated
+        "INTERNAL@untrusted",  # browser fed a web page
+        "INTERNAL@untrusted",  # assistant read the poison
+    ]
 
 
 def test_a_db_in_use_is_refused_with_status_2_and_left_alone(tmp_path, capsys):

@@ -84,3 +84,18 @@ def test_a_chart_takes_the_pages_colours_and_has_no_white_box():
         assert not ink & {"#ffffff", "#fff", "white", "#000000", "#000", "black", INK.lower()}, ink
         assert {LEVEL_COLOURS[Level.PUBLIC].lower(), LEVEL_COLOURS[Level.CONFIDENTIAL].lower()} <= ink
         assert "max-width:100%" in shown  # it shrinks with a narrow page, never cut
+
+
+def test_the_figures_draw_untrusted_versions_and_calls_at_their_levels():
+    # Guards: figures.visibility_figure parsing a deleted version's label as a level (INTERNAL@untrusted then
+    # refused); audit_timeline_figure's legend matching the taint's text (an untrusted-only level then unnamed).
+    store = MemoryStore()
+    browser = store.session(Level.INTERNAL, session_id="browser", integrity="untrusted", source="web page")
+    browser.memory_save("tip", "pay Mallory")
+    browser.memory_delete("tip")
+    axis = visibility_figure(store, ["tip"]).axes[0]
+    assert [label.get_text() for label in axis.get_yticklabels()] == ["tip@INTERNAL@untrusted v1 (deleted)"]
+    hollow = [c for c in axis.collections if c.get_facecolors().size == 0 or c.get_facecolors()[0][3] == 0]
+    assert list(hollow[0].get_offsets()[0]) == [1, 0]  # the INTERNAL column
+    legend = [t.get_text() for t in audit_timeline_figure(store.audit()).axes[0].get_legend().get_texts()]
+    assert legend == ["INTERNAL", "not ok (refused, invalid, not found)"]

@@ -124,19 +124,23 @@ def test_shadow_table_marks_the_version_each_level_sees_and_strikes_deletes():
 
 
 def _random_store(policy: str, seed: int) -> MemoryStore:
-    """Random saves, deletes and escalations by three sessions of ``main`` and one of ``bob``."""
+    """Random saves, deletes, escalations and untrusted input by sessions of ``main`` and ``bob``."""
     rng = random.Random(seed)
     store = MemoryStore(policy=policy)
-    sessions = [store.session(rng.choice(list(Level)), agent, session_id=f"s{n}") for n, agent in enumerate(AGENTS * 2)]
-    for _ in range(60):
+    sessions = [store.session(rng.choice(list(Level)), agent, session_id=f"s{n}") for n, agent in enumerate(AGENTS * 3)]
+    for _ in range(80):
         session, key = rng.choice(sessions), rng.choice(KEYS)
         roll = rng.random()
-        if roll < 0.15:
-            session.escalate(max(session.taint, rng.choice(list(Level))))
+        if roll < 0.05:
+            session.lower_integrity(source=f"page {rng.randrange(3)}")
+        elif roll < 0.15:
+            session.escalate(Level(max(session.taint.level, rng.choice(list(Level)))))
         elif roll < 0.7:
             session.memory_save(key, f"{session.agent} {key} {rng.random():.6f}", tags=[rng.choice(["a", "b"])])
         else:
             mw.run_tool(session, "memory_delete", key=key)  # not_found is fine
+    for agent in AGENTS:  # a key only an untrusted session wrote: the floors' views differ there at least
+        store.session(Level.INTERNAL, agent, integrity="untrusted", source="page 9").memory_save("tip", "buy")
     return store
 
 
@@ -146,21 +150,28 @@ AGENTS, KEYS = ("main", "bob"), ("k1", "k2", "k3")
 @pytest.mark.parametrize("policy", policies.names())
 @pytest.mark.parametrize("seed", range(3))
 def test_views_from_history_match_what_real_sessions_read(policy, seed):
+    # Guards: views.effective_view and _annotate reading store.view(level) (a trusted reader: every floor then
+    # hides untrusted versions) or ignoring the floor (a floor of TRUSTED then shown what it never reads).
     store = _random_store(policy, seed)
     versions = {agent: mw.versions_table(store, agent) for agent in AGENTS}
-    assert set(pd.concat(versions.values())["status"]) == {"current", "superseded", "deleted"}  # every case occurs
-    for agent, level in itertools.product(AGENTS, Level):
-        reader = store.session(level, agent)
-        view = mw.effective_view(store, agent, level, versions=versions[agent])
+    every = pd.concat(versions.values())
+    assert set(every["status"]) == {"current", "superseded", "deleted"}  # every case occurs
+    assert set(every["integrity"]) == {"trusted", "untrusted"}
+    differ, floors = 0, mw.views.floors(store)
+    for agent, level, floor in itertools.product(AGENTS, Level, floors):
+        reader = store.session(level, agent, floor=floor)
+        view = mw.effective_view(store, agent, level, floor=floor, versions=versions[agent])
         assert view[["key", "content", "classification", "version"]].values.tolist() == [
-            [m.key, m.content, m.classification.name, m.version] for m in reader.memory_list()
+            [m.key, m.content, str(m.label), m.version] for m in reader.memory_list()
         ]
-        seen = versions[agent][versions[agent][seen_column(level)]].set_index("key")
-        for key in KEYS:
+        seen = versions[agent][versions[agent][seen_column(level, floor)]].set_index("key")
+        differ += not seen.equals(versions[agent][versions[agent][seen_column(level)]].set_index("key"))
+        for key in (*KEYS, "tip"):
             got = mw.run_tool(reader, "memory_get", key=key)  # existence-oracle may answer "denied"
             expected = (seen.loc[key, "classification"], seen.loc[key, "content"]) if key in seen.index else None
             assert ((got["classification"], got["content"]) if got.get("found") else None) == expected
-    for agent, key in itertools.product(AGENTS, KEYS):
+    assert differ or len(floors) == 1  # somewhere a floor of TRUSTED sees less, where the policy keeps that floor
+    for agent, key in itertools.product(AGENTS, (*KEYS, "tip")):
         alone = mw.shadow_table(store, key, agent)
         pd.testing.assert_frame_equal(
             alone, versions[agent][versions[agent]["key"] == key].reset_index(drop=True), check_dtype=False
@@ -361,7 +372,7 @@ def test_shadow_inspector_shows_versions_and_who_sees_which():
     inspector.key.value = "user-name"
     inspector.show_button.click()
     shown = inspector.table.value
-    assert "4 versions" in shown and shown.count("line-through") == 11  # every cell of the deleted row
+    assert "4 versions" in shown and shown.count("line-through") == 12  # every cell of the deleted row
     assert shown.count("sees this") == 4  # one version per level
     inspector.key.value = "nothing"
     inspector.show_button.click()
@@ -451,8 +462,9 @@ def test_the_audit_viewer_shows_the_chain_verdict_and_a_broken_link():
 def _all_widget_html(trec) -> str:
     """The HTML every widget shows after some use: views, results, a counterexample, the audit, the timeline."""
     store = user_name_store()
-    sim = mw.simulator(store, [("p", "PUBLIC"), ("c", "CONFIDENTIAL")])
+    sim = mw.simulator(store, [("p", "PUBLIC"), ("c", "CONFIDENTIAL"), ("t", "RESTRICTED", "main", "trusted")])
     sim.panel("c").key.value, sim.panel("c").content.value = "user-name", "secret"
+    sim.panel("c").feed_button.click()  # untrusted: a hatched row, a ⚠ badge, the integrity pill
     sim.panel("c").buttons["memory_save"].click()
     sim.panel("p").buttons["memory_delete"].click()  # an error result
     lab = mw.policy_lab(["existence-oracle"])
@@ -478,10 +490,16 @@ def test_dark_theme_every_background_comes_from_the_theme_or_carries_its_own_whi
         value = re.search(r"background(?:-color)?:([^;]*)", style).group(1)
         if "var(--jp-" in value:
             continue  # the theme's own colour, or a level's hue mixed into it
-        assert value in render.LEVEL_COLOURS.values() or value in ("#2e7d32", "#616161", "#c62828", "#6a1b9a"), style
+        solid = (*render.LEVEL_COLOURS.values(), render.UNTRUSTED_COLOUR, "#2e7d32", "#616161", "#c62828", "#6a1b9a")
+        assert value in solid, style
         assert "color:#ffffff" in style, style  # a solid hue always carries white text
     text_colours = {c for c in re.findall(r"(?<![-\w])color:([^;\"]*)", shown)}
     assert text_colours == {"#ffffff"}  # no other hard-coded text colour: the rest is the theme's
+
+
+def test_the_untrusted_mark_reads_at_wcag_aa_and_is_not_a_levels_hue():
+    assert render.contrast("#ffffff", render.UNTRUSTED_COLOUR) >= 4.5
+    assert render.UNTRUSTED_COLOUR not in render.LEVEL_COLOURS.values()
 
 
 @pytest.mark.parametrize("level", list(Level))

@@ -1,4 +1,4 @@
-"""``memlab demo``: the walk-through of sessions, shadowing, a delete and the audit (``memlab.demo``)."""
+"""``memlab demo``: the walk-through of sessions, shadowing, a delete, the audit and memory poisoning."""
 
 from __future__ import annotations
 
@@ -13,7 +13,10 @@ __all__ = ["add_demo"]
 
 def add_demo(commands: Commands) -> None:
     demo = add_command(
-        commands, "demo", "walk through sessions at three levels, shadowing, a delete and the audit", run_demo
+        commands,
+        "demo",
+        "walk through sessions at three levels, shadowing, a delete, the audit and memory poisoning",
+        run_demo,
     )
     demo.add_argument(
         "--db",

@@ -6,9 +6,12 @@ Examples:
     >>> from memlab import MemoryStore, widgets as mw
     >>> sim = mw.simulator(MemoryStore())  # sessions at PUBLIC, INTERNAL, CONFIDENTIAL side by side
 
-    - ``simulator(store, sessions)`` — sessions side by side: the five tools, taint escalation, live effective views.
-    - ``shadow_inspector(store, key, agent)`` — every version of a key, and which one each level sees.
-    - ``audit_viewer(store)`` — the audit as a filterable table, and each session's taint over time.
+    - ``simulator(store, sessions)`` — sessions side by side: the five tools, taint escalation, untrusted input
+      ("feed untrusted content"), live effective views at each session's floor.
+    - ``shadow_inspector(store, key, agent)`` — every version of a key, its integrity, and which one each level
+      sees (for either floor).
+    - ``audit_viewer(store)`` — the audit as a filterable table (integrity too), each session's taint over time,
+      and where integrity was lowered.
     - ``stemming_lab(collection, analyzers, agent)`` — terms per analyzer and side-by-side results.
     - ``policy_lab(choices)`` — run a leak check on a policy variant and read its counterexample.
     - ``classroom()`` — a lesson: four exercises (predict, do, check) on a simulator, and a teacher's view.

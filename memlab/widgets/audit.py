@@ -1,7 +1,11 @@
-"""The audit trail viewer: the audit as a filterable table, and each session's taint over time.
+"""The audit trail viewer: the audit as a filterable table, each session's taint over time, and where integrity
+was lowered.
 
-``filter_audit`` narrows ``store.audit()`` by session, tool, outcome, level and time; ``taint_timeline`` turns
-``store.sessions()`` and ``store.taint_events()`` into one row per stretch of time a session spent at a level.
+``filter_audit`` narrows ``store.audit()`` by session, tool, outcome, level, integrity and time; ``taint_timeline``
+turns ``store.sessions()`` and ``store.taint_events()`` into one row per stretch of time a session spent at a label;
+``integrity_events`` are the taint events that lowered a session's integrity (untrusted input, or a read of an
+untrusted version). Every row shows the integrity of the taint it was made at; untrusted rows and stretches are
+hatched.
 
 ``AuditViewer(store)`` alone in a notebook cell shows the viewer, and follows the store live (it listens to
 ``store.listeners``): every call, session or escalation redraws it. Its table is HTML:
@@ -20,14 +24,48 @@ import ipywidgets as widgets
 import pandas as pd
 
 from memlab import Verification
-from memlab.labels import Label
+from memlab.labels import Integrity, Label
 from memlab.levels import Level
 from memlab.store import MemoryStore
-from memlab.widgets.render import LEVEL_COLOURS, THEME, Panel, badge, clock_time, html_table, level_row, pill, plural
+from memlab.widgets.render import (
+    LEVEL_COLOURS,
+    THEME,
+    UNTRUSTED_COLOUR,
+    Panel,
+    badge,
+    clock_time,
+    html_table,
+    integrity_badge,
+    level_row,
+    pill,
+    plural,
+)
 
-__all__ = ["filter_audit", "taint_timeline", "timeline_html", "verification_html", "AuditViewer"]
+__all__ = [
+    "filter_audit",
+    "taint_timeline",
+    "integrity_events",
+    "timeline_html",
+    "integrity_events_html",
+    "verification_html",
+    "AuditViewer",
+]
 
-_SHOWN = ["seq", "at", "session_id", "agent", "taint", "tool", "key", "query", "outcome", "records", "notes", "message"]
+_SHOWN = [
+    "seq",
+    "at",
+    "session_id",
+    "agent",
+    "taint",
+    "integrity",
+    "tool",
+    "key",
+    "query",
+    "outcome",
+    "records",
+    "notes",
+    "message",
+]
 _OUTCOME_COLOURS = {"ok": "#2e7d32", "not_found": "#616161"}
 _SHORT = 18  # a stretch narrower than this (% of the bar) shows its level's initial; the legend names them
 HINT = "Ctrl-click (⌘-click on a Mac) picks several; nothing picked shows every row."
@@ -40,6 +78,7 @@ def filter_audit(
     tools: Collection[str] = (),
     outcomes: Collection[str] = (),
     levels: Collection[Level | str] = (),
+    integrity: Collection[Integrity | str] = (),
     since: str | pd.Timestamp | None = None,
     until: str | pd.Timestamp | None = None,
 ) -> pd.DataFrame:
@@ -50,7 +89,9 @@ def filter_audit(
         sessions: values of ``session_id`` to keep.
         tools: values of ``tool`` to keep.
         outcomes: values of ``outcome`` to keep.
-        levels: taints at the call to keep.
+        levels: taints at the call to keep, by level and categories: ``INTERNAL`` keeps ``INTERNAL@untrusted``
+            too, ``INTERNAL@untrusted`` only itself.
+        integrity: the integrity of the taint at the call to keep (``trusted``, ``untrusted``).
         since: the start of the time range, included (ISO 8601 text or a timestamp).
         until: the end of the time range, included (ISO 8601 text or a timestamp).
 
@@ -62,14 +103,58 @@ def filter_audit(
     for column, wanted in (("session_id", sessions), ("tool", tools), ("outcome", outcomes)):
         if wanted:
             keep &= audit[column].isin(list(wanted))
+    taints = [Label.parse(taint) for taint in audit["taint"]]
     if levels:
-        keep &= audit["taint"].isin([str(Label.parse(level)) for level in levels])  # a level, or a label
+        wanted = [Label.parse(level) for level in levels]
+        keep &= pd.Series([any(_matches(taint, label) for label in wanted) for taint in taints], index=audit.index)
+    if integrity:
+        grades = {Integrity.parse(grade) for grade in integrity}
+        keep &= pd.Series([taint.integrity in grades for taint in taints], index=audit.index)
     at = pd.to_datetime(audit["at"], utc=True, format="ISO8601")
     if since is not None:
         keep &= at >= _utc(since)
     if until is not None:
         keep &= at <= _utc(until)
     return audit[keep]
+
+
+def _matches(taint: Label, wanted: Label) -> bool:
+    """Whether a row's ``taint`` is the ``wanted`` label: the same level and categories, and, when ``wanted`` is
+    untrusted, untrusted too (a level written plainly names both grades)."""
+    same = (taint.level, taint.categories) == (wanted.level, wanted.categories)
+    return same and (wanted.trusted or not taint.trusted)
+
+
+def integrity_events(store: MemoryStore) -> pd.DataFrame:
+    """The taint events that lowered a session's integrity, oldest first: what the host fed it, or the untrusted
+    versions it read (the ``reason`` says which).
+
+    Examples:
+        >>> integrity_events(store)[["session_id", "to_level"]].values.tolist()
+        [['browser', 'INTERNAL@untrusted']]
+    """
+    events = store.taint_events()
+    lowered = [
+        Label.parse(start).trusted and not Label.parse(end).trusted
+        for start, end in zip(events["from_level"], events["to_level"], strict=True)
+    ]
+    return events[pd.Series(lowered, index=events.index, dtype=bool)].reset_index(drop=True)
+
+
+def integrity_events_html(events: pd.DataFrame) -> str:
+    """``integrity_events`` as a short table (time, session, from, to, why), or a line saying there were none.
+
+    Examples:
+        >>> "no session was lowered" in integrity_events_html(integrity_events(MemoryStore()))
+        True
+    """
+    title = f"<b>integrity lowered</b> ({len(events)})"
+    if events.empty:
+        return f"{title} <small>no session was lowered: every save is trusted</small>"
+    shown = events[["at", "session_id", "from_level", "to_level", "reason"]].rename(
+        columns={"from_level": "from", "to_level": "to"}
+    )
+    return title + html_table(shown, cells={"at": _time, "from": badge, "to": badge}, row_style=level_row("to"))
 
 
 def _utc(value: str | pd.Timestamp) -> pd.Timestamp:
@@ -146,11 +231,13 @@ def timeline_html(timeline: pd.DataFrame) -> str:
             level = taint.level
             tip = html.escape(f"{row['level']} from {row['start']} to {row['end']} {row['reason']}".strip())
             label = str(taint) if width >= _SHORT else level.name[0]
+            # An untrusted stretch says so in its text and under it, in the untrusted hue.
+            untrusted = "" if taint.trusted else f"box-shadow:inset 0 -4px 0 {UNTRUSTED_COLOUR};"
             bars.append(
                 f'<div title="{tip}" style="position:absolute;left:{left:.2f}%;width:max({width:.2f}%,1.2em);'
                 f"top:0;bottom:0;background:{LEVEL_COLOURS[level]};color:#ffffff;font-size:11px;line-height:18px;"
-                f"overflow:hidden;white-space:nowrap;box-sizing:border-box;padding:0 3px;"
-                f'border-right:1px solid {THEME["background"]}">{label}</div>'
+                f"overflow:hidden;white-space:nowrap;box-sizing:border-box;padding:0 3px;{untrusted}"
+                f'border-right:1px solid {THEME["background"]}">{"" if taint.trusted else "⚠ "}{label}</div>'
             )
         lines.append(
             '<div style="display:flex;align-items:center;margin:2px 0;gap:6px">'
@@ -160,7 +247,10 @@ def timeline_html(timeline: pd.DataFrame) -> str:
             f"{''.join(bars)}</div></div>"
         )
     legend = " ".join(f"{badge(level)} = {level.name[0]}" for level in Level)
-    return f"<b>taint over time</b> <small>(narrow stretches show the initial: {legend})</small>" + "".join(lines)
+    return (
+        f"<b>taint over time</b> <small>(narrow stretches show the initial: {legend}; ⚠ and an underline: "
+        "untrusted)</small>" + "".join(lines)
+    )
 
 
 def verification_html(result: Verification) -> str:
@@ -219,7 +309,7 @@ def _select(description: str) -> widgets.SelectMultiple:
 
 
 class AuditViewer(Panel):
-    """The store's audit, filtered as you pick sessions, tools, outcomes, levels and a time range.
+    """The store's audit, filtered as you pick sessions, tools, outcomes, levels, integrity and a time range.
 
     Nothing picked in a list means no filter on that column (``hint`` says so, and how to pick several). The
     viewer re-reads the store whenever it records a change (``refresh``); ``close()`` stops that.
@@ -228,12 +318,14 @@ class AuditViewer(Panel):
         sessions: a multiple-choice filter on sessions.
         tools: a multiple-choice filter on tools.
         outcomes: a multiple-choice filter on outcomes.
-        levels: a multiple-choice filter on the taint at the call.
+        levels: a multiple-choice filter on the taint at the call (its level, whatever its integrity).
+        integrity: a multiple-choice filter on the integrity of the taint at the call.
         times: a range slider over the audit's times.
         span: the range slider's readout, in full.
         verified: the audit chain's verdict (``verification_html``).
         table: the rows (HTML, with a count; it scrolls sideways inside the viewer).
         timeline: each session's taint over time (HTML bars).
+        lowered: the integrity events (``integrity_events_html``).
 
     Examples:
         >>> viewer = AuditViewer(MemoryStore())
@@ -247,6 +339,8 @@ class AuditViewer(Panel):
         self.sessions, self.tools = _select("session"), _select("tool")
         self.outcomes, self.levels = _select("outcome"), _select("level")
         self.levels.options = [level.name for level in Level]
+        self.integrity = _select("integrity")
+        self.integrity.options = [str(grade) for grade in sorted(Integrity, reverse=True)]
         # The slider's own readout is a fixed width that cuts two timestamps; ``span`` shows them in full.
         self.times = widgets.SelectionRangeSlider(
             options=[""],
@@ -258,10 +352,11 @@ class AuditViewer(Panel):
         self.span = widgets.HTML()
         self.hint = widgets.HTML(f"<small>{html.escape(HINT)}</small>")
         self.table, self.timeline, self.verified = widgets.HTML(), widgets.HTML(), widgets.HTML()
-        for control in (self.sessions, self.tools, self.outcomes, self.levels, self.times):
+        self.lowered = widgets.HTML()
+        for control in (self.sessions, self.tools, self.outcomes, self.levels, self.integrity, self.times):
             control.observe(lambda _: self.show(), names="value")
         wrap = widgets.Layout(flex_flow="row wrap", align_items="center")
-        filters = widgets.HBox([self.sessions, self.tools, self.outcomes, self.levels], layout=wrap)
+        filters = widgets.HBox([self.sessions, self.tools, self.outcomes, self.levels, self.integrity], layout=wrap)
         self.widget = widgets.VBox(
             [
                 self.verified,
@@ -270,6 +365,7 @@ class AuditViewer(Panel):
                 widgets.HBox([self.times, self.span], layout=wrap),
                 self.table,
                 self.timeline,
+                self.lowered,
             ],
             layout=widgets.Layout(width="100%"),
         )
@@ -308,16 +404,18 @@ class AuditViewer(Panel):
             tools=self.tools.value,
             outcomes=self.outcomes.value,
             levels=self.levels.value,
+            integrity=self.integrity.value,
             since=since,
             until=until,
         )
         self.table.value = (
             f"<b>{len(shown)} of {plural(len(self.audit), 'call')}</b> <small>(scroll sideways for all columns)</small>"
             + html_table(
-                shown[_SHOWN],
-                cells={"taint": badge, "outcome": _outcome, "at": _time},
+                shown.assign(integrity=[str(Label.parse(taint).integrity) for taint in shown["taint"]])[_SHOWN],
+                cells={"taint": badge, "integrity": integrity_badge, "outcome": _outcome, "at": _time},
                 row_style=level_row("taint"),
                 empty="no call matches",
             )
         )
         self.timeline.value = timeline_html(taint_timeline(self.store))
+        self.lowered.value = integrity_events_html(integrity_events(self.store))

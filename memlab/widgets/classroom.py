@@ -32,6 +32,7 @@ from memlab.widgets.audit import AuditViewer
 from memlab.widgets.inspector import ShadowInspector
 from memlab.widgets.render import Panel, pill
 from memlab.widgets.simulator import SessionSimulator
+from memlab.widgets.views import effective_view
 
 __all__ = ["LESSON_SESSIONS", "EXERCISES", "Exercise", "ExercisePanel", "Classroom", "Seat"]
 
@@ -114,7 +115,7 @@ def _seen_by_hr(store: MemoryStore, seat: Seat, *, after_delete: bool) -> str | 
     internal_deleted = history[(history["classification"] == "INTERNAL") & history["deleted_at"].notna()]
     if after_delete and internal_deleted.empty:
         return None
-    view = store.view(Level.CONFIDENTIAL, seat.agent)
+    view = effective_view(store, seat.agent, Level.CONFIDENTIAL)  # hr-review's floor: the default one
     seen = view.loc[view["key"] == "user-name", "classification"].tolist()
     level = seen[0] if seen else None
     return VERSION_SEEN.get(level, f"its own {level} one")  # off the script: hr-review saved user-name itself

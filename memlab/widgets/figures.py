@@ -97,7 +97,7 @@ def visibility_figure(store: MemoryStore, keys: Sequence[str], agent: str = "mai
             if row[seen_column(level)]:
                 axis.scatter(x, y, s=220, marker="s", color=LEVEL_COLOURS[level])
         if row["status"] == "deleted":
-            level = Level.parse(row["classification"])
+            level = Label.parse(row["classification"]).level  # an untrusted version's column is its level's
             axis.scatter(
                 level.value, y, s=220, marker="s", facecolors="none", edgecolors=LEVEL_COLOURS[level], linewidths=2
             )
@@ -162,7 +162,8 @@ def audit_timeline_figure(audit: pd.DataFrame) -> ThemedFigure:
     axis.set_ylim(-0.6, len(sessions) - 0.3)
     axis.set_xlabel("call (audit order)")
     axis.set_title("calls by session and taint")
-    used = [level for level in Level if level.name in set(audit["taint"])]
+    levels = {Label.parse(taint).level for taint in audit["taint"]}  # INTERNAL@untrusted is drawn as INTERNAL
+    used = [level for level in Level if level in levels]
     handles = [
         Line2D([], [], marker=LEVEL_MARKERS[level], linestyle="", color=LEVEL_COLOURS[level], label=level.name)
         for level in used

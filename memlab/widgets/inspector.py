@@ -1,8 +1,12 @@
-"""The shadow inspector: every version of a key at every level, and which one each level's sessions see.
+"""The shadow inspector: every version of a key at every level, its integrity, and which one each level's
+sessions see, for either floor.
 
 It reads the auditor's history (``shadow_table``), so inspecting adds nothing to the audit. Deleted versions
-are struck through (and say so in ``status``); a column per level marks the version a session at that taint
-gets. It follows the store live: every change the store records redraws it.
+are struck through (and say so in ``status``); untrusted ones are hatched, and their ``integrity`` says so; a
+column per level marks the version a session at that taint gets: ``✔ sees this`` whatever its floor, ``✔ untrusted
+floor`` when only the default floor reads it (trust first: an untrusted version wins only where no trusted one is
+readable, and a floor of TRUSTED never sees it). It follows the store live: every change the store records redraws
+it.
 
 ``ShadowInspector(store, key="user-name")`` alone in a notebook cell shows the inspector; its table is HTML:
 
@@ -18,19 +22,34 @@ import html
 import ipywidgets as widgets
 import pandas as pd
 
+from memlab.labels import Integrity
 from memlab.levels import Level
 from memlab.store import MemoryStore
-from memlab.widgets.render import LEVEL_COLOURS, Panel, badge, html_table, level_row, pill, plural
+from memlab.widgets.render import LEVEL_COLOURS, Panel, badge, html_table, integrity_badge, level_row, pill, plural
 from memlab.widgets.views import saved_keys, seen_column, shadow_table
 
 __all__ = ["ShadowInspector", "shadow_html"]
 
-_SHOWN = ["classification", "version", "content", "tags", "status", "saved_by", "deleted_by"]
+_SHOWN = ["classification", "integrity", "version", "content", "tags", "status", "saved_by", "deleted_by"]
+_FLOORS = (
+    "✔ sees this: the version sessions at that level get, whatever their floor; ✔ untrusted floor: only sessions "
+    "with the default floor get it, a floor of TRUSTED sees no untrusted version (trust first: a readable trusted "
+    "version wins for either floor)"
+)
 
 
 def _seen_mark(level: Level):
-    def cell(seen: bool) -> str:
-        return pill("✔ sees this", LEVEL_COLOURS[level]) if seen else ""
+    """A level's cell: which floors' sessions at ``level`` get this version (default floor, floor of TRUSTED)."""
+
+    def cell(seen: tuple[bool, bool]) -> str:
+        default, trusted = seen
+        if default and trusted:
+            return pill("✔ sees this", LEVEL_COLOURS[level])
+        if default or trusted:
+            floor = Integrity.UNTRUSTED if default else Integrity.TRUSTED
+            tip = f"only sessions at {level.name} with a floor of {floor.name} get this version"
+            return pill(f"✔ {floor} floor", LEVEL_COLOURS[level], title=tip)
+        return ""
 
     return cell
 
@@ -41,7 +60,8 @@ def _struck(row: dict) -> str:
 
 
 def shadow_html(table: pd.DataFrame, key: str) -> str:
-    """``shadow_table``'s rows as HTML: rows tinted by level, deleted ones struck through, a column per level.
+    """``shadow_table``'s rows as HTML: rows tinted by level (hatched when untrusted), deleted ones struck through,
+    a column per level marking what each floor's sessions there get.
 
     Examples:
         >>> "line-through" in shadow_html(shadow_table(store, "favourite-language"), "favourite-language")
@@ -49,11 +69,18 @@ def shadow_html(table: pd.DataFrame, key: str) -> str:
     """
     if table.empty:
         return f"<p>No version of <code>{html.escape(key)}</code> exists for this agent.</p>"
-    shown = table[_SHOWN + [seen_column(level) for level in Level]].rename(
-        columns={seen_column(level): level.name for level in Level}
-    )
-    cells = {"classification": badge, **{level.name: _seen_mark(level) for level in Level}}
-    return f"<b>{html.escape(key)}</b>: {plural(len(table), 'version')}" + html_table(
+    shown = table[_SHOWN].copy()
+    for level in Level:  # without a trusted floor in this store, every session reads at the default one
+        trusted = seen_column(level, Integrity.TRUSTED)
+        by_trusted = table[trusted] if trusted in table else table[seen_column(level)]
+        shown[level.name] = list(zip(table[seen_column(level)], by_trusted, strict=True))
+    cells = {
+        "classification": badge,
+        "integrity": integrity_badge,
+        **{level.name: _seen_mark(level) for level in Level},
+    }
+    legend = f"<br><small>{html.escape(_FLOORS)}</small>" if (table["integrity"] == "untrusted").any() else ""
+    return f"<b>{html.escape(key)}</b>: {plural(len(table), 'version')}{legend}" + html_table(
         shown, cells=cells, row_style=_struck
     )
 

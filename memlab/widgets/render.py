@@ -3,6 +3,10 @@
 Everything here turns data into an HTML string, so a widget shows it in a ``widgets.HTML`` whose ``.value``
 a test can read without a kernel.
 
+Untrusted is marked as well as a level: a badge of an untrusted label starts with ``⚠``, a row holding one is
+hatched, and ``integrity_badge`` names a grade in words (``UNTRUSTED_COLOUR`` behind white text), never by colour
+alone.
+
 Colours follow the page's theme: text, backgrounds and borders are JupyterLab's CSS variables
 (``--jp-layout-color1``, ``--jp-ui-font-color1``, …, which Voila's ``?theme=dark`` sets too), and a level's
 tint is its hue mixed into the theme's background. Wherever a level's hue carries text (badges, pills,
@@ -23,17 +27,19 @@ from typing import Any
 
 import pandas as pd
 
-from memlab.labels import Label, LabelLike
+from memlab.labels import Integrity, Label, LabelLike
 from memlab.levels import Level
 from memlab.plaintext import clock_time
 
 __all__ = [
     "LEVEL_COLOURS",
     "LEVEL_TINTS",
+    "UNTRUSTED_COLOUR",
     "THEME",
     "level_button",
     "contrast",
     "badge",
+    "integrity_badge",
     "pill",
     "alert",
     "plural",
@@ -63,11 +69,18 @@ THEME = {
 }
 """The theme's colours, as JupyterLab's CSS variables (with light fallbacks outside JupyterLab and Voila)."""
 
+UNTRUSTED_COLOUR = "#ad1457"
+"""The hue that marks what is untrusted (magenta, no level's): white text on it has a contrast of 6.97:1."""
+
 LEVEL_TINTS: dict[Level, str] = {
     level: f"color-mix(in srgb, {colour} 16%, {THEME['background']})" for level, colour in LEVEL_COLOURS.items()
 }
 """A background of each level's hue for table rows: light in a light theme, dark in a dark one."""
 
+_HATCH = (
+    "repeating-linear-gradient(135deg,{tint} 0 6px,"
+    f"color-mix(in srgb, {UNTRUSTED_COLOUR} 38%, {THEME['background']}) 6px 10px)"
+)
 _TABLE = 'style="border-collapse:collapse;font-size:12px;margin:2px 0"'
 _CELL = f"border:1px solid {THEME['border']};padding:2px 6px;text-align:left;vertical-align:top"
 _SCROLL = "overflow-x:auto;max-width:100%"
@@ -126,14 +139,32 @@ def plural(count: int, noun: str) -> str:
 
 
 def badge(level: LabelLike) -> str:
-    """A small label naming ``level`` (a level, or a label with categories: named whole), in its level's hue.
+    """A small label naming ``level`` (a level, or a label with categories: named whole), in its level's hue; an
+    untrusted label starts with ``⚠``.
 
     Examples:
         >>> "#c62828" in badge(Level.RESTRICTED), ">CONFIDENTIAL:hr<" in badge("confidential:hr")
         (True, True)
+        >>> ">⚠ INTERNAL@untrusted<" in badge("INTERNAL@untrusted")
+        True
     """
     label = Label.parse(level)
-    return pill(str(label), LEVEL_COLOURS[label.level])
+    return pill(str(label) if label.trusted else f"⚠ {label}", LEVEL_COLOURS[label.level])
+
+
+def integrity_badge(integrity: Integrity | str) -> str:
+    """A grade in words: ``⚠ untrusted`` in white on ``UNTRUSTED_COLOUR``; ``trusted`` in the theme's text, outlined.
+
+    Examples:
+        >>> ">⚠ untrusted<" in integrity_badge("untrusted"), ">trusted<" in integrity_badge(Integrity.TRUSTED)
+        (True, True)
+    """
+    if Integrity.parse(integrity) is Integrity.UNTRUSTED:
+        return pill("⚠ untrusted", UNTRUSTED_COLOUR, title="written by a session fed content no one vouches for")
+    return (
+        f'<span style="border:1px solid {THEME["border"]};padding:0 5px;border-radius:8px;font-size:85%;'
+        'white-space:nowrap">trusted</span>'
+    )
 
 
 def level_button(button: Any, level: Level) -> None:
@@ -223,13 +254,17 @@ def json_html(data: Any) -> str:
 
 
 def level_row(column: str) -> Callable[[Mapping[str, Any]], str]:
-    """A ``row_style`` tinting each row by the level named in ``column``."""
+    """A ``row_style`` tinting each row by the level named in ``column``, and hatching it when that label is
+    untrusted (stripes of the level's tint and a stronger one: seen in any theme, without reading the badge)."""
 
     def style(row: Mapping[str, Any]) -> str:
         value = row.get(column)
         if not isinstance(value, (str, Level, Label)) or not value:
             return ""
-        return f"background:{LEVEL_TINTS[Label.parse(value).level]}"
+        label = Label.parse(value)
+        if label.trusted:
+            return f"background:{LEVEL_TINTS[label.level]}"
+        return f"background:{_HATCH.format(tint=LEVEL_TINTS[label.level])}"
 
     return style
 

@@ -1,9 +1,14 @@
-"""The session simulator: several sessions side by side, the five tools, taint escalation, live views.
+"""The session simulator: several sessions side by side, the five tools, taint escalation, untrusted input, live
+views.
 
 Every tool call goes through ``memlab.tools.call`` (the store's hooks and the audit apply) and shows its JSON
 result; after any change to the store (a click here, or code calling a session) every session's effective view
 is redrawn, so what one session does visibly changes what the others can and cannot see. Views are computed
 from history (``memlab.widgets.views``), so drawing them adds nothing to the audit.
+
+Each session shows its integrity and floor. "feed untrusted content" is the host's ``lower_integrity`` (as when
+it hands the model a web page): the session's saves are untrusted from then on, marked ``⚠`` and hatched in every
+view; a session opened with a floor of TRUSTED never sees them.
 
 Sessions sit side by side and wrap to a grid as the page narrows (three fit a 1024 px wide page); every text
 field has a visible label, which is also its accessible name.
@@ -25,16 +30,18 @@ import pandas as pd
 
 from memlab import tools
 from memlab.errors import InvalidArgument, MemlabError
-from memlab.labels import Label
+from memlab.labels import Integrity, Label
 from memlab.levels import Level
 from memlab.session import Session
 from memlab.store import MemoryStore
 from memlab.widgets.render import (
     LEVEL_COLOURS,
+    UNTRUSTED_COLOUR,
     Panel,
     alert,
     badge,
     html_table,
+    integrity_badge,
     json_html,
     level_button,
     level_row,
@@ -44,8 +51,17 @@ from memlab.widgets.views import effective_view, versions_table, view_changes
 
 __all__ = ["SessionSpec", "DEFAULT_SESSIONS", "open_session", "tool_arguments", "run_tool", "SessionSimulator"]
 
-SessionSpec = Session | str | tuple[str] | tuple[str, Level | str] | tuple[str, Level | str, str]
-"""A session, or ``(session_id, taint="PUBLIC", agent="main")`` (or just the id) to start one."""
+SessionSpec = (
+    Session
+    | str
+    | tuple[str]
+    | tuple[str, Level | str]
+    | tuple[str, Level | str, str]
+    | tuple[str, Level | str, str, Integrity | str]
+)
+"""A session, or ``(session_id, taint="PUBLIC", agent="main", floor="untrusted")`` (or just the id) to start one."""
+FLOORS = (("untrusted: reads every grade", "untrusted"), ("trusted: hides untrusted", "trusted"))
+"""The floors a new session may have, as the simulator's form offers them (label, value)."""
 
 DEFAULT_SESSIONS: tuple[SessionSpec, ...] = (
     ("public-chat", Level.PUBLIC),
@@ -59,11 +75,14 @@ def open_session(store: MemoryStore, spec: SessionSpec) -> Session:
     """The session ``spec`` names: itself if it is one, else a new session of ``store``.
 
     Raises:
-        InvalidArgument: a bad level or agent, a session id the store already has, or a session of another store.
+        InvalidArgument: a bad level, agent or floor, a session id the store already has, or a session of another
+            store.
 
     Examples:
         >>> open_session(MemoryStore(), ("hr-review", "CONFIDENTIAL", "main")).taint
         Label('CONFIDENTIAL')
+        >>> open_session(MemoryStore(), ("careful", "INTERNAL", "main", "trusted")).floor
+        <Integrity.TRUSTED: 1>
     """
     if isinstance(spec, Session):
         if spec.store is not store:
@@ -72,7 +91,8 @@ def open_session(store: MemoryStore, spec: SessionSpec) -> Session:
     session_id, *rest = (spec,) if isinstance(spec, str) else spec
     taint = rest[0] if rest else Level.PUBLIC
     agent = rest[1] if len(rest) > 1 else "main"
-    return store.session(taint, agent, session_id=session_id)
+    floor = rest[2] if len(rest) > 2 else Integrity.UNTRUSTED
+    return store.session(taint, agent, session_id=session_id, floor=floor)
 
 
 def tool_arguments(
@@ -132,15 +152,18 @@ def _button(description: str, tooltip: str = "") -> widgets.Button:
 
 
 class SessionPanel(Panel):
-    """One session's column: header, tool forms, escalation buttons, last result and effective view.
+    """One session's column: header, tool forms, escalation buttons, untrusted input, last result and effective view.
 
     Attributes:
         session: the session it drives.
         key, content, tags, query, tag: the form's text fields.
         buttons: tool name -> its button.
-        reason: the escalation reason field; escalate_buttons: level -> its button (enabled only above the taint).
-        header, result, view: HTML showing who the session is, its last result JSON, and its effective view
-            (entries that appeared or changed since the last drawing are marked ``new``; vanished keys are named).
+        reason: the reason field (escalation and untrusted input); escalate_buttons: level -> its button (enabled
+            only above the taint).
+        source, feed_button: what the host feeds the session, and the button that does (``lower_integrity``).
+        header, result, view: HTML showing who the session is (taint, integrity, floor, what lowered it), its last
+            result JSON, and its effective view at its floor (entries that appeared or changed since the last
+            drawing are marked ``new``; vanished keys are named; untrusted ones are marked ``⚠`` and hatched).
     """
 
     def __init__(self, session: Session) -> None:
@@ -149,7 +172,15 @@ class SessionPanel(Panel):
         self.tags = _text("tags", "comma-separated")
         self.query = _text("query", "natural language", in_row=True)
         self.tag = _text("tag", "optional filter", in_row=True)
-        self.reason = _text("reason", "why the taint goes up")
+        self.reason = _text("reason", "why, for the audit")
+        self.source = _text("source", "what was fed", in_row=True)
+        self.source.value = "web page"
+        self.source.layout.min_width = "170px"  # a narrow column puts the button below rather than cut the source
+        self.feed_button = _button(
+            "⚠ feed untrusted content", "the host hands this session content no one vouches for: lower_integrity"
+        )
+        self.feed_button.style.button_color, self.feed_button.style.text_color = UNTRUSTED_COLOUR, "#ffffff"
+        self.feed_button.on_click(lambda _: self.feed())
         self.buttons = {tool: _button(tool.removeprefix("memory_"), tool) for tool in TOOLS}
         for tool, button in self.buttons.items():
             button.on_click(lambda _, tool=tool: self.call(tool))
@@ -176,6 +207,7 @@ class SessionPanel(Panel):
                 row([self.tag, self.buttons["memory_list"]]),
                 self.reason,
                 row(list(self.escalate_buttons.values())),
+                row([self.source, self.feed_button]),
                 self.result,
                 self.view,
             ],
@@ -201,21 +233,47 @@ class SessionPanel(Panel):
         except MemlabError as error:
             self.result.value = json_html({"error": {"code": error.code, "message": str(error)}})
 
+    def feed(self) -> None:
+        """Feed the session untrusted content from ``source`` (the host's ``lower_integrity``): its saves are
+        untrusted from now on. The store's change redraws every session; a session already untrusted only notes
+        the source, so its header is redrawn here."""
+        source = self.source.value.strip()
+        try:
+            self.session.lower_integrity(source=source, reason=self.reason.value.strip())
+            self.result.value = (
+                f"<b>fed untrusted content</b> from {html.escape(source)}: it saves at {badge(self.session.taint)}"
+            )
+        except MemlabError as error:
+            self.result.value = json_html({"error": {"code": error.code, "message": str(error)}})
+        self.header.value = self._header()
+
+    def _header(self) -> str:
+        session = self.session
+        trusting = (
+            "floor <b>trusted</b>: untrusted memories hidden"
+            if session.floor is Integrity.TRUSTED
+            else "floor untrusted: reads every grade"
+        )
+        lowered = f" from {html.escape(', '.join(session.distrust))}" if session.distrust else ""
+        return (
+            f"<b>{html.escape(session.id)}</b> · agent <code>{html.escape(session.agent)}</code> · taint "
+            f"{badge(session.taint)}<br><small>integrity {integrity_badge(session.integrity)}{lowered}<br>"
+            f"{trusting}</small>"
+        )
+
     def refresh(self, versions: pd.DataFrame | None = None) -> None:
-        """Redraw the header, the escalation buttons and the effective view at the live taint.
+        """Redraw the header, the escalation buttons and the effective view at the live taint and the floor.
 
         Args:
             versions: ``versions_table`` of the session's agent, when the caller has read it already.
         """
         session, taint, label = self.session, self.session.taint, self.session.label
         self.widget.layout.border = f"2px solid {LEVEL_COLOURS[label.level]}"
-        self.header.value = (
-            f"<b>{html.escape(session.id)}</b> · agent <code>{html.escape(session.agent)}</code> · taint {badge(taint)}"
-        )
+        self.header.value = self._header()
         for level, button in self.escalate_buttons.items():  # a level at or below the taint's is no escalation
             button.disabled = level <= label.level
             button.layout.display = "none" if level <= label.level else None
-        view = effective_view(session.store, session.agent, taint, versions=versions)
+        view = effective_view(session.store, session.agent, taint, floor=session.floor, versions=versions)
         changes, self._drawn = view_changes(self._drawn, view), view
         # Four narrow columns fit a session's column; "new" marks the key itself.
         new = set(changes["new"])
@@ -245,12 +303,12 @@ class SessionSimulator(Panel):
 
     Args:
         store: the store the sessions use.
-        sessions: sessions or specs ``(session_id, taint, agent)`` (see ``SessionSpec``); by default three
+        sessions: sessions or specs ``(session_id, taint, agent, floor)`` (see ``SessionSpec``); by default three
             sessions at PUBLIC, INTERNAL and CONFIDENTIAL. A spec starts a new session, so its id must be new.
 
     Attributes:
         panels: one ``SessionPanel`` per session, in order; ``panel(session_id)`` finds one.
-        new_id, new_taint, new_agent, add_button: the form that adds a session.
+        new_id, new_taint, new_agent, new_floor, add_button: the form that adds a session.
 
     Examples:
         >>> sim = SessionSimulator(MemoryStore(), [("alice-public", "PUBLIC", "main")])
@@ -276,11 +334,14 @@ class SessionSimulator(Panel):
         self.new_agent = widgets.Text(
             value="main", description="agent", style=small, layout=widgets.Layout(width="160px")
         )
+        self.new_floor = widgets.Dropdown(
+            description="floor", options=FLOORS, style=small, layout=widgets.Layout(width="260px")
+        )
         self.add_button = _button("add session")
         self.add_button.on_click(lambda _: self._add_from_form())
         self.status = widgets.HTML()
         adding = widgets.HBox(
-            [self.new_id, self.new_taint, self.new_agent, self.add_button, self.status],
+            [self.new_id, self.new_taint, self.new_agent, self.new_floor, self.add_button, self.status],
             layout=widgets.Layout(flex_flow="row wrap"),
         )
         self.widget = widgets.VBox([self.row, adding], layout=widgets.Layout(width="100%"))
@@ -333,7 +394,7 @@ class SessionSimulator(Panel):
     def _add_from_form(self) -> None:
         spec = (self.new_id.value.strip() or f"session-{len(self.panels) + 1}", self.new_taint.value)
         try:
-            self.add_session((*spec, self.new_agent.value.strip()))
+            self.add_session((*spec, self.new_agent.value.strip(), self.new_floor.value))
             self.status.value, self.new_id.value = "", ""
         except MemlabError as error:
             self.status.value = alert(str(error))
