@@ -598,8 +598,14 @@ def bench_size(corpus: Corpus, size: int, args: argparse.Namespace, workdir: Pat
         ]
         if name == "file":
             targets += [
-                Target(f"{read} p50 (file)", gate[f"{read} gated"].median, gate[f"{read} ungated"].median,
-                       "no read gate", "µs", GATE_TARGET)
+                Target(
+                    f"{read} p50 (file)",
+                    gate[f"{read} gated"].median,
+                    gate[f"{read} ungated"].median,
+                    "no read gate",
+                    "µs",
+                    GATE_TARGET,
+                )
                 for read in ("get", "list")
             ]
         for taint in LEVELS:

@@ -135,9 +135,7 @@ class Label:
         return str(self)
 
     @classmethod
-    def of(
-        cls, level: Level | str, categories: object = (), integrity: Integrity | str = Integrity.TRUSTED
-    ) -> Label:
+    def of(cls, level: Level | str, categories: object = (), integrity: Integrity | str = Integrity.TRUSTED) -> Label:
         """The label of ``level``, ``categories`` (names, in any order and letter case) and ``integrity``, each
         checked.
 
@@ -203,9 +201,7 @@ class Label:
         """
         if type(other) is not Label:
             other = Label.parse(other)
-        return (
-            self.level <= other.level and self.categories <= other.categories and self.integrity >= other.integrity
-        )
+        return self.level <= other.level and self.categories <= other.categories and self.integrity >= other.integrity
 
     def join(self, other: Label) -> Label:
         """The least label both ``self`` and ``other`` flow to: the higher level, every category of either, the

@@ -189,9 +189,7 @@ class Policy:
     def view_rules(self) -> ViewRules:
         """What storage needs of this policy to keep its views: readability, shadow order, statistics scope."""
         return ViewRules(
-            readable=frozenset(
-                (c, t) for c in Level for t in Level if self.readable(Label.parse(c), Label.parse(t))
-            ),
+            readable=frozenset((c, t) for c in Level for t in Level if self.readable(Label.parse(c), Label.parse(t))),
             shadow_before_match=self.shadow_before_match,
             global_statistics=self.global_statistics,
             shadowing=self.shadowing,

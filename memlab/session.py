@@ -400,9 +400,7 @@ class Session:
         given = dict(raw) if type(raw) is dict or isinstance(raw, Mapping) else {}
         return ToolCall(tool, given, taint=taint, agent=self.agent, session_id=self.id)
 
-    def _failure(
-        self, taint: Label, call: ToolCall, error: Exception, *, write: bool = True
-    ) -> MemlabError:
+    def _failure(self, taint: Label, call: ToolCall, error: Exception, *, write: bool = True) -> MemlabError:
         """What the caller of a failed call gets: a ``MemlabError`` as it is, anything else as an
         ``InternalError`` (audited with its class name only); its audit row is written here when ``write`` (no
         storage call wrote one)."""
@@ -415,9 +413,7 @@ class Session:
             self.store.storage.append_audit(self._event(taint, call)(outcome=outcome, message=message))
         return failure
 
-    def _event(
-        self, taint: Label, call: ToolCall, args: Mapping[str, Any] | None = None
-    ) -> partial[AuditEvent]:
+    def _event(self, taint: Label, call: ToolCall, args: Mapping[str, Any] | None = None) -> partial[AuditEvent]:
         """The call's audit event, to be completed with its outcome and records once they are known.
 
         It holds identifiers, never content: the validated key and query, or for a rejected call the given
@@ -474,9 +470,7 @@ class Session:
                 return failed(audit.event, refusal[0])
             return audit.event(outcome="not_found")
 
-        memory = audit.written_with(
-            self.store.storage.effective, self.agent, self._reader(taint), key, audit=complete
-        )
+        memory = audit.written_with(self.store.storage.effective, self.agent, self._reader(taint), key, audit=complete)
         if refusal:
             raise refusal[0]
         return memory

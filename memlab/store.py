@@ -398,7 +398,10 @@ class MemoryStore:
         self.check_label(label, floor=Integrity.parse(floor))
         view = self.storage.effective_view(agent, reader(label, Integrity.parse(floor)))
         return pd.DataFrame(
-            [{**memory.__dict__, "classification": str(memory.label), "integrity": str(memory.integrity)} for memory in view],
+            [
+                {**memory.__dict__, "classification": str(memory.label), "integrity": str(memory.integrity)}
+                for memory in view
+            ],
             columns=["key", "content", "tags", "classification", "integrity", "version", "saved_at", "saved_by"],
         )
 
@@ -495,13 +498,22 @@ class MemoryStore:
             raise InvalidArgument(f"an endorsement is an auditor's act, not session {by!r}'s")
         at = self.now()
         event = AuditEvent(
-            at=at, session_id=by, agent=agent, taint=Label.parse(max(Level)), tool="endorse", key=key,
+            at=at,
+            session_id=by,
+            agent=agent,
+            taint=Label.parse(max(Level)),
+            tool="endorse",
+            key=key,
             message=arguments.audit_text(reason, 200),
         )
         live = _live_untrusted(self.storage.history_rows(agent, key) if agent in self.storage.agents() else [])
         if wanted is not None:
-            live = [row for row in live if Label.parse(row["classification"]).level is wanted.level
-                    and Label.parse(row["classification"]).categories == wanted.categories]
+            live = [
+                row
+                for row in live
+                if Label.parse(row["classification"]).level is wanted.level
+                and Label.parse(row["classification"]).categories == wanted.categories
+            ]
         failure: Exception | None = None
         if not live:
             failure = NotFound(f"no untrusted version of {key!r} to endorse" + (f" at {wanted}" if wanted else ""))
@@ -517,7 +529,10 @@ class MemoryStore:
         endorsed = f"{key}@{untrusted}/v{row['version']}"
         new = NewVersion(key, row["content"], tuple(row["tags"]), at, row["source"], row["occurred_at"])
         (memory,) = self.storage.save_many(
-            agent, Label(untrusted.level, untrusted.categories), [new], saved_by=by,
+            agent,
+            Label(untrusted.level, untrusted.categories),
+            [new],
+            saved_by=by,
             audit=lambda memory: dataclasses.replace(event, records=(memory.ref(), endorsed)),
         )
         self.notify()

@@ -96,6 +96,8 @@ _NONE = (None,) * len(_LEVELS)
 def _plain(label: Label | Level) -> bool:
     """Whether ``label`` is an untrusted label without categories: in the levels' views below trusted versions."""
     return type(label) is Label and not label.categories and label.integrity is Integrity.UNTRUSTED
+
+
 _LATTICE = frozenset(
     (classification, taint) for classification, taint in product(Level, Level) if can_flow_to(classification, taint)
 )

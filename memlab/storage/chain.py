@@ -120,10 +120,12 @@ def version_digest(
     return _digest("version", agent, key, classification, version, saved_at, saved_by, commitment, distrust)
 
 
-def version_digester(agent: str, saved_by: str, distrust: str | None = None) -> Callable[[str, int | str, int, str, str], str]:
-    """``version_digest`` of ``agent``'s versions saved by ``saved_by`` (with ``distrust``), as a function of (key, classification,
-    version, saved_at, commitment), the constant parts encoded once: for a batch of seals. ``commitment`` must be
-    a commitment (hex digits, which JSON writes as they are).
+def version_digester(
+    agent: str, saved_by: str, distrust: str | None = None
+) -> Callable[[str, int | str, int, str, str], str]:
+    """``version_digest`` of ``agent``'s versions saved by ``saved_by`` (with ``distrust``), as a function of (key,
+    classification, version, saved_at, commitment), the constant parts encoded once: for a batch of seals.
+    ``commitment`` must be a commitment (hex digits, which JSON writes as they are).
 
     Examples:
         >>> digest = version_digester("main", "s1")

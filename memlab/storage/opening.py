@@ -11,7 +11,14 @@ from pathlib import Path
 
 from memlab.errors import SchemaError
 from memlab.search.analyzers import Analyzer
-from memlab.storage.schema import FORMAT, SCHEMA_VERSION, add_late_objects, check_meta, ensure_schema, lacks_late_objects
+from memlab.storage.schema import (
+    FORMAT,
+    SCHEMA_VERSION,
+    add_late_objects,
+    check_meta,
+    ensure_schema,
+    lacks_late_objects,
+)
 from memlab.storage.upgrade import UPGRADABLE, upgrade
 from memlab.viewrules import ViewRules
 

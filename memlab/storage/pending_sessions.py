@@ -62,7 +62,9 @@ class PendingSessions:
             return []
         rows = list(self._rows.values())
         try:
-            self._conn.executemany("INSERT INTO sessions (id, agent, taint, created_at, floor) VALUES (?, ?, ?, ?, ?)", rows)
+            self._conn.executemany(
+                "INSERT INTO sessions (id, agent, taint, created_at, floor) VALUES (?, ?, ?, ?, ?)", rows
+            )
         except sqlite3.IntegrityError as error:
             for session_id, *_ in rows:
                 if self._conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():

@@ -10,8 +10,7 @@ from memlab.levels import Level
 from memlab.records import Memory
 
 MEMORY_COLUMNS = (
-    "m.key, m.content, m.tags, m.classification, m.version, m.saved_at, m.saved_by, m.source, m.occurred_at, "
-    "m.distrust"
+    "m.key, m.content, m.tags, m.classification, m.version, m.saved_at, m.saved_by, m.source, m.occurred_at, m.distrust"
 )
 
 _LEVELS = {int(level): Label.parse(level) for level in Level}

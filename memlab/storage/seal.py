@@ -210,8 +210,9 @@ def check_sessions(
     """Sessions (id, agent, starting taint) and taint events (session id, from, to; in order) against the
     audited calls: every audited session exists, of the agent its calls name; its escalations climb from its
     starting taint, each from where the last ended (a lowered integrity is a taint event too: a taint's integrity
-    only goes down); every call was made at a taint it held; no purge or endorsement names a session. What no audited call
-    contradicts (an escalation after a session's last call, a session never used, a reason) is not checked."""
+    only goes down); every call was made at a taint it held; no purge or endorsement names a session. What no
+    audited call contradicts (an escalation after a session's last call, a session never used, a reason) is not
+    checked."""
     problems: list[str] = []
     held: dict[str, tuple[str, list[str]]] = {}
     for session_id, agent, taint in sessions:
@@ -296,7 +297,9 @@ def check_versions(rows: Iterable[Sequence[Any]], audited: Audited, prefix: str,
                 problems.append(f"{where}: its content, tags or context do not match its commitment (edited)")
         elif (agent, ref) not in purges or salt is not None or content or source or occurred_at:
             problems.append(f"{where}: marked purged, but no purge of it is audited (or content remains)")
-        digest = chain.version_digest(agent, key, stored(label), version, saved_at, saved_by, commitment or "", distrust)
+        digest = chain.version_digest(
+            agent, key, stored(label), version, saved_at, saved_by, commitment or "", distrust
+        )
         if (agent, ref) not in saves:
             problems.append(f"{where}: no audited save wrote it (forged, or its level, key or version edited)")
         elif saves[agent, ref] != digest:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import pandas as pd
 
 from memlab.errors import InvalidArgument
-from memlab.labels import Integrity, Label, LabelLike, reader
+from memlab.labels import Integrity, Label, LabelLike
 from memlab.levels import Level
 from memlab.store import MemoryStore
 
@@ -83,7 +83,7 @@ def _annotate(history: pd.DataFrame, store: MemoryStore, agent: str) -> pd.DataF
     rows = list(zip(history["key"], history["classification"], history["version"], strict=True))
     for floor in floors(store):
         for taint in Level:
-            view = store.view(reader(taint, floor), agent)
+            view = store.view(taint, agent, floor=floor)
             seen = set(zip(view["key"], view["classification"], view["version"], strict=True))
             column = pd.Series([row in seen for row in rows], index=history.index, dtype=bool)
             history[seen_column(taint, floor)] = column
@@ -147,7 +147,7 @@ def effective_view(
     """
     taint, floor = Label.parse(taint), Integrity.parse(floor)
     if versions is None or taint.categories:  # the history's columns are the four levels'
-        return store.view(reader(taint, floor), agent)[VIEW_COLUMNS]
+        return store.view(taint, agent, floor=floor)[VIEW_COLUMNS]
     return versions[versions[seen_column(taint, floor)]].reset_index(drop=True)[VIEW_COLUMNS]
 
 
