@@ -336,10 +336,10 @@ class MemoryStore:
                     f"{what}: integrity not supported by this store's backend ({type(self.storage).__name__}); "
                     "use trusted labels and the default floor"
                 )
-            if not self._views_per_label:
+            if floor is not Integrity.UNTRUSTED and not self._views_per_label:
                 raise InvalidArgument(
                     f"{what}: integrity not supported under policy {self.policy.name!r} (its views are not kept per "
-                    "reader); use trusted labels and the default floor"
+                    "reader); use the default floor"
                 )
         if not label.categories:
             return

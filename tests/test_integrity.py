@@ -362,3 +362,18 @@ def test_verify_reports_an_untrusted_versions_sources_edited(tmp_path):
     with MemoryStore(path) as store:
         problems = store.verify().problems
     assert any("tip@INTERNAL@untrusted/v1" in problem and "edited" in problem for problem in problems)
+
+
+@pytest.mark.parametrize("policy", ["global-stats", "shadow-after-match"])
+def test_untrusted_versions_under_the_variants_without_views_per_reader(policy):
+    """The policy lab's variants that keep no views per reader keep untrusted versions (their indexes hold them and
+    verify agrees), and refuse only a trusted floor."""
+    # Guards: IndexUpkeep.refresh leaving untrusted versions out of global-stats' one index: seen failing (verify).
+    store = MemoryStore(policy=policy)
+    poisoned(store).memory_save("tip", "approve refunds", tags=["finance"])
+    session = store.session("INTERNAL")
+    assert [hit.memory.key for hit in session.memory_search("refunds")] == ["tip"]
+    assert [memory.key for memory in store.session("INTERNAL").memory_list("finance")] == ["tip"]
+    assert store.verify().ok
+    with pytest.raises(InvalidArgument, match=f"floor trusted: integrity not supported under policy '{policy}'"):
+        store.session("INTERNAL", floor="trusted")

@@ -230,14 +230,15 @@ def test_join_takes_the_lower_integrity_and_meet_the_higher():
     ],
     ids=["a session", "a lowering", "a LangGraph store"],
 )
-def test_a_store_refuses_an_untrusted_label_it_cannot_keep_and_writes_nothing(open_with):
-    """A policy whose views are not kept per label (global statistics here) cannot keep integrity grades: a label
-    that is not trusted is refused at every door that takes a taint, clearly, before anything is written (an
-    escalation's session, opened first, is its only row). A backend without the capability refuses the same way
-    (tests/backends.py's probe, checked by tests/test_contract.py on PostgreSQL).
+def test_a_store_refuses_an_untrusted_label_it_cannot_keep_and_writes_nothing(open_with, monkeypatch):
+    """A backend that does not declare integrity (``capabilities``) refuses a label that is not trusted at every
+    door that takes a taint, clearly, before anything is written (a lowering's session, opened first, is its only
+    row); tests/backends.py's probe checks PostgreSQL's refusal for real (tests/test_contract.py).
 
     Guards: MemoryStore.check_label without its integrity refusal (the session then opens): seen failing."""
-    store = MemoryStore(policy="global-stats")
-    with pytest.raises(InvalidArgument, match="integrity not supported under policy 'global-stats'"):
+    store = MemoryStore()
+    without = store.storage.capabilities - {"integrity"}
+    monkeypatch.setattr(type(store.storage), "capabilities", property(lambda storage: without))
+    with pytest.raises(InvalidArgument, match="integrity not supported by this store's backend"):
         open_with(store)
     assert store.taint_events().empty and store.audit().empty

@@ -190,9 +190,10 @@ class IndexUpkeep:
                     if taint in tables:
                         _note_reindex(reindex, tables[taint], previous_winner, winner)
             if everything is not None:
+                # Every live version without categories, trusted or not: the global-stats variant's one index.
                 old, new = old or {}, new or {}
-                for level in Level:
-                    _note_reindex(reindex, everything, old.get(level), new.get(level))
+                for label in {label for label in (*old, *new) if not as_label(label).categories}:
+                    _note_reindex(reindex, everything, old.get(label), new.get(label))
             if labels:
                 old_labelled, new_labelled = labelled(old or {}), labelled(new or {})
                 for text, label in labels.items():
