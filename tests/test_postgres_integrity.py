@@ -12,7 +12,7 @@ import hmac
 
 import psycopg
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 
 from memlab import Level, MemoryStore
 from memlab.labels import Integrity, Label
@@ -236,11 +236,20 @@ def test_nothing_a_trusted_floor_reads_in_the_tables_moves_with_untrusted_saves(
 # -- the two-world property, on PostgreSQL ----------------------------------------------------------------------
 
 
+# Each example makes two databases: a few examples at random, and the plainest poisoning always.
+POISONED_THEN_READ = (
+    {"careful-a": Level.PUBLIC, "careful-b": Level.INTERNAL, "web": Level.PUBLIC, "lowered": Level.PUBLIC},
+    [("web", "memory_save", {"key": "k", "content": "alice"}), ("careful-a", "memory_get", {"key": "k"})],
+)
+
+
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(case=two_worlds())
+@example(case=POISONED_THEN_READ)
 def test_a_trusted_floor_cannot_observe_untrusted_writers_on_postgres(case):
     """tests/test_integrity_noninterference.py's property, each world a fresh PostgreSQL database."""
-    # Guards: trust first missing from views.search_sql (an untrusted version shadows a trusted one in a search)
+    # Guards: the floor dropped from both the read policy (gate._readable) and the store's own conditions
+    # (views.LIVE, views.readable): caught by the example (40 random examples alone did not find it)
     assert not interferes(case, backend="postgres")
 
 
@@ -249,6 +258,7 @@ def test_a_trusted_floor_cannot_observe_untrusted_writers_on_postgres(case):
 def test_scores_come_from_the_trusted_view_alone_on_postgres(case):
     """Careful and untrusted saves of the same words, then a careful search: the scores and their order are those
     of the trusted view alone (each ranking reads only its document; ties go in the order of readable saves)."""
+    # Guards: the floor dropped from both the read policy and the store's own conditions (found in 8 examples)
     assert not interferes(case, backend="postgres")
 
 
