@@ -7,6 +7,7 @@ before integrity opens wholly trusted.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 
@@ -14,8 +15,9 @@ import psycopg
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 
-from memlab import Level, MemoryStore
+from memlab import Denied, Level, MemoryStore
 from memlab.labels import Integrity, Label
+from memlab.records import AuditEvent, NewVersion
 from memlab.storage.postgres import claim
 from tests.conftest import fixed_clock
 from tests.pgserver import running_server
@@ -293,6 +295,27 @@ def test_an_endorsement_is_chained_with_the_auditors_acts(pg_url):
         assert rows == [("RESTRICTED", "endorse")]
         grades = owner.execute("SELECT integrity, saved_by FROM memories WHERE key = 'wifi' ORDER BY id").fetchall()
         assert grades == [(0, "web-0"), (1, "auditor")]
+
+
+@pytest.mark.parametrize(("tool", "taint"), [("memory_save", "CONFIDENTIAL"), ("endorse", "CONFIDENTIAL")])
+def test_a_save_audited_at_another_label_is_refused_unless_it_is_an_endorsement(pg_url, tool, taint):
+    """A save whose audit row names a label other than its versions' (a policy that writes down) is refused by the
+    database, as before integrity; only an endorsement, audited at the top label, goes to the auditor's chain."""
+    # Guards: save_many sending any save's rows to the chain its events name (a write-down admitted)
+    with MemoryStore(pg_url, clock=fixed_clock) as store:
+        storage = store.storage
+        storage.add_session("s", "main", Label.parse(taint), "now")
+        event = AuditEvent("now", "s", "main", Label.parse(taint), tool)
+        with pytest.raises(Denied, match="row-level security"):
+            storage.save_many(
+                "main",
+                Label.parse("PUBLIC"),
+                [NewVersion("k", "v", (), "now")],
+                saved_by="s",
+                audit=lambda memory: dataclasses.replace(event, records=(memory.ref(),)),
+            )
+        assert storage.history_rows("main") is not None and list(storage.history_rows("main")) == []
+        assert store.verify().ok
 
 
 # -- a store made before integrity --------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from typing import Any
 
 from memlab.errors import InvalidArgument
 from memlab.labels import Ambiguous, Integrity, Label
+from memlab.levels import Level
 from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.search.query import query_terms
 from memlab.search.ranking import Ranking, when_words
@@ -180,15 +181,14 @@ class PostgresStorage(Connection):
                 f"VALUES ({', '.join(['%s'] * 8)}, %s::text[], %s, %s::text[], {', '.join(['%s'] * 6)})"
             )
             events = [audit(memory) for memory in saved]
-            chained = label_of(events[0].taint)
-            if chained == label:
+            if not _endorsements(events, label):
                 self._append_audits(cursor, agent, head, events, digests, versions=(insert, rows))
-            else:
-                # An auditor's act: the versions written under the claim of their label, the audit rows under
-                # the claim of their own, in its chain (locked after the keys, as every chain is).
-                cursor.executemany(insert, rows)
-                self._claim(cursor, agent, chained, chained.integrity)
-                self._append_audits(cursor, agent, lock_head(cursor, agent, chained), events, digests)
+                return saved
+            # An auditor's act: the versions written under the claim of their label, the audit rows under the
+            # claim of the top label, in its chain (locked after the keys, as every chain is).
+            cursor.executemany(insert, rows)
+            self._claim(cursor, agent, _AUDITORS, _AUDITORS.integrity)
+            self._append_audits(cursor, agent, lock_head(cursor, agent, _AUDITORS), events, digests)
             return saved
 
         return self._session(agent, label, work, audited=False)
@@ -512,6 +512,17 @@ class PostgresStorage(Connection):
     def close(self) -> None:
         self._pool.close()
         self._owner.close()
+
+
+_AUDITORS = Label.parse(max(Level))
+"""The chain of the auditor's acts (purges, endorsements): the top label's, trusted."""
+
+
+def _endorsements(events: Sequence[AuditEvent], label: Label) -> bool:
+    """Whether a save's audit ``events`` are an auditor's endorsement (``MemoryStore.endorse``), whose rows go to
+    the auditor's chain; any other save is audited at its versions' label, and the database refuses a row at
+    another (a write-down is refused so)."""
+    return label != _AUDITORS and all(event.tool == "endorse" and event.taint == _AUDITORS for event in events)
 
 
 def _claimed(label: Label) -> dict[str, Any]:
