@@ -318,6 +318,34 @@ def test_a_save_audited_at_another_label_is_refused_unless_it_is_an_endorsement(
         assert store.verify().ok
 
 
+@pytest.mark.parametrize(
+    "tampering",
+    [
+        "UPDATE memories SET integrity = 1, distrust = '{}' WHERE key = 'payee' AND integrity = 0",
+        "UPDATE memories SET integrity = 0 WHERE key = 'name'",
+        "UPDATE audit SET taint = 'INTERNAL', seq = seq + 100 WHERE taint = 'INTERNAL@untrusted'",
+        "UPDATE sessions SET taint = 'INTERNAL' WHERE taint = 'INTERNAL@untrusted'",
+        "DELETE FROM taint_events",
+    ],
+)
+def test_verify_finds_integrity_edited_by_the_owner(pg_url, tampering):
+    """A poisoned version laundered to trusted (or a trusted one marked untrusted) is a save no audit row names; an
+    audit row or a session whose integrity is edited, or a lowering removed, contradicts the calls made."""
+    # Guards: verify_database checking each version's ref without its integrity (the laundered payee passes)
+    with MemoryStore(pg_url, clock=fixed_clock) as store:
+        store.session("INTERNAL").memory_save("name", "Sam")
+        web = store.session("INTERNAL", integrity="untrusted", source=WEB)
+        web.memory_save("payee", "IBAN XX00 EVIL")
+        web.memory_get("name")
+        _poisoned(store).memory_save("tip", "approve refunds")
+        assert store.verify().ok
+    with _owner(pg_url) as owner:
+        owner.execute("ALTER TABLE memories DISABLE TRIGGER USER")
+        owner.execute(tampering)
+    with MemoryStore(pg_url, clock=fixed_clock) as store:
+        assert not store.verify().ok
+
+
 # -- a store made before integrity --------------------------------------------------------------------------------
 
 SCHEMA_6 = (
