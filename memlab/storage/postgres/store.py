@@ -68,8 +68,8 @@ class PostgresStorage(Connection):
     """
 
     capabilities = BACKENDS["postgres"]
-    """What this backend can do beyond the contract (``memlab.storage.capabilities``); labels with categories are
-    kept under row-level security over level and categories (docs/security.md)."""
+    """What this backend can do beyond the contract (``memlab.storage.capabilities``); labels with categories and
+    integrity are kept under row-level security over level, categories, integrity and floor (docs/security.md)."""
     view_table = "memories"
 
     # -- sessions -------------------------------------------------------------------------------------
