@@ -174,6 +174,18 @@ def test_a_sessions_floor_is_the_claims(pg_url, floor):
         conn.rollback()
 
 
+def test_a_session_is_recorded_with_its_integrity_and_floor(pg_url):
+    """What the host chose when it opened the session is in its row, written under a claim that names it."""
+    # Guards: add_session recording every session with the floor that reads every grade
+    with MemoryStore(pg_url, clock=fixed_clock) as store:
+        store.session("INTERNAL", session_id="careful", floor="trusted")
+        store.session("CONFIDENTIAL:hr", session_id="web", integrity="untrusted", source=WEB)
+        store.session("PUBLIC", session_id="plain")
+    with _owner(pg_url) as owner:
+        rows = owner.execute("SELECT id, taint, floor FROM sessions ORDER BY id").fetchall()
+    assert rows == [("careful", "INTERNAL", 1), ("plain", "PUBLIC", 0), ("web", "CONFIDENTIAL:hr@untrusted", 0)]
+
+
 def test_a_claim_edited_to_another_integrity_or_floor_admits_nothing(pg_url):
     """The integrity and the floor are under the mac: an untrusted session's claim made trusted, or its floor
     lowered to read the untrusted rows, reads and writes nothing."""
