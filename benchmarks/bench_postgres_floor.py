@@ -166,7 +166,7 @@ class Floor:
         with self.conn.pipeline():
             self._begin(taint)
             head = self.conn.execute(HEAD, (AGENT, taint))
-            parameters = {"terms": terms, "agent": AGENT, "level": taint, "categories": [], "limit": limit}
+            parameters = {"terms": terms, "agent": AGENT, "level": taint, "categories": [], "floor": 0, "limit": limit}
             rows = self.conn.execute(self.search_sql, parameters).fetchall()
             refs = [f"{row[0]}@{NAMES[row[3]]}/v{row[4]}" for row in rows]
             self._audit(head, session, taint, "memory_search", None, query, refs)

@@ -470,7 +470,14 @@ class Session:
                 return failed(audit.event, refusal[0])
             return audit.event(outcome="not_found")
 
-        memory = audit.written_with(self.store.storage.effective, self.agent, self._reader(taint), key, audit=complete)
+        memory = audit.written_with(
+            self.store.storage.effective,
+            self.agent,
+            self._reader(taint),
+            key,
+            audit=complete,
+            integrity=taint.integrity,
+        )
         if refusal:
             raise refusal[0]
         return memory
@@ -483,6 +490,7 @@ class Session:
             query,
             max_results,
             audit=lambda hits: audit.event(records=self._readable_refs(taint, [hit.memory for hit in hits])),
+            integrity=taint.integrity,
         )
 
     def _memory_list(self, taint: Label, audit: CallAudit, *, tag: str | None) -> list[Memory]:
@@ -492,6 +500,7 @@ class Session:
             self._reader(taint),
             tag=tag,
             audit=lambda view: audit.event(records=self._readable_refs(taint, view)),
+            integrity=taint.integrity,
         )
 
     def _memory_recall(self, taint: Label, audit: CallAudit, *, budget_chars: int) -> str:
@@ -504,7 +513,13 @@ class Session:
             shown.append(text)
             return audit.event(records=self._readable_refs(taint, memories))
 
-        audit.written_with(self.store.storage.effective_view, self.agent, self._reader(taint), audit=complete)
+        audit.written_with(
+            self.store.storage.effective_view,
+            self.agent,
+            self._reader(taint),
+            audit=complete,
+            integrity=taint.integrity,
+        )
         return shown[0]
 
     def _memory_delete(self, taint: Label, audit: CallAudit, *, key: str) -> Memory:

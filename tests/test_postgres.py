@@ -405,7 +405,7 @@ def test_a_schema_1_store_gains_the_context_columns_in_place(pg_url):
         assert [h.memory.key for h in s.memory_search("tea November")] == ["note"]
         assert s.memory_get("plan").source is None and store.verify().ok
     with psycopg.connect(pg_url, autocommit=True, options="-c search_path=memlab") as conn:
-        assert conn.execute("SELECT value FROM memlab_meta WHERE name = 'schema_version'").fetchone() == ("6",)
+        assert conn.execute("SELECT value FROM memlab_meta WHERE name = 'schema_version'").fetchone() == ("7",)
 
 
 def test_a_schema_2_store_trades_its_forgeable_policies_for_the_claim(pg_url):
@@ -691,7 +691,14 @@ def test_a_search_finds_its_matches_once_whatever_the_store_s_size(pg_url):
         calls = "SELECT funcname, calls FROM pg_stat_xact_user_functions"
         for _ in range(8):  # and so again, prepared: PostgreSQL plans the sixth execution on for any parameters
             before = dict(conn.execute(calls).fetchall())
-            parameters = {"terms": "note | thing", "agent": "main", "level": 1, "categories": [], "limit": 10}
+            parameters = {
+                "terms": "note | thing",
+                "agent": "main",
+                "level": 1,
+                "categories": [],
+                "floor": 0,
+                "limit": 10,
+            }
             rows = conn.execute(sql, parameters, prepare=True).fetchall()
             made = {name: count - before.get(name, 0) for name, count in conn.execute(calls).fetchall()}
             assert len(rows) == 10 and made["matches"] == 1, made

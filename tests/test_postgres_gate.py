@@ -387,8 +387,8 @@ def test_a_policy_that_admits_exactly_the_claim_verifies_it_once(pg_url):
     """Every call locks its chain's head, appends an audit row and moves the head, each through policies that
     admit a row only at exactly the claim: each comparison verifies the claim once (the MAC over the claim costs
     ~8 µs of server CPU per verification), where a sub-select per column verified it three times, six for the
-    move's USING and WITH CHECK. The reads' policy, which compares by ``<=`` and ``<@``, still verifies per
-    column (three): a row comparison has one operator for all of its columns.
+    move's USING and WITH CHECK. The reads' policy, which compares by ``<=``, ``<@`` and ``>=``, still verifies
+    per column (four: agent, level, categories, floor): a row comparison has one operator for all of its columns.
 
     Guards: the chain_heads and audit policies with a sub-select per column (``agent = (SELECT
     claimed_agent()) AND taint = (SELECT claimed_taint()) AND ...``): seen 3 for the head's lock."""
@@ -412,7 +412,7 @@ def _assert_verified_once(pg_url: str) -> None:
         (seq,) = conn.execute(f"SELECT seq FROM {head}").fetchone()
         assert _verifications(conn, OWN_WRITES["an audit row"]) == 1
         assert _verifications(conn, f"UPDATE {head.replace(' WHERE', ' SET seq = seq + 1 WHERE')}") == 2
-        assert _verifications(conn, "SELECT key FROM memories WHERE agent = 'main' AND key = 'k'") == 3
+        assert _verifications(conn, "SELECT key FROM memories WHERE agent = 'main' AND key = 'k'") == 4
         assert conn.execute(f"SELECT seq FROM {head}").fetchone() == (seq + 1,)  # the move was admitted
         conn.rollback()
 
@@ -442,7 +442,7 @@ def test_a_schema_5_store_gets_the_policies_that_verify_once_and_admits_what_it_
         assert session.memory_save("k", "w").version == 2
         assert store.verify().ok
     with _owner(pg_url) as owner:
-        assert owner.execute("SELECT value FROM memlab_meta WHERE name = 'schema_version'").fetchone() == ("6",)
+        assert owner.execute("SELECT value FROM memlab_meta WHERE name = 'schema_version'").fetchone() == ("7",)
     _assert_verified_once(pg_url)
 
 

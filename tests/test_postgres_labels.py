@@ -595,7 +595,7 @@ def test_a_schema_4_store_gains_categories_in_place_and_behaves_as_before(pg_url
         assert At(storage, "CONFIDENTIAL:hr").get("plan").ref() == "plan@CONFIDENTIAL:hr/v1"
         assert storage.verify().ok
     with _owner(pg_url) as owner:
-        assert owner.execute("SELECT value FROM memlab_meta WHERE name = 'schema_version'").fetchone() == ("6",)
+        assert owner.execute("SELECT value FROM memlab_meta WHERE name = 'schema_version'").fetchone() == ("7",)
     with _claim_sql(pg_url, "CONFIDENTIAL") as conn:
         assert conn.execute("SELECT categories FROM memories WHERE classification = 2").fetchall() == [([],), ([],)]
 

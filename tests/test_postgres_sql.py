@@ -51,17 +51,25 @@ def test_identifiers_are_plain_lower_case_names(name, plain):
 
 
 @pytest.mark.parametrize(
-    ("classification", "categories", "label"), [(2, [], "CONFIDENTIAL"), (1, ["hr", "a"], "INTERNAL:a,hr")]
+    ("classification", "categories", "integrity", "label"),
+    [
+        (2, [], 1, "CONFIDENTIAL"),
+        (1, ["hr", "a"], 1, "INTERNAL:a,hr"),
+        (1, [], 0, "INTERNAL@untrusted"),
+        (1, ["hr"], 0, "INTERNAL:hr@untrusted"),
+    ],
 )
-def test_a_row_is_a_memory(classification, categories, label):
-    row = ("k", "v", json.dumps(["t"]), classification, 3, "at", "s1", "src", None, categories)
+def test_a_row_is_a_memory(classification, categories, integrity, label):
+    distrust = [] if integrity else ["https://evil.example"]
+    row = ("k", "v", json.dumps(["t"]), classification, 3, "at", "s1", "src", None, categories, integrity, distrust)
     memory = memory_of(row)
-    assert (memory.key, memory.tags, memory.label, memory.version, memory.source) == (
+    assert (memory.key, memory.tags, memory.label, memory.version, memory.source, memory.distrust) == (
         "k",
         ("t",),
         Label.parse(label),
         3,
         "src",
+        tuple(distrust),
     )
 
 

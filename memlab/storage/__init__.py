@@ -115,8 +115,18 @@ class ToolStorage(Protocol):
     ) -> Memory | None: ...
 
     def effective(
-        self, agent: str, taint: Label, key: str, *, audit: Callable[[Memory | None], AuditEvent] | None = None
-    ) -> Memory | None: ...
+        self,
+        agent: str,
+        taint: Label,
+        key: str,
+        *,
+        audit: Callable[[Memory | None], AuditEvent] | None = None,
+        integrity: Integrity = Integrity.TRUSTED,
+    ) -> Memory | None:
+        """The key's version in the view of ``taint``, the reader (``labels.reader``: a session's level and
+        categories, and its floor); ``integrity`` is the session's own, the integrity of its audit row's taint (a
+        backend that chains audit rows per label, PostgreSQL, needs it before it reads; effective_view and search
+        take it too)."""
 
     def exists(self, agent: str, key: str) -> bool: ...
 
@@ -127,10 +137,18 @@ class ToolStorage(Protocol):
         *,
         tag: str | None = None,
         audit: Callable[[list[Memory]], AuditEvent] | None = None,
+        integrity: Integrity = Integrity.TRUSTED,
     ) -> list[Memory]: ...
 
     def search(
-        self, agent: str, taint: Label, query: str, limit: int, *, audit: Callable[[list[Hit]], AuditEvent]
+        self,
+        agent: str,
+        taint: Label,
+        query: str,
+        limit: int,
+        *,
+        audit: Callable[[list[Hit]], AuditEvent],
+        integrity: Integrity = Integrity.TRUSTED,
     ) -> list[Hit]: ...
 
     def append_audit(self, event: AuditEvent) -> None: ...

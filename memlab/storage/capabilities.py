@@ -35,7 +35,7 @@ BACKENDS: dict[str, frozenset[str]] = {
     "memory": _SQLITE | {"copy"},
     "file": _SQLITE | {"copy", "files", "persistent"},
     "folder": _SQLITE | {"files", "persistent"},
-    "postgres": frozenset({"compartments", "persistent"}),
+    "postgres": frozenset({"compartments", "integrity", "persistent"}),
 }
 """The capabilities of each kind of backend: one in-memory SQLite database, one SQLite file, a folder of SQLite
 files (one per agent), a PostgreSQL database."""

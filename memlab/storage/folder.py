@@ -345,11 +345,17 @@ class FolderStorage:
             )
 
     def effective(
-        self, agent: str, taint: Level, key: str, *, audit: Callable[[Memory | None], AuditEvent] | None = None
+        self,
+        agent: str,
+        taint: Label,
+        key: str,
+        *,
+        audit: Callable[[Memory | None], AuditEvent] | None = None,
+        integrity: Integrity = Integrity.TRUSTED,
     ) -> Memory | None:
         with self._lock:
             storage = self.agent_storage(agent, create=audit is not None)
-            return None if storage is None else storage.effective(agent, taint, key, audit=audit)
+            return None if storage is None else storage.effective(agent, taint, key, audit=audit, integrity=integrity)
 
     def exists(self, agent: str, key: str) -> bool:
         with self._lock:
@@ -359,20 +365,32 @@ class FolderStorage:
     def effective_view(
         self,
         agent: str,
-        taint: Level,
+        taint: Label,
         *,
         tag: str | None = None,
         audit: Callable[[list[Memory]], AuditEvent] | None = None,
+        integrity: Integrity = Integrity.TRUSTED,
     ) -> list[Memory]:
         with self._lock:
             storage = self.agent_storage(agent, create=audit is not None)
-            return [] if storage is None else storage.effective_view(agent, taint, tag=tag, audit=audit)
+            return (
+                []
+                if storage is None
+                else storage.effective_view(agent, taint, tag=tag, audit=audit, integrity=integrity)
+            )
 
     def search(
-        self, agent: str, taint: Level, query: str, limit: int, *, audit: Callable[[list[Hit]], AuditEvent]
+        self,
+        agent: str,
+        taint: Label,
+        query: str,
+        limit: int,
+        *,
+        audit: Callable[[list[Hit]], AuditEvent],
+        integrity: Integrity = Integrity.TRUSTED,
     ) -> list[Hit]:
         with self._lock:
-            return self.agent_storage(agent).search(agent, taint, query, limit, audit=audit)
+            return self.agent_storage(agent).search(agent, taint, query, limit, audit=audit, integrity=integrity)
 
     def append_audit(self, event: AuditEvent) -> None:
         with self._lock:

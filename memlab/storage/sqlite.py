@@ -370,8 +370,10 @@ class SqliteStorage:
         key: str,
         *,
         audit: Callable[[Memory | None], AuditEvent] | None = None,
+        integrity: Integrity = Integrity.TRUSTED,
     ) -> Memory | None:
-        """The key's version in the effective view at ``taint``; ``audit=None`` only for policy rules.
+        """The key's version in the effective view at ``taint``; ``audit=None`` only for policy rules. The
+        session's ``integrity`` is its audit row's (``ToolStorage.effective``): one chain here, so unused.
 
         Raises:
             Ambiguous: the policy's shadowing rule refuses to choose among the key's maximal versions at
@@ -394,6 +396,7 @@ class SqliteStorage:
         *,
         tag: str | None = None,
         audit: Callable[[list[Memory]], AuditEvent] | None = None,
+        integrity: Integrity = Integrity.TRUSTED,
     ) -> list[Memory]:
         """The effective view at ``taint``; ``audit=None`` only for the auditor's views (no session reads)."""
         with self._write():
@@ -403,7 +406,14 @@ class SqliteStorage:
         return view
 
     def search(
-        self, agent: str, taint: Label, query: str, limit: int, *, audit: Callable[[list[Hit]], AuditEvent]
+        self,
+        agent: str,
+        taint: Label,
+        query: str,
+        limit: int,
+        *,
+        audit: Callable[[list[Hit]], AuditEvent],
+        integrity: Integrity = Integrity.TRUSTED,
     ) -> list[Hit]:
         # The natural-language query becomes a safe MATCH expression here, where the index's analyzer is known.
         match = self.analyzer.match_expression(query)

@@ -16,7 +16,7 @@ from contextlib import suppress
 from typing import Any, TypeVar
 
 from memlab.errors import Denied, InvalidArgument, SchemaError
-from memlab.labels import Label
+from memlab.labels import Integrity, Label
 from memlab.levels import Level
 from memlab.search.analyzers import Analyzer
 from memlab.search.analyzers import resolve as resolve_analyzer
@@ -34,6 +34,7 @@ from memlab.storage.postgres.schema import (
     upgrade_3_sql,
     upgrade_4_sql,
     upgrade_5_sql,
+    upgrade_6_sql,
 )
 from memlab.storage.postgres.sql import IDENTIFIER, Head, lock_head, redact, require_psycopg
 from memlab.storage.schema import check_meta_values
@@ -190,9 +191,13 @@ class Connection:
                 new_key(self._owner)
                 meta["schema_version"] = "5"
             if meta.get("format") == FORMAT and meta.get("schema_version") == "5" and IDENTIFIER.fullmatch(role):
-                for statement in upgrade_5_sql(self.schema, role):
+                for statement in upgrade_5_sql():
                     self._owner.execute(statement)
                 meta["schema_version"] = "6"
+            if meta.get("format") == FORMAT and meta.get("schema_version") == "6" and IDENTIFIER.fullmatch(role):
+                for statement in upgrade_6_sql(self.schema, role):
+                    self._owner.execute(statement)
+                meta["schema_version"] = "7"
         meta = check_meta_values(meta, FORMAT, SCHEMA_VERSION, self.analyzer.name, self.rules.signature)
         if meta.get("session_role") != self.session_role:
             raise SchemaError(f"this store's sessions run as {meta.get('session_role')!r}, not {self.session_role!r}")
@@ -223,10 +228,19 @@ class Connection:
 
     # -- transactions ---------------------------------------------------------------------------------
 
-    def _session(self, agent: str, taint: Label, work: Callable[[Any, Head | None], T], *, audited=True) -> T:
+    def _session(
+        self,
+        agent: str,
+        taint: Label,
+        work: Callable[[Any, Head | None], T],
+        *,
+        audited=True,
+        floor: Integrity | None = None,
+    ) -> T:
         """Run ``work(cursor, chain head)`` as the session role at ``agent`` and ``taint`` (a checked label, see
-        ``label_of``) in one transaction, holding the chain head of ``agent`` at ``taint`` (when ``audited``);
-        retried on serialisation failures and deadlocks.
+        ``label_of``; its integrity is what the call writes at) reading at ``floor`` (by default the taint's own
+        integrity: a write reads nothing less trusted than it writes) in one transaction, holding the chain head
+        of ``agent`` at ``taint`` (when ``audited``); retried on serialisation failures and deadlocks.
 
         The transaction is the pipeline's own: PostgreSQL runs what is sent before a Sync as one transaction and
         commits it at the Sync (the pipeline's end) unless a statement failed, so no BEGIN or COMMIT is sent. Each
@@ -241,7 +255,7 @@ class Connection:
                 with self._pool.connection() as conn, conn.pipeline():
                     cursor = _Statements(conn)
                     try:
-                        self._claim(cursor, agent, taint)
+                        self._claim(cursor, agent, taint, Label.parse(taint).integrity if floor is None else floor)
                         return work(cursor, lock_head(cursor, agent, taint) if audited else None)
                     except BaseException:
                         if conn.pgconn.pipeline_status != self._aborted:
@@ -258,11 +272,12 @@ class Connection:
                 raise Denied(f"the database refused the call: {str(error).strip()}") from error
         raise AssertionError("unreachable")
 
-    def _claim(self, cursor, agent: str, taint: Label) -> None:
-        """Claim ``agent`` at ``taint`` for the transaction open on ``cursor``: the policies admit what a claim
-        names only when its mac, made with the owner's key, verifies over it and this transaction's id."""
+    def _claim(self, cursor, agent: str, taint: Label, floor: Integrity = Integrity.UNTRUSTED) -> None:
+        """Claim ``agent`` at ``taint`` (its integrity too) reading at ``floor`` for the transaction open on
+        ``cursor``: the policies admit what a claim names only when its mac, made with the owner's key, verifies
+        over it and this transaction's id."""
         txid = cursor.execute("SELECT pg_current_xact_id()::text").fetchone()[0]
-        cursor.execute("SELECT set_config('memlab.claim', %s, true)", (claim(self._key, agent, taint, txid),))
+        cursor.execute("SELECT set_config('memlab.claim', %s, true)", (claim(self._key, agent, taint, txid, floor),))
 
     def trust_session_password(self) -> None:
         """Record the session role's current password as the one memlab expects (after a rotation of the
@@ -282,13 +297,17 @@ def label_of(value: object) -> Label:
     Raises:
         InvalidArgument: not a label (an unknown level, a malformed or over-long category, too many)."""
     if isinstance(value, Label):
-        if not isinstance(value.level, Level) or not isinstance(value.categories, frozenset):
+        if (
+            not isinstance(value.level, Level)
+            or not isinstance(value.categories, frozenset)
+            or not isinstance(value.integrity, Integrity)
+        ):
             # Named by its parts: the repr of a label whose level is no Level fails.
-            raise InvalidArgument(f"not a label: level {value.level!r}, categories {value.categories!r}")
-        # A reader's integrity is its floor (labels.reader): this backend keeps no grade but trusted, so a reader
-        # of any floor reads the same rows, and a classification is refused before it gets here unless trusted.
-        checked = Label.of(value.level, sorted(value.categories, key=str))
-        if (checked.level, checked.categories) != (value.level, value.categories):
+            raise InvalidArgument(
+                f"not a label: level {value.level!r}, categories {value.categories!r}, integrity {value.integrity!r}"
+            )
+        checked = Label.of(value.level, sorted(value.categories, key=str), value.integrity)
+        if checked != value:
             raise InvalidArgument(f"label {value!r} is not as Label.of makes it: categories are lower-case names")
         return checked
     if isinstance(value, (Level, str)):

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from memlab.errors import PurgeIncomplete
+from memlab.labels import Label
 from memlab.levels import Level
 from memlab.records import AuditEvent, Memory
 from memlab.storage.postgres.sql import COLUMNS, lock_head, lock_keys, memory_of, storable
@@ -67,7 +68,7 @@ def purge_key(
     storage: Owner,
     agent: str,
     key: str,
-    level: Level | None,
+    level: Label | None,
     *,
     purged_at: str,
     purged_by: str,
@@ -87,11 +88,12 @@ def purge_key(
         # first, heads after, so a purge and saves cannot deadlock. Its audit row goes to the top chain.
         lock_keys(cursor, agent, [(key, int(chained)) for chained in Level])
         head = [lock_head(cursor, agent, chained, owner=True)() for chained in Level][-1]
-        at_level = "" if level is None else "AND classification = %s"
-        where = (agent, key, *(() if level is None else (int(level),)))
+        at_level = "" if level is None else "AND classification = %s AND categories = %s::text[] AND integrity = %s"
+        exactly = () if level is None else (int(level.level), sorted(level.categories), int(level.integrity))
+        where = (agent, key, *exactly)
         cursor.execute(
             f"SELECT m.id, {COLUMNS} FROM memories m WHERE agent = %s AND key = %s {at_level} AND purged_at IS NULL "
-            "ORDER BY classification, categories, version",
+            "ORDER BY classification, categories, integrity DESC, version",
             where,
         )
         rows = cursor.fetchall()

@@ -8,15 +8,25 @@ rows a session cannot see.
 
 from __future__ import annotations
 
-from memlab.storage.postgres.gate import CLAIM_FUNCTIONS, equality_policies, gate_sql
+from memlab.storage.postgres.gate import CLAIM_FUNCTIONS, function_sql, gate_sql, grant_sql, policies
 
 FORMAT = "memlab-postgres"
 # 2: the context columns (source, occurred_at and its words); 3: the signed claim; 4: english without stopwords;
 # 5: compartments (versions and chains carry categories, the claim and the policies gate on them); 6: the
-# policies that admit exactly the claim verify it once per comparison
-SCHEMA_VERSION = 6
+# policies that admit exactly the claim verify it once per comparison; 7: integrity (versions and chains carry
+# it, versions their distrust, sessions their floor; the claim and the policies gate on them)
+SCHEMA_VERSION = 7
 # A version's categories (``memlab.labels``): a text[] of names, sorted, empty under the four-level order.
 CATEGORIES = "categories text[] NOT NULL DEFAULT '{}'"
+# A version's or a chain's integrity (``memlab.labels.Integrity``: 1 trusted, 0 untrusted): every row written before
+# integrity was trusted.
+INTEGRITY = "integrity smallint NOT NULL DEFAULT 1 CHECK (integrity IN (0, 1))"
+# What lowered the session that saved a version (``Memory.distrust``), oldest first; empty when trusted.
+DISTRUST = "distrust text[] NOT NULL DEFAULT '{}'"
+# The least trusted grade a session reads (``Session.floor``): 0, every grade, for every session made before.
+FLOOR = "floor smallint NOT NULL DEFAULT 0 CHECK (floor IN (0, 1))"
+# Versions are numbered per agent, key and label (its integrity too).
+_VERSION_UNIQUE = "memories_version_unique UNIQUE (agent, key, classification, categories, integrity, version)"
 # The analyzers PostgreSQL can serve, and the text search configuration each becomes.
 TEXT_SEARCH_CONFIGS = {"porter": "english", "snowball": "english", "none": "simple"}
 # Rank weights {D, C, B, A}: the key (A) says twice what content and tags (B) say, as bm25's (2, 1, 1); the
@@ -106,7 +116,7 @@ def schema_sql(schema: str, role: str, config: str) -> list[str]:
         *_configuration_sql(schema, config),
         "CREATE TABLE memlab_meta (name text PRIMARY KEY, value text NOT NULL)",
         'CREATE TABLE sessions (id text COLLATE "C" PRIMARY KEY, agent text NOT NULL, taint text NOT NULL, '
-        "created_at text NOT NULL)",
+        f"created_at text NOT NULL, {FLOOR})",
         "CREATE TABLE taint_events (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, session_id text NOT NULL "
         "REFERENCES sessions (id), at text NOT NULL, from_level text NOT NULL, to_level text NOT NULL, reason text)",
         # Text sorts as SQLite sorts it (by code point), whatever the database's collation.
@@ -115,17 +125,16 @@ def schema_sql(schema: str, role: str, config: str) -> list[str]:
         # The host's context: the message(s) the memory came from, when it happened (ISO 8601), and that date
         # in words (memlab.search.ranking.when_words), for the index only.
         "source text, occurred_at text, occurred_words text, "
-        f"classification smallint NOT NULL CHECK (classification BETWEEN 0 AND 3), {CATEGORIES}, "
-        "version integer NOT NULL, "
+        f"classification smallint NOT NULL CHECK (classification BETWEEN 0 AND 3), {CATEGORIES}, {INTEGRITY}, "
+        f"{DISTRUST}, version integer NOT NULL, "
         "saved_at text NOT NULL, saved_by text NOT NULL, deleted_at text, deleted_by text, salt bytea, "
         "commitment text NOT NULL, purged_at text, current boolean NOT NULL, "
-        f"document {_DOCUMENT.format(config=indexing_config(schema, config))}, "
-        "UNIQUE (agent, key, classification, categories, version))",
+        f"document {_DOCUMENT.format(config=indexing_config(schema, config))}, CONSTRAINT {_VERSION_UNIQUE})",
         "CREATE INDEX memories_live ON memories (agent, key, classification) WHERE current AND deleted_at IS NULL",
         _SEARCH_INDEX,
         'CREATE TABLE chain_heads (agent text COLLATE "C" NOT NULL, taint smallint NOT NULL, '
-        f"{CATEGORIES}, genesis text NOT NULL, seq bigint NOT NULL, hash text NOT NULL, "
-        "PRIMARY KEY (agent, taint, categories))",
+        f"{CATEGORIES}, {INTEGRITY}, genesis text NOT NULL, seq bigint NOT NULL, hash text NOT NULL, "
+        "PRIMARY KEY (agent, taint, categories, integrity))",
         'CREATE TABLE audit (id bigint GENERATED ALWAYS AS IDENTITY UNIQUE, agent text COLLATE "C" NOT NULL, '
         "taint text NOT NULL, seq bigint NOT NULL, at text NOT NULL, session_id text NOT NULL, tool text NOT NULL, "
         "key text, query text, "
@@ -176,18 +185,48 @@ def upgrade_4_sql(schema: str, role: str) -> list[str]:
         f"ALTER TABLE chain_heads ADD COLUMN IF NOT EXISTS {CATEGORIES}",
         "ALTER TABLE chain_heads DROP CONSTRAINT IF EXISTS chain_heads_pkey",
         "ALTER TABLE chain_heads ADD PRIMARY KEY (agent, taint, categories)",
+        *_integrity_sql(),  # the gate made here gates on them (``upgrade_6_sql`` makes it anew again)
         *_ungate_sql(schema, role),
         *gate_sql(schema, role),
         "UPDATE memlab_meta SET value = '5' WHERE name = 'schema_version'",
     ]
 
 
-def upgrade_5_sql(schema: str, role: str) -> list[str]:
-    """Schema 5 to 6 (in the schema's search path): the policies that admit a row only at exactly the claim made
-    anew, each verifying the claim once (``gate._equality_policies``); they admit exactly what they admitted."""
-    policies = equality_policies(schema, role)
+def upgrade_5_sql() -> list[str]:
+    """Schema 5 to 6: the policies that admit a row only at exactly the claim made anew, each verifying the claim
+    once (``gate.equality_policies``): ``upgrade_6_sql``, which every store at 5 reaches in the same transaction,
+    makes every policy anew."""
+    return ["UPDATE memlab_meta SET value = '6' WHERE name = 'schema_version'"]
+
+
+def _integrity_sql() -> list[str]:
+    """Integrity's columns, added where missing: every version and chain there is trusted, every session reads
+    every grade (a store made before integrity reads as wholly trusted), and versions are numbered per label with
+    its integrity. Run twice, it changes nothing."""
     return [
-        *(f"DROP POLICY IF EXISTS {name} ON {table}" for table, name, _ in policies),
-        *(f"CREATE POLICY {name} ON {table} {rule}" for table, name, rule in policies),
-        "UPDATE memlab_meta SET value = '6' WHERE name = 'schema_version'",
+        f"ALTER TABLE memories ADD COLUMN IF NOT EXISTS {INTEGRITY}, ADD COLUMN IF NOT EXISTS {DISTRUST}",
+        "ALTER TABLE memories DROP CONSTRAINT IF EXISTS memories_agent_key_classification_categories_version_key",
+        "ALTER TABLE memories DROP CONSTRAINT IF EXISTS memories_version_unique",
+        f"ALTER TABLE memories ADD CONSTRAINT {_VERSION_UNIQUE}",
+        f"ALTER TABLE chain_heads ADD COLUMN IF NOT EXISTS {INTEGRITY}",
+        "ALTER TABLE chain_heads DROP CONSTRAINT IF EXISTS chain_heads_pkey",
+        "ALTER TABLE chain_heads ADD PRIMARY KEY (agent, taint, categories, integrity)",
+        f"ALTER TABLE sessions ADD COLUMN IF NOT EXISTS {FLOOR}",
+    ]
+
+
+def upgrade_6_sql(schema: str, role: str) -> list[str]:
+    """Schema 6 to 7 (in the schema's search path): integrity's columns (``_integrity_sql``), and the functions,
+    policies and grants made anew to gate on them. The claim key is kept: a claim without integrity marks still
+    names a trusted session that reads every grade, exactly what every session was."""
+    return [
+        *_integrity_sql(),
+        *(f"DROP POLICY IF EXISTS {name} ON {table}" for table, name, _ in policies(schema, role)),
+        # Their rows gained the integrity: a function's result type is not replaced, it is made anew.
+        "DROP FUNCTION IF EXISTS matches(tsquery)",
+        "DROP FUNCTION IF EXISTS save_order(text[])",
+        *function_sql(schema),
+        *(f"CREATE POLICY {name} ON {table} {rule}" for table, name, rule in policies(schema, role)),
+        *grant_sql(schema, role),
+        "UPDATE memlab_meta SET value = '7' WHERE name = 'schema_version'",
     ]

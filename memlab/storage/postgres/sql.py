@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from memlab.errors import SchemaError
-from memlab.labels import Label
+from memlab.labels import Integrity, Label
 from memlab.levels import Level
 from memlab.records import Memory
 from memlab.storage import chain
@@ -22,7 +22,7 @@ from memlab.storage import chain
 IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 COLUMNS = (
     "m.key, m.content, m.tags, m.classification, m.version, m.saved_at, m.saved_by, m.source, m.occurred_at, "
-    "m.categories"
+    "m.categories, m.integrity, m.distrust"
 )
 AUDIT_COLUMNS = "seq, at, session_id, agent, taint, tool, key, query, outcome, records, notes, message, digest, hash"
 
@@ -77,14 +77,17 @@ Head = Callable[[], tuple[Label, int, str]]
 
 
 def lock_head(cursor, agent: str, taint: Label, *, owner: bool = False) -> Head:
-    """Lock the head row of the chain of ``agent`` at ``taint`` (created, with a random genesis, on first use:
-    by ``open_chain`` for a session, which may not write a genesis, directly by the ``owner``).
+    """Lock the head row of the chain of ``agent`` at ``taint``, its integrity too (created, with a random genesis,
+    on first use: by ``open_chain`` for a session, which may not write a genesis, directly by the ``owner``).
 
     The ``SELECT ... FOR UPDATE`` is sent now (in a session's pipeline, with the statements that follow it) and
     its row read when the returned function is called, so the lock costs no round trip of its own."""
     label = Label.parse(taint)
-    where = (agent, int(label.level), sorted(label.categories))
-    select = "SELECT seq, hash FROM chain_heads WHERE agent = %s AND taint = %s AND categories = %s::text[] FOR UPDATE"
+    where = (agent, int(label.level), sorted(label.categories), int(label.integrity))
+    select = (
+        "SELECT seq, hash FROM chain_heads WHERE agent = %s AND taint = %s AND categories = %s::text[] "
+        "AND integrity = %s FOR UPDATE"
+    )
     pending = cursor.connection.cursor()
     pending.execute(select, where)
 
@@ -94,8 +97,9 @@ def lock_head(cursor, agent: str, taint: Label, *, owner: bool = False) -> Head:
             if owner:
                 start = chain.genesis()
                 cursor.execute(
-                    "INSERT INTO chain_heads (agent, taint, categories, genesis, seq, hash) "
-                    "VALUES (%s, %s, %s::text[], %s, 0, %s) ON CONFLICT (agent, taint, categories) DO NOTHING",
+                    "INSERT INTO chain_heads (agent, taint, categories, integrity, genesis, seq, hash) "
+                    "VALUES (%s, %s, %s::text[], %s, %s, 0, %s) "
+                    "ON CONFLICT (agent, taint, categories, integrity) DO NOTHING",
                     (*where, start, start),
                 )
             else:
@@ -112,18 +116,27 @@ def storable(text: str | None) -> str | None:
     return None if text is None else text.replace("\x00", "\ufffd")
 
 
+def label_from(classification: int, categories: Sequence[str], integrity: int) -> Label:
+    """The label a row's ``classification``, ``categories`` and ``integrity`` columns hold."""
+    if not categories and integrity == Integrity.TRUSTED:
+        return Label.parse(Level(classification))
+    return Label(Level(classification), frozenset(categories), Integrity(integrity))
+
+
 def memory_of(row: Sequence[Any]) -> Memory:
-    key, content, tags, classification, version, saved_at, saved_by, source, occurred_at, categories = row
+    key, content, tags, classification, version, saved_at, saved_by, source, occurred_at, *label = row
+    categories, integrity, distrust = label
     return Memory(
         key,
         content,
         tuple(json.loads(tags)),
-        Label(Level(classification), frozenset(categories)) if categories else Label.parse(Level(classification)),
+        label_from(classification, categories, integrity),
         version,
         saved_at,
         saved_by,
         source,
         occurred_at,
+        tuple(distrust),
     )
 
 

@@ -35,6 +35,7 @@ from memlab.storage.postgres.sql import (
     AUDIT_COLUMNS,
     COLUMNS,
     Head,
+    label_from,
     lock_head,
     lock_keys,
     memory_of,
@@ -67,8 +68,8 @@ class PostgresStorage(Connection):
     """
 
     capabilities = BACKENDS["postgres"]
-    """What this backend can do beyond the contract (``memlab.storage.capabilities``); labels with categories are
-    kept under row-level security over level and categories (docs/security.md)."""
+    """What this backend can do beyond the contract (``memlab.storage.capabilities``); labels with categories and
+    integrity are kept under row-level security over level, categories, integrity and floor (docs/security.md)."""
     view_table = "memories"
 
     # -- sessions -------------------------------------------------------------------------------------
@@ -76,18 +77,17 @@ class PostgresStorage(Connection):
     def add_session(
         self, session_id: str, agent: str, taint: Label, created_at: str, floor: Integrity = Integrity.UNTRUSTED
     ) -> None:
-        label = label_of(taint)
-        if floor is not Integrity.UNTRUSTED or not Label.parse(taint).trusted:
-            raise InvalidArgument("integrity is not supported by this store's backend (PostgresStorage) yet")
+        """Record a session, its starting taint (its integrity too) and the floor it reads at, as the claim says."""
+        label, floor = label_of(taint), Integrity.parse(floor)
 
         def work(cursor, _head):
             cursor.execute(
-                "INSERT INTO sessions (id, agent, taint, created_at) VALUES (%s, %s, %s, %s)",
-                (session_id, agent, str(label), created_at),
+                "INSERT INTO sessions (id, agent, taint, created_at, floor) VALUES (%s, %s, %s, %s, %s)",
+                (session_id, agent, str(label), created_at, int(floor)),
             )
 
         try:
-            self._session(agent, label, work, audited=False)
+            self._session(agent, label, work, audited=False, floor=floor)
         except self._errors.UniqueViolation as error:
             raise InvalidArgument(f"session id {session_id!r} is already taken in this store") from error
 
@@ -115,11 +115,14 @@ class PostgresStorage(Connection):
         audit: Callable[[Memory], AuditEvent],
         distrust: tuple[str, ...] = (),
     ) -> list[Memory]:
-        """Save new versions at ``classification`` (its level and categories) in one transaction, one audit row
-        each; the last version of each key is current. Versions are numbered per agent, key and label."""
-        if distrust or not Label.parse(classification).trusted:
-            raise InvalidArgument("integrity is not supported by this store's backend (PostgresStorage) yet")
+        """Save new versions at ``classification`` (its level, categories and integrity) in one transaction, one
+        audit row each, ``distrust`` (``Memory.distrust``) naming what lowered the saving session; the last version
+        of each key is current. Versions are numbered per agent, key and label.
+
+        The audit rows go to the chain of their events' taint: a session's is the versions' label; an
+        endorsement's (``MemoryStore.endorse``, an auditor's act) is the top label's, as a purge's."""
         label = label_of(classification)
+        distrust = tuple(distrust)
         if not versions:
             return []
         for number, new in enumerate(versions, start=1):
@@ -128,7 +131,7 @@ class PostgresStorage(Connection):
                     raise InvalidArgument(
                         f"record {number}: {name} holds a NUL character, which PostgreSQL cannot store"
                     )
-        level, categories = int(label.level), sorted(label.categories)
+        level, categories, integrity = int(label.level), sorted(label.categories), int(label.integrity)
         keys = list(dict.fromkeys(version.key for version in versions))
         last = {version.key: n for n, version in enumerate(versions)}
 
@@ -141,9 +144,9 @@ class PostgresStorage(Connection):
             # One key as ``key = %s``: over ``ANY(%s)`` PostgreSQL plans the statement afresh on every call.
             stepped = cursor.execute(
                 "UPDATE memories SET current = false WHERE agent = %s AND classification = %s "
-                f"AND categories = %s::text[] AND {'key = %s' if len(keys) == 1 else 'key = ANY(%s)'} AND current "
-                "RETURNING key, version",
-                (agent, level, categories, keys[0] if len(keys) == 1 else keys),
+                "AND categories = %s::text[] AND integrity = %s "
+                f"AND {'key = %s' if len(keys) == 1 else 'key = ANY(%s)'} AND current RETURNING key, version",
+                (agent, level, categories, integrity, keys[0] if len(keys) == 1 else keys),
             )
             head = lock_head(cursor, agent, label)
             newest = dict(stepped.fetchall())
@@ -160,24 +163,32 @@ class PostgresStorage(Connection):
                     saved_by,
                     new.source,
                     new.occurred_at,
+                    distrust,
                 )
                 # The digest covers the label as SQLite stores it (label_codes.stored): one rule for both backends.
                 sealed = seal(agent, new, stored(label), memory.version, saved_by)
                 digests.append(sealed.digest)
                 rows.append(
                     (agent, new.key, new.content, sealed.tags, new.source, new.occurred_at)
-                    + (when_words(new.occurred_at), level, categories, memory.version, new.saved_at, saved_by)
+                    + (when_words(new.occurred_at), level, categories, integrity, list(distrust), memory.version)
+                    + (new.saved_at, saved_by)
                     + (sealed.salt, sealed.commitment, last[new.key] == n)
                 )
                 saved.append(memory)
             insert = (
                 "INSERT INTO memories (agent, key, content, tags, source, occurred_at, occurred_words, classification, "
-                "categories, version, saved_at, saved_by, salt, commitment, current) "
-                f"VALUES ({', '.join(['%s'] * 8)}, %s::text[], {', '.join(['%s'] * 6)})"
+                "categories, integrity, distrust, version, saved_at, saved_by, salt, commitment, current) "
+                f"VALUES ({', '.join(['%s'] * 8)}, %s::text[], %s, %s::text[], {', '.join(['%s'] * 6)})"
             )
-            self._append_audits(
-                cursor, agent, head, [audit(memory) for memory in saved], digests, versions=(insert, rows)
-            )
+            events = [audit(memory) for memory in saved]
+            if not _endorsements(events, label):
+                self._append_audits(cursor, agent, head, events, digests, versions=(insert, rows))
+                return saved
+            # An auditor's act: the versions written under the claim of their label, the audit rows under the
+            # claim of the top label, in its chain (locked after the keys, as every chain is).
+            cursor.executemany(insert, rows)
+            self._claim(cursor, agent, _AUDITORS, _AUDITORS.integrity)
+            self._append_audits(cursor, agent, lock_head(cursor, agent, _AUDITORS), events, digests)
             return saved
 
         return self._session(agent, label, work, audited=False)
@@ -192,16 +203,17 @@ class PostgresStorage(Connection):
         deleted_by: str,
         audit: Callable[[Memory | None], AuditEvent],
     ) -> Memory | None:
-        """Soft-delete the live version of ``key`` at exactly ``classification`` (its level and categories)."""
+        """Soft-delete the live version of ``key`` at exactly ``classification`` (its level, categories and
+        integrity)."""
         label = label_of(classification)
 
         def work(cursor, _head):
             lock_keys(cursor, agent, [(key, int(label.level))])
             deleted = cursor.execute(
                 f"UPDATE memories m SET deleted_at = %s, deleted_by = %s WHERE agent = %s AND key = %s "
-                "AND classification = %s AND categories = %s::text[] AND current AND deleted_at IS NULL "
-                f"RETURNING {COLUMNS}, commitment",
-                (deleted_at, deleted_by, agent, key, int(label.level), sorted(label.categories)),
+                "AND classification = %s AND categories = %s::text[] AND integrity = %s AND current "
+                f"AND deleted_at IS NULL RETURNING {COLUMNS}, commitment",
+                (deleted_at, deleted_by, agent, key, int(label.level), sorted(label.categories), int(label.integrity)),
             )
             head = lock_head(cursor, agent, label)
             row = deleted.fetchone()
@@ -226,7 +238,8 @@ class PostgresStorage(Connection):
         purged_by: str,
         audit: Callable[[list[Memory]], AuditEvent],
     ) -> list[Memory]:
-        """Erase the content, tags and context of ``key``'s versions (at ``level``, or every level), as the owner.
+        """Erase the content, tags and context of ``key``'s versions (at exactly the label ``level``: its level,
+        categories and integrity; or at every label), as the owner.
 
         The versions stay, content-free and no longer live (so out of the search index); ``VACUUM FULL`` then
         rewrites the table, its TOAST and every index without the old row versions (``purge.purge_key``). What
@@ -236,7 +249,7 @@ class PostgresStorage(Connection):
             PurgeIncomplete: another connection's lock or older snapshot held it up past ``purge_timeout``.
         """
         owner = Owner(self._as_owner, self._owner, self._lock, self._append_audits, self._errors, self.purge_timeout)
-        level = None if level is None else label_of(level).level
+        level = None if level is None else label_of(level)
         return purge_key(owner, agent, key, level, purged_at=purged_at, purged_by=purged_by, audit=audit)
 
     # -- reads (each with its audit event, in one transaction) -----------------------------------------
@@ -248,8 +261,10 @@ class PostgresStorage(Connection):
         key: str,
         *,
         audit: Callable[[Memory | None], AuditEvent] | None = None,
+        integrity: Integrity = Integrity.TRUSTED,
     ) -> Memory | None:
-        """The key's version in the effective view at ``taint``; ``audit=None`` only for policy rules.
+        """The key's version in the effective view at ``taint`` (the reader: its level, categories and floor);
+        ``audit=None`` only for policy rules. The audit row is written at the session's own ``integrity``.
 
         Raises:
             Ambiguous: the key has several maximal versions at ``taint`` and the policy's shadowing is
@@ -259,8 +274,8 @@ class PostgresStorage(Connection):
 
         def work(cursor, head):
             rows = cursor.execute(
-                f"SELECT DISTINCT ON (m.categories) {COLUMNS} FROM memories m WHERE {LIVE} AND m.key = %(key)s "
-                "ORDER BY m.categories, m.classification DESC",
+                f"SELECT DISTINCT ON (m.integrity, m.categories) {COLUMNS} FROM memories m WHERE {LIVE} "
+                "AND m.key = %(key)s ORDER BY m.integrity, m.categories, m.classification DESC",
                 {"agent": agent, "key": key, **_claimed(label)},
             ).fetchall()
             memory = chosen(cursor, self.rules.shadowing, label, [memory_of(row) for row in rows])
@@ -268,7 +283,7 @@ class PostgresStorage(Connection):
                 self._append_audits(cursor, agent, head, [audit(memory)])
             return memory
 
-        return self._session(agent, label, work, audited=audit is not None)
+        return self._read(agent, label, integrity, work, audited=audit is not None)
 
     def exists(self, agent: str, key: str) -> bool:
         """Whether ``key`` has a live version at any label (only the ``existence-oracle`` variant asks): read as
@@ -290,9 +305,11 @@ class PostgresStorage(Connection):
         *,
         tag: str | None = None,
         audit: Callable[[list[Memory]], AuditEvent] | None = None,
+        integrity: Integrity = Integrity.TRUSTED,
     ) -> list[Memory]:
-        """The effective view at ``taint``, by key; ``audit=None`` only for the auditor's views. A key whose
-        maximal versions the shadowing rule refuses to choose among is left out."""
+        """The effective view at ``taint`` (the reader), by key; ``audit=None`` only for the auditor's views. A key
+        whose maximal versions the shadowing rule refuses to choose among is left out. The audit row is written
+        at the session's own ``integrity``."""
         label = label_of(taint)
         tagged = "" if tag is None else "AND m.tags::jsonb ? %(tag)s"
         # A policy variant filters by tag first, and shadows only among the tagged versions; the design filters
@@ -302,12 +319,14 @@ class PostgresStorage(Connection):
         after = "AND (v.tags::jsonb ? %(tag)s OR v.candidates > 1)" if filtered_after else ""
 
         def work(cursor, head):
-            # Per key, the highest version of each set of categories (no other can be maximal); which of them
-            # are maximal, and the rule's choice, are decided here, not in a self-join that RLS makes scan.
+            # Per key, the highest version of each grade and set of categories (no other can be maximal); trust
+            # first, which of them are maximal, and the rule's choice, are decided here, not in a self-join that
+            # RLS makes scan.
             found = cursor.execute(
                 "SELECT * FROM (SELECT d.*, count(*) OVER (PARTITION BY d.key) AS candidates FROM ("
-                f"SELECT DISTINCT ON (m.key, m.categories) {COLUMNS} FROM memories m WHERE {LIVE} {before} "
-                f"ORDER BY m.key, m.categories, m.classification DESC) d) v WHERE true {after} ORDER BY v.key",
+                f"SELECT DISTINCT ON (m.key, m.integrity, m.categories) {COLUMNS} FROM memories m WHERE {LIVE} "
+                f"{before} ORDER BY m.key, m.integrity, m.categories, m.classification DESC) d) v WHERE true {after} "
+                "ORDER BY v.key",
                 {"agent": agent, "tag": tag, **_claimed(label)},
             )
             by_key: dict[str, list[Memory]] = {}
@@ -327,13 +346,22 @@ class PostgresStorage(Connection):
                 self._append_audits(cursor, agent, head, [audit(view)])
             return view
 
-        return self._session(agent, label, work, audited=audit is not None)
+        return self._read(agent, label, integrity, work, audited=audit is not None)
 
     def search(
-        self, agent: str, taint: Label, query: str, limit: int, *, audit: Callable[[list[Hit]], AuditEvent]
+        self,
+        agent: str,
+        taint: Label,
+        query: str,
+        limit: int,
+        *,
+        audit: Callable[[list[Hit]], AuditEvent],
+        integrity: Integrity = Integrity.TRUSTED,
     ) -> list[Hit]:
-        """Rank the effective view at ``taint`` by ``ts_rank`` (or another of ``RANKINGS``) against the
-        query's words, OR-combined; ties in save order. A key the shadowing rule refuses is left out."""
+        """Rank the effective view at ``taint`` (the reader) by ``ts_rank`` (or another of ``RANKINGS``) against
+        the query's words, OR-combined; ties in save order. A key the shadowing rule refuses is left out. Every
+        ranking reads only the document and the query, so no score moves with a version the reader cannot read
+        (above its taint, or below its floor)."""
         label = label_of(taint)
         # Words are letters and digits only, so joined with | they are a valid tsquery whatever the input.
         terms = " | ".join(query_terms(query))
@@ -353,7 +381,16 @@ class PostgresStorage(Connection):
             self._append_audits(cursor, agent, head, [audit(hits)])
             return hits
 
-        return self._session(agent, label, work)
+        return self._read(agent, label, integrity, work)
+
+    def _read(
+        self, agent: str, reader: Label, integrity: Integrity, work: Callable[[Any, Head | None], Any], audited=True
+    ) -> Any:
+        """``_session`` for a read by ``reader`` (``labels.reader``: the floor is its integrity) made by a session
+        whose own integrity is ``integrity``: its claim and its audit chain are at the reader's level and
+        categories and that integrity."""
+        taint = Label(reader.level, reader.categories, Integrity.parse(integrity))
+        return self._session(agent, taint, work, audited=audited, floor=reader.integrity)
 
     @property
     def search_statement(self) -> str:
@@ -381,8 +418,8 @@ class PostgresStorage(Connection):
             [*([versions] if versions else []), (audit, rows)],
             (
                 "UPDATE chain_heads SET seq = %s, hash = %s WHERE agent = %s AND taint = %s "
-                "AND categories = %s::text[]",
-                (seq, previous, agent, int(label.level), sorted(label.categories)),
+                "AND categories = %s::text[] AND integrity = %s",
+                (seq, previous, agent, int(label.level), sorted(label.categories), int(label.integrity)),
             ),
         )
 
@@ -410,19 +447,23 @@ class PostgresStorage(Connection):
         return ({**row, "records": json.loads(row["records"]), "notes": json.loads(row["notes"])} for row in rows)
 
     def history_rows(self, agent: str, key: str | None = None) -> Iterator[dict[str, Any]]:
-        """Every version of ``key`` (of every key when None), by key, label, then version."""
+        """Every version of ``key`` (of every key when None), by key, label, then version; ``distrust`` names what
+        lowered the session that saved it."""
         rows = self._rows(
-            "SELECT key, classification, categories, version, content, tags, source, occurred_at, saved_at, saved_by, "
-            f"deleted_at, deleted_by FROM memories WHERE agent = %s {'' if key is None else 'AND key = %s'} "
-            "ORDER BY key, classification, categories, version",
+            "SELECT key, classification, categories, integrity, version, content, tags, source, occurred_at, "
+            f"saved_at, saved_by, deleted_at, deleted_by, distrust FROM memories WHERE agent = %s "
+            f"{'' if key is None else 'AND key = %s'} "
+            "ORDER BY key, classification, categories, integrity DESC, version",
             (agent,) if key is None else (agent, key),
         )
-        # A version's classification is its label (``CONFIDENTIAL:hr``), exactly its level without categories.
+        # A version's classification is its label (``CONFIDENTIAL:hr@untrusted``), exactly its level when it has no
+        # categories and is trusted.
         return (
             {
-                **{name: value for name, value in row.items() if name != "categories"},
-                "classification": str(Label(Level(row["classification"]), frozenset(row["categories"]))),
+                **{name: value for name, value in row.items() if name not in {"categories", "integrity"}},
+                "classification": str(label_from(row["classification"], row["categories"], row["integrity"])),
                 "tags": json.loads(row["tags"]),
+                "distrust": tuple(row["distrust"]),
             }
             for row in rows
         )
@@ -473,6 +514,18 @@ class PostgresStorage(Connection):
         self._owner.close()
 
 
+_AUDITORS = Label.parse(max(Level))
+"""The chain of the auditor's acts (purges, endorsements): the top label's, trusted."""
+
+
+def _endorsements(events: Sequence[AuditEvent], label: Label) -> bool:
+    """Whether a save's audit ``events`` are an auditor's endorsement (``MemoryStore.endorse``), whose rows go to
+    the auditor's chain; any other save is audited at its versions' label, and the database refuses a row at
+    another (a write-down is refused so)."""
+    return label != _AUDITORS and all(event.tool == "endorse" and event.taint == _AUDITORS for event in events)
+
+
 def _claimed(label: Label) -> dict[str, Any]:
-    """The query parameters that name what a session at ``label`` may read: its level and its categories."""
-    return {"level": int(label.level), "categories": sorted(label.categories)}
+    """The query parameters that name what a session reading as ``label`` (``labels.reader``) may read: its
+    level, its categories and its floor."""
+    return {"level": int(label.level), "categories": sorted(label.categories), "floor": int(label.integrity)}

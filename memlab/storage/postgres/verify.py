@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from memlab.errors import InvalidArgument, SchemaError
-from memlab.labels import Label
-from memlab.levels import Level
 from memlab.storage import chain
+from memlab.storage.label_codes import stored
 from memlab.storage.postgres.role import role_problems
-from memlab.storage.postgres.sql import AUDIT_COLUMNS, IDENTIFIER, redact, require_psycopg
+from memlab.storage.postgres.sql import AUDIT_COLUMNS, IDENTIFIER, label_from, redact, require_psycopg
 from memlab.storage.seal import Audited, check_chain, check_sessions, check_versions
 from memlab.storage.verify import Verification, combine
 
@@ -41,11 +40,12 @@ def verify_database(cursor, schema: str, session_role: str) -> Verification:
         return Verification(problems=tuple(problems))
     results = []
     heads: dict[str, list[tuple[str, str]]] = {}
-    for agent, level, categories, genesis in cursor.execute(
-        "SELECT agent, taint, categories, genesis FROM chain_heads ORDER BY agent, taint, categories"
+    for agent, level, categories, integrity, genesis in cursor.execute(
+        "SELECT agent, taint, categories, integrity, genesis FROM chain_heads "
+        "ORDER BY agent, taint, categories, integrity DESC"
     ):
-        # One chain per agent and label; its audit rows name the label as ``str(label)``.
-        heads.setdefault(agent, []).append((str(Label(Level(level), frozenset(categories))), genesis))
+        # One chain per agent and label (its integrity too); its audit rows name the label as ``str(label)``.
+        heads.setdefault(agent, []).append((str(label_from(level, categories, integrity)), genesis))
     for agent, chains in heads.items():
         found: list[str] = []
         prefix = f"agent {agent!r}: "
@@ -65,6 +65,7 @@ def verify_database(cursor, schema: str, session_role: str) -> Verification:
             audited.saves |= one.saves
             audited.deletes |= one.deletes
             audited.purges |= one.purges
+            audited.auditors |= one.auditors
             for session_id, (agents, taints) in one.sessions.items():
                 merged = audited.sessions.setdefault(session_id, (set(), set()))
                 merged[0].update(agents)
@@ -75,13 +76,19 @@ def verify_database(cursor, schema: str, session_role: str) -> Verification:
         ).fetchone()[0]
         if strays:
             found.append(f"{prefix}{strays} audit rows belong to no chain (forged)")
+        # A version's label as SQLite stores it (``label_codes.stored``: a level's integer, any other label's text),
+        # which its digest covers: its categories and integrity are in its ref, so an edited one is a save no
+        # audit row names.
         versions = check_versions(
-            cursor.execute(
-                "SELECT agent, key, content, tags, source, occurred_at, classification, version, saved_at, saved_by, "
-                "deleted_at, deleted_by, salt, commitment, purged_at, categories FROM memories WHERE agent = %s "
-                "ORDER BY id",
-                (agent,),
-            ).fetchall(),
+            (
+                (*row[:6], stored(label_from(row[6], row[-2], row[-1])), *row[7:-2])
+                for row in cursor.execute(
+                    "SELECT agent, key, content, tags, source, occurred_at, classification, version, saved_at, "
+                    "saved_by, deleted_at, deleted_by, salt, commitment, purged_at, categories, integrity "
+                    "FROM memories WHERE agent = %s ORDER BY id",
+                    (agent,),
+                ).fetchall()
+            ),
             audited,
             prefix,
             found,
@@ -102,14 +109,15 @@ def verify_database(cursor, schema: str, session_role: str) -> Verification:
     ).fetchall()
     stray = [f"agent {agent!r}: versions without an audit chain (forged)" for (agent,) in orphans]
     wrong = cursor.execute(
-        "SELECT agent, key, classification, categories FROM memories m WHERE current <> (version = (SELECT "
-        "max(version) FROM memories n WHERE n.agent = m.agent AND n.key = m.key AND n.classification = "
-        "m.classification AND n.categories = m.categories)) ORDER BY agent, key, classification, categories"
+        "SELECT agent, key, classification, categories, integrity FROM memories m WHERE current <> (version = "
+        "(SELECT max(version) FROM memories n WHERE n.agent = m.agent AND n.key = m.key AND n.classification = "
+        "m.classification AND n.categories = m.categories AND n.integrity = m.integrity)) "
+        "ORDER BY agent, key, classification, categories, integrity"
     ).fetchall()
     stray += [
-        f"agent {agent!r}: the current version of key {key!r} at {Label(Level(level), frozenset(categories))} "
+        f"agent {agent!r}: the current version of key {key!r} at {label_from(level, categories, integrity)} "
         "is not its newest (edited)"
-        for agent, key, level, categories in wrong
+        for agent, key, level, categories, integrity in wrong
     ]
     return combine([*results, Verification(problems=tuple(stray))])
 
