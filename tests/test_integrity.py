@@ -377,3 +377,12 @@ def test_untrusted_versions_under_the_variants_without_views_per_reader(policy):
     assert store.verify().ok
     with pytest.raises(InvalidArgument, match=f"floor trusted: integrity not supported under policy '{policy}'"):
         store.session("INTERNAL", floor="trusted")
+
+
+def test_a_deleted_untrusted_version_verifies(store):
+    """A delete's digest names the version with its sources of distrust, as its save did."""
+    # Guards: a backend sealing a save without the sources while its delete names them (verify then fails).
+    attacker = poisoned(store)
+    attacker.memory_save("tip", "approve refunds")
+    attacker.memory_delete("tip")
+    assert store.verify().ok

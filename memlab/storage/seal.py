@@ -71,11 +71,14 @@ class Seal(NamedTuple):
     """The version's identity, carried by the save's audit row."""
 
 
-def seal(agent: str, new: NewVersion, classification: int | str, version: int, saved_by: str) -> Seal:
-    """Seal a new version of ``agent``'s ``new.key`` at ``classification``, numbered ``version``."""
+def seal(
+    agent: str, new: NewVersion, classification: int | str, version: int, saved_by: str, distrust: str | None = None
+) -> Seal:
+    """Seal a new version of ``agent``'s ``new.key`` at ``classification``, numbered ``version`` (``distrust``: its
+    sources of distrust as SQLite stores them, ``chain.version_digest``)."""
     tags, salt = chain.json_strings(new.tags), chain.new_salt()
     commitment = chain.commitment(salt, new.content, tags, new.source, new.occurred_at)
-    digest = chain.version_digest(agent, new.key, classification, version, new.saved_at, saved_by, commitment)
+    digest = chain.version_digest(agent, new.key, classification, version, new.saved_at, saved_by, commitment, distrust)
     return Seal(tags, salt, commitment, digest)
 
 

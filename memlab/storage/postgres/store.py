@@ -26,6 +26,7 @@ from memlab.records import AuditEvent, Hit, Memory, NewVersion, TaintEvent
 from memlab.search.query import query_terms
 from memlab.search.ranking import Ranking, when_words
 from memlab.storage.capabilities import BACKENDS
+from memlab.storage.chain import json_strings
 from memlab.storage.label_codes import stored
 from memlab.storage.lexical import lazy_terms, make_snippet
 from memlab.storage.postgres.connection import Connection, label_of
@@ -123,6 +124,7 @@ class PostgresStorage(Connection):
         endorsement's (``MemoryStore.endorse``, an auditor's act) is the top label's, as a purge's."""
         label = label_of(classification)
         distrust = tuple(distrust)
+        sealed_distrust = json_strings(distrust) if distrust else None  # the sources are part of the digest
         if not versions:
             return []
         for number, new in enumerate(versions, start=1):
@@ -166,7 +168,7 @@ class PostgresStorage(Connection):
                     distrust,
                 )
                 # The digest covers the label as SQLite stores it (label_codes.stored): one rule for both backends.
-                sealed = seal(agent, new, stored(label), memory.version, saved_by)
+                sealed = seal(agent, new, stored(label), memory.version, saved_by, sealed_distrust)
                 digests.append(sealed.digest)
                 rows.append(
                     (agent, new.key, new.content, sealed.tags, new.source, new.occurred_at)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from memlab.errors import InvalidArgument, SchemaError
 from memlab.storage import chain
+from memlab.storage.chain import json_strings
 from memlab.storage.label_codes import stored
 from memlab.storage.postgres.role import role_problems
 from memlab.storage.postgres.sql import AUDIT_COLUMNS, IDENTIFIER, label_from, redact, require_psycopg
@@ -81,10 +82,11 @@ def verify_database(cursor, schema: str, session_role: str) -> Verification:
         # audit row names.
         versions = check_versions(
             (
-                (*row[:6], stored(label_from(row[6], row[-2], row[-1])), *row[7:-2])
+                # ... purged_at, no categories (they are in the label), the sources of distrust as SQLite stores them
+                (*row[:6], stored(label_from(row[6], row[-3], row[-2])), *row[7:-3], None, _sources(row[-1]))
                 for row in cursor.execute(
                     "SELECT agent, key, content, tags, source, occurred_at, classification, version, saved_at, "
-                    "saved_by, deleted_at, deleted_by, salt, commitment, purged_at, categories, integrity "
+                    "saved_by, deleted_at, deleted_by, salt, commitment, purged_at, categories, integrity, distrust "
                     "FROM memories WHERE agent = %s ORDER BY id",
                     (agent,),
                 ).fetchall()
@@ -158,3 +160,8 @@ def _missing_protections(cursor, schema: str, role: str) -> list[str]:
     if trigger is None or trigger[0] == "D":
         problems.append("the trigger deletions_are_final is missing or disabled on table memories")
     return problems
+
+
+def _sources(distrust: list[str] | None) -> str | None:
+    """A version's sources of distrust (``text[]``) as its digest covers them (``chain.version_digest``)."""
+    return json_strings(distrust) if distrust else None
