@@ -264,5 +264,6 @@ class ViewRules:
             pairs = ",".join(f"{c.name[0]}{t.name[0]}" for c, t in sorted(self.readable))
             visibility = f"readable:{pairs}"
         shadowing = "" if self.shadowing == "newest" else f" shadowing:{self.shadowing}"
-        integrity = ("" if self.trust_first else " label-order-only") + (" shared-ranking" if self.shared_ranking else "")
+        integrity = "" if self.trust_first else " label-order-only"
+        integrity += " shared-ranking" if self.shared_ranking else ""
         return visibility + (" global-statistics" if self.global_statistics else "") + shadowing + integrity
