@@ -11,7 +11,7 @@ to endorse a key, ``Policy.endorse``), ``copy`` (get a key, save what was read) 
 (``trusted=True``, an argument a model may pass: it is stripped).
 
 Examples:
-    >>> CHECKS.get("laundering").run("strict", trials=30, seed=0, levels=["PUBLIC", "INTERNAL"], max_ops=6).leak
+    >>> Laundering().run("strict", trials=30, seed=0, levels=["PUBLIC", "INTERNAL"], max_ops=6).leak
     False
 """
 
