@@ -1,11 +1,13 @@
 """Named policies: ``strict`` and variants that reproduce real mistakes, in a registry.
 
-Each variant changes one rule of ``memlab.policy.Policy`` and says which failure it models.
+Each variant changes one rule of ``memlab.policy.Policy`` and says which failure it models: of confidentiality
+(``frozen-taint`` to ``newest-over-all-labels``) or of integrity (``caller-chooses-trust`` to
+``session-may-endorse``, caught by ``memlab.check.integrity``).
 ``MemoryStore(policy="frozen-taint")`` opens a store under a variant; ``memlab.check`` finds its leaks.
 
 Examples:
     >>> sorted(names())[:3]
-    ['existence-oracle', 'frozen-taint', 'global-stats']
+    ['caller-chooses-trust', 'existence-oracle', 'frozen-taint']
 """
 
 from __future__ import annotations
