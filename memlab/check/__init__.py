@@ -130,9 +130,8 @@ def integrity_noninterference(
         integrity_noninterference LEAK under policy caller-chooses-trust at ...: 2 steps
         ...
     """
-    return CHECKS.get("integrity_noninterference").run(
-        policy, trials=trials, seed=seed, levels=levels, max_ops=max_ops
-    )
+    checker = CHECKS.get("integrity_noninterference")
+    return checker.run(policy, trials=trials, seed=seed, levels=levels, max_ops=max_ops)
 
 
 def laundering(
