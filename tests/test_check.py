@@ -13,13 +13,17 @@ from memlab.policy import Policy
 ROOT = Path(__file__).resolve().parent.parent
 
 # Which check catches which variant (shadow-after-match leaks nothing across levels: it breaks shadowing).
+# The integrity checks catch the confidentiality variants that also break integrity: frozen-taint saves a lowered
+# session's writes as trusted, existence-oracle answers for an untrusted version a trusted floor hides,
+# write-down-delete lets an untrusted session delete a trusted version, newest-over-all-labels lets a newer
+# untrusted version hide a trusted one. The integrity variants are tests/test_check_integrity.py's.
 CAUGHT_BY = {
-    "frozen-taint": {"noninterference", "write_down"},
+    "frozen-taint": {"noninterference", "write_down", "integrity_noninterference", "laundering"},
     "shadow-after-match": {"shadowing"},
     "global-stats": {"noninterference"},
-    "existence-oracle": {"noninterference"},
-    "write-down-delete": {"noninterference"},
-    "newest-over-all-labels": {"noninterference", "shadowing"},  # over its labels: another compartment hides a key
+    "existence-oracle": {"noninterference", "integrity_noninterference"},
+    "write-down-delete": {"noninterference", "integrity_noninterference"},
+    "newest-over-all-labels": {"noninterference", "shadowing", "integrity_noninterference"},
 }
 
 
