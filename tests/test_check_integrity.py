@@ -333,3 +333,24 @@ def test_the_integrity_actors_read_as_the_counterexamples_show_them():
     steps = (Step("observer", "memory_get", (("key", "k1"),)),)
     found = check.Counterexample("c", resolve("strict"), None, (observer,), steps, 0, None, None, "")
     assert found.rows()[0]["session"] == "observer (INTERNAL floor trusted)"
+
+
+LABELS = check.Alphabet.compartments(keys=("k1",), contents=("apple",), tag=None)
+
+
+@pytest.mark.parametrize("policy", ["strict", "refuse-ambiguous"])
+@pytest.mark.parametrize("name", INTEGRITY)
+def test_the_integrity_checks_have_a_bounded_proof_over_labels(name, policy):
+    """Over PUBLIC and the compartments hr, legal and both: a writer at every label that flows to the observer's,
+    each also untrusted (``CONFIDENTIAL:hr@untrusted``)."""
+    result = check.exhaustive(policy, check=name, depth=2, alphabet=LABELS, budget=None)
+    assert not result.leak, str(result)
+    assert (result.traces_after, result.configurations) == {
+        "integrity_noninterference": (225, 18),
+        "laundering": (
+            1280,
+            16,
+        ),
+    }[name]
+    writers = {str(actor.start) for c in configurations(name, LABELS) for actor in c.actors}
+    assert {"CONFIDENTIAL:hr@untrusted", "CONFIDENTIAL:hr,legal@untrusted", "CONFIDENTIAL:legal"} <= writers
