@@ -22,8 +22,9 @@ from memlab.policies import names, resolve
 
 INTEGRITY = ("integrity_noninterference", "laundering")
 
-# One key, one content word, no tag, two levels: depth 3 over every variant runs in seconds. One ranking index for both grades needs
-# two keys (an untrusted version of the observer's own key is shadowed in the levels' index too): TWO_KEYS.
+# One key, one content word, no tag, two levels: depth 3 over every variant runs in seconds. One ranking index for
+# both grades needs two keys and words (an untrusted version of the observer's own key is shadowed in the levels'
+# index too): TWO_KEYS.
 SMALL = check.Alphabet(keys=("k1",), contents=("apple",), tag=None, levels=(Level.PUBLIC, Level.CONFIDENTIAL))
 TWO_KEYS = check.Alphabet(keys=("k1", "k2"), tag=None, levels=(Level.PUBLIC, Level.CONFIDENTIAL))
 
@@ -326,6 +327,12 @@ def test_cli_lists_and_runs_the_integrity_checks(capsys):
     assert "untrusted.endorse(key='k1')" in capsys.readouterr().out
     assert main(["check", "--policy", "global-stats", "--check", "integrity-noninterference", "--trials", "2"]) == 2
     assert "cannot examine policy 'global-stats'" in capsys.readouterr().err
+    # Every check on one policy: the one that cannot examine it is left out, said on stderr, and the budget's
+    # estimate measures each check on a policy it can examine (global-stats' would refuse a trusted floor).
+    assert main(["check", "--exhaustive", "--depth", "1", "--policy", "global-stats"]) == 0
+    captured = capsys.readouterr()
+    assert "left out (no trusted floor under the policy): integrity-noninterference under global-stats" in captured.err
+    assert "laundering holds under policy global-stats" in captured.out
 
 
 def test_the_integrity_actors_read_as_the_counterexamples_show_them():

@@ -272,7 +272,16 @@ def exhaustive_all(
         _validate("strict", check, depth)
     chosen = [_validate(policy, "noninterference", depth, alphabet) for policy in policies]
     if budget is not None and chosen:
-        guesses = [(check, estimate(chosen[0], check=check, depth=depth, alphabet=alphabet)) for check in checks]
+        # Each check's cost is measured on the first policy it can examine (Check.inapplicable).
+        examined = {
+            check: next((policy for policy in chosen if not CHECKS.get(check).inapplicable(policy)), None)
+            for check in checks
+        }
+        guesses = [
+            (check, estimate(policy, check=check, depth=depth, alphabet=alphabet))
+            for check, policy in examined.items()
+            if policy is not None
+        ]
         _refuse_over(budget, depth, [(f"{check} x {len(chosen)}", guess) for check, guess in guesses], len(chosen))
     return [
         exhaustive(policy, check=check, depth=depth, alphabet=alphabet, budget=None)

@@ -147,6 +147,7 @@ def _check_exhaustive(args: argparse.Namespace, checks: tuple[str, ...]) -> int:
             chosen = [name for name in chosen if name not in left_out]
             if left_out:
                 print(f"memlab check: left out (no compartments): {', '.join(left_out)}", file=sys.stderr)
+        _applicable(chosen, checks, named=args.check != "all")
         results = check.exhaustive_all(chosen, checks=checks, depth=args.depth, alphabet=alphabet, budget=args.budget)
     except MemlabError as error:
         print(f"memlab check: {error}", file=sys.stderr)
