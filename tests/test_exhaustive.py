@@ -253,7 +253,9 @@ def test_cli_exhaustive(capsys, tmp_path):
     assert "shortest counterexample (2 steps" in capsys.readouterr().out
     assert main(["check", "--exhaustive", "--depth", "6", "--budget", "1"]) == 2
     error = capsys.readouterr().err
-    assert error.startswith("memlab check: depth 6 would take about") and "raise the budget" in error
+    left_out, refusal = error.splitlines()  # first the integrity check left out where a policy has no floors
+    assert left_out.startswith("memlab check: left out (no trusted floor under the policy): integrity-noninterference")
+    assert refusal.startswith("memlab check: depth 6 would take about") and "raise the budget" in refusal
     assert main(["check", "--exhaustive", "--depth", "0", "--policy", "strict"]) == 2
     assert "the depth must be a whole number of steps, at least 1" in capsys.readouterr().err
     assert main(["check", "--exhaustive", "--depth", "1", "--save", str(tmp_path / "table.json")]) == 2

@@ -44,6 +44,9 @@ __all__ = [
     "IntegrityNoninterference",
     "Laundering",
     "keeps_floors",
+    "untrusted",
+    "lower_step",
+    "writer_step",
     "second_world",
     "launders",
     "exposed_at_start",
@@ -78,11 +81,6 @@ def keeps_floors(policy: Policy) -> bool:
 def untrusted(label: Label) -> Label:
     """``label`` at integrity UNTRUSTED: where a session started on untrusted content sits."""
     return Label(label.level, label.categories, Integrity.UNTRUSTED)
-
-
-def claim(step: Step) -> bool:
-    """Whether ``step`` is a save that claims trust (``trusted=True``, which the strict policy strips)."""
-    return ("trusted", True) in step.arguments
 
 
 def writer_step(rng: random.Random, actor: str, *, high: bool) -> Step:
