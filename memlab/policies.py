@@ -1,17 +1,21 @@
 """Named policies: ``strict`` and variants that reproduce real mistakes, in a registry.
 
-Each variant changes one rule of ``memlab.policy.Policy`` and says which failure it models.
+Each variant changes one rule of ``memlab.policy.Policy`` and says which failure it models: of confidentiality
+(``frozen-taint`` to ``newest-over-all-labels``) or of integrity (``caller-chooses-trust`` to
+``session-may-endorse``, caught by ``memlab.check.integrity``).
 ``MemoryStore(policy="frozen-taint")`` opens a store under a variant; ``memlab.check`` finds its leaks.
 
 Examples:
     >>> sorted(names())[:3]
-    ['existence-oracle', 'frozen-taint', 'global-stats']
+    ['caller-chooses-trust', 'existence-oracle', 'frozen-taint']
 """
 
 from __future__ import annotations
 
-from memlab.labels import Label
-from memlab.policy import Policy, Visible
+from typing import Any
+
+from memlab.labels import Integrity, Label
+from memlab.policy import Policy, ToolCall, Visible
 from memlab.registry import Registry
 
 __all__ = ["register", "get", "names", "resolve", "Policy"]
@@ -85,6 +89,58 @@ class NewestOverAllLabels(Policy):
     label_alphabet = COMPARTMENTS
 
 
+class CallerChoosesTrust(Policy):
+    name = "caller-chooses-trust"
+    description = (
+        "a save's integrity is read from the model's arguments before they are stripped: trusted: true makes an "
+        "untrusted session's save trusted (a tool that accepts a provenance field and believes it)"
+    )
+
+    def call_taint(self, call: ToolCall) -> Label:
+        taint = call.taint
+        if call.tool == "memory_save" and call.arguments.get("trusted") is True:
+            return Label(taint.level, taint.categories, Integrity.TRUSTED)
+        return taint
+
+
+class UntrustedShadows(Policy):
+    name = "untrusted-shadows"
+    description = (
+        "shadowing by label order only, no trust first: an untrusted version at a trusted one's level (or a newer "
+        "one beside it) shadows it, and a reader whose floor is trusted then finds the key gone"
+    )
+    trust_first = False
+
+
+class SharedRanking(Policy):
+    name = "shared-ranking"
+    description = (
+        "one ranking index for both grades: a reader whose floor is trusted searches its level's index, so bm25 "
+        "statistics (and so its scores and order) count untrusted versions it cannot read"
+    )
+    shared_ranking = True
+
+
+class ReadsNeverLower(Policy):
+    name = "reads-never-lower"
+    description = (
+        "a read that returns an untrusted version leaves the session trusted, so what it read is saved as trusted "
+        "(integrity tracked on the host's inputs only, not on what memory itself returns)"
+    )
+    reads_lower = False
+
+
+class SessionMayEndorse(Policy):
+    name = "session-may-endorse"
+    description = (
+        "the host wires the store's endorse into the model's tools: a session, untrusted or not, turns an "
+        "untrusted version into a trusted one"
+    )
+
+    def endorse(self, session: Any, key: str) -> str:
+        return session.store.endorse(session.agent, key, reason=f"asked by session {session.id}")
+
+
 for _policy in (
     Policy(),
     FrozenTaint(),
@@ -94,5 +150,10 @@ for _policy in (
     WriteDownDelete(),
     RefuseAmbiguous(),
     NewestOverAllLabels(),
+    CallerChoosesTrust(),
+    UntrustedShadows(),
+    SharedRanking(),
+    ReadsNeverLower(),
+    SessionMayEndorse(),
 ):
     register(_policy)

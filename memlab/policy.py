@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memlab.arguments import quoted
+from memlab.errors import Denied
 from memlab.labels import Label
 from memlab.levels import Level
 from memlab.viewrules import ViewRules
@@ -164,6 +165,12 @@ class Policy:
     shadowing: str = "newest"
     """Under compartments, which of a key's several maximal visible versions a view shows (``ViewRules.shadowing``):
     ``newest`` (the one saved last) or ``refuse`` (none: a get is ambiguous, lists and searches leave the key out)."""
+    trust_first: bool = True
+    """False: shadowing by label order only, whatever the integrity (``ViewRules.trust_first``)."""
+    shared_ranking: bool = False
+    """True: a reader whose floor is trusted is ranked by the index of every grade (``ViewRules.shared_ranking``)."""
+    reads_lower: bool = True
+    """False: a call that returns an untrusted version leaves the session's integrity as it was."""
     label_alphabet: tuple[str, ...] = ()
     """The labels ``memlab.check``'s noninterference check draws sessions from for this policy (none: the levels
     it is given): a policy about compartments opts in, so the check examines its shadowing rule."""
@@ -186,6 +193,22 @@ class Policy:
         that ask (it reads only when called)."""
         return taint
 
+    def call_taint(self, call: ToolCall) -> Label:
+        """The taint a tool call acts at (its saves are stamped with it): the session's live taint, ``call.taint``,
+        whatever the call's arguments say (an integrity-like argument is stripped, ``strip_level_arguments``).
+        Asked before the hooks run, so a variant can reproduce an argument read before it was stripped."""
+        return call.taint
+
+    def endorse(self, session: Any, key: str) -> str:
+        """A session's request to endorse ``key`` (a model asking through a tool its host wired): refused.
+        Endorsement is an auditor's act on the store (``MemoryStore.endorse``), never a session's or a tool's; the
+        ``session-may-endorse`` variant carries the request out.
+
+        Raises:
+            Denied: always, naming the rule; nothing is written.
+        """
+        raise Denied(f"session {session.id} may not endorse {key!r}: endorsement is an auditor's act on the store")
+
     def view_rules(self) -> ViewRules:
         """What storage needs of this policy to keep its views: readability, shadow order, statistics scope."""
         return ViewRules(
@@ -193,6 +216,8 @@ class Policy:
             shadow_before_match=self.shadow_before_match,
             global_statistics=self.global_statistics,
             shadowing=self.shadowing,
+            trust_first=self.trust_first,
+            shared_ranking=self.shared_ranking,
         )
 
     def __repr__(self) -> str:

@@ -371,8 +371,8 @@ class Session:
         none did — the call was refused or invalid before it, or its transaction rolled back — it is written
         here, once, with the failure.
         """
-        taint = self._taint  # the live taint, read once: the whole call acts at one level
-        call = self._tool_call_of(tool, raw, taint)
+        call = self._tool_call_of(tool, raw, self._taint)
+        taint = call.taint = self.store.policy.call_taint(call)  # read once: the whole call acts at one label
         audit: CallAudit | None = None
         self._untrusted_read.clear()
         try:
@@ -385,7 +385,8 @@ class Session:
             result = getattr(self, definition.method)(taint, audit, **args)
             if not audit.written:  # a tool's method writes its row with its effect; one that did not fails here
                 raise InternalError(f"{definition.method} wrote no audit row")
-            if self._untrusted_read:  # what it returned lowers the session, so it cannot be saved as trusted
+            if self._untrusted_read and self.store.policy.reads_lower:
+                # What it returned lowers the session, so it cannot be saved as trusted.
                 self._lower_for_reads()
             return result, args
         except Exception as error:

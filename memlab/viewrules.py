@@ -116,6 +116,14 @@ class ViewRules:
     shadowing: str = "newest"
     """Under compartments, how a view chooses among several maximal versions of a key: a name in
     ``SHADOWING_RULES``. Without categories there is never more than one, so it changes nothing."""
+    trust_first: bool = True
+    """False (the ``untrusted-shadows`` variant, a mistake the policy lab studies): shadowing by label order only.
+    Every version the reader's level and categories admit competes, whatever its integrity (an untrusted version
+    is above a trusted one of its level), and a winner below the reader's floor hides the key from it."""
+    shared_ranking: bool = False
+    """True (the ``shared-ranking`` variant, a mistake the policy lab studies): a reader whose floor is trusted
+    searches its level's index (every grade's versions) filtered to its view, so bm25 statistics count untrusted
+    versions it cannot read."""
 
     def __post_init__(self) -> None:
         if self.shadowing not in SHADOWING:
@@ -171,6 +179,8 @@ class ViewRules:
             newest = max(live, key=live.__getitem__, default=None)
             return None if newest is None or not self.can_read(newest, taint) else live[newest]
         taint = Label.parse(taint)
+        if not self.trust_first:
+            return self._by_label_order(live, taint)
         readable = {
             label: version
             for label, version in ((Label.parse(label), version) for label, version in live.items())
@@ -186,6 +196,23 @@ class ViewRules:
             return AMBIGUOUS
         return max(candidates.values())
 
+    def _by_label_order(self, live: Mapping[Label, int], taint: Label) -> int | None:
+        """``winner`` without trust first (the ``untrusted-shadows`` variant): the versions compete as the reader
+        accepting every grade sees them, and the one that wins is hidden when it is below the reader's floor."""
+        everything = Label(taint.level, taint.categories, Integrity.UNTRUSTED)
+        readable = {
+            label: version
+            for label, version in ((Label.parse(label), version) for label, version in live.items())
+            if self.can_read(label, everything)
+        }
+        candidates = maximal(readable, everything, self.can_read)
+        if not candidates:
+            return None
+        if len(candidates) > 1 and self.shadowing == "refuse":
+            return AMBIGUOUS
+        label, version = max(candidates.items(), key=lambda item: item[1])
+        return version if self.can_read(label, taint) else None
+
     def winners(self, live: Mapping[Label, int]) -> tuple[int | None, ...]:
         """A key's view at each level, in level order, for the sessions that accept every grade (the levels'
         views): ``winner(live, reader)`` for each level's such reader, computed at once (a save refreshes the views
@@ -198,6 +225,8 @@ class ViewRules:
             (9, 9, 7, 7)
         """
         untrusted = _NONE
+        if not self.trust_first:
+            return tuple(self.winner(live, Label(level, frozenset(), Integrity.UNTRUSTED)) for level in _LEVELS)
         if any(type(label) is not Level for label in live):
             # Trust first: a level's untrusted version shows only where no trusted version is readable.
             untrusted = self.winners({label.level: memory_id for label, memory_id in live.items() if _plain(label)})
@@ -237,4 +266,6 @@ class ViewRules:
             pairs = ",".join(f"{c.name[0]}{t.name[0]}" for c, t in sorted(self.readable))
             visibility = f"readable:{pairs}"
         shadowing = "" if self.shadowing == "newest" else f" shadowing:{self.shadowing}"
-        return visibility + (" global-statistics" if self.global_statistics else "") + shadowing
+        integrity = "" if self.trust_first else " label-order-only"
+        integrity += " shared-ranking" if self.shared_ranking else ""
+        return visibility + (" global-statistics" if self.global_statistics else "") + shadowing + integrity

@@ -7,19 +7,24 @@ import pytest
 
 from memlab import Level, check
 from memlab.cli import main
+from memlab import policies
 from memlab.policies import COMPARTMENTS
 from memlab.policy import Policy
 
 ROOT = Path(__file__).resolve().parent.parent
 
 # Which check catches which variant (shadow-after-match leaks nothing across levels: it breaks shadowing).
+# The integrity checks catch the confidentiality variants that also break integrity: frozen-taint saves a lowered
+# session's writes as trusted, existence-oracle answers for an untrusted version a trusted floor hides,
+# write-down-delete lets an untrusted session delete a trusted version, newest-over-all-labels lets a newer
+# untrusted version hide a trusted one. The integrity variants are tests/test_check_integrity.py's.
 CAUGHT_BY = {
-    "frozen-taint": {"noninterference", "write_down"},
+    "frozen-taint": {"noninterference", "write_down", "integrity_noninterference", "laundering"},
     "shadow-after-match": {"shadowing"},
     "global-stats": {"noninterference"},
-    "existence-oracle": {"noninterference"},
-    "write-down-delete": {"noninterference"},
-    "newest-over-all-labels": {"noninterference", "shadowing"},  # over its labels: another compartment hides a key
+    "existence-oracle": {"noninterference", "integrity_noninterference"},
+    "write-down-delete": {"noninterference", "integrity_noninterference"},
+    "newest-over-all-labels": {"noninterference", "shadowing", "integrity_noninterference"},
 }
 
 
@@ -111,7 +116,7 @@ def test_cli_saves_the_table_it_prints(tmp_path, capsys):
     saved = check.load_table(path)
     assert check.table_text(saved) + "\n" == printed
     assert saved.attrs == {"checks": list(check.CHECKS), "trials": 30, "seed": 3, "max_ops": 8}
-    assert set(saved["policy"]) == set(CAUGHT_BY) | {"strict", "refuse-ambiguous"}
+    assert set(saved["policy"]) == set(policies.names())  # every shipped policy, the integrity variants too
     assert main(["check", "--policy", "strict", "--save", str(tmp_path / "one.json")]) == 2  # one policy: no table
     assert "--save writes the table over all policies" in capsys.readouterr().err
     assert not (tmp_path / "one.json").exists()
@@ -146,7 +151,7 @@ def test_the_random_shadowing_search_draws_labels_and_finds_newest_over_all_labe
     """The random shadowing and write-down searches draw a policy's label alphabet, as noninterference does: the
     shadowing search finds newest-over-all-labels' shadowing leak (a newer version in one compartment hides an
     older one at the join), with sessions at labels; the safe rules pass both checks over the same labels.
-    Guards: ``_Check.over_labels`` False for write-down and shadowing (the search then draws levels only, where
+    Guards: ``Check.over_labels`` False for write-down and shadowing (the search then draws levels only, where
     the rule is never used, and finds nothing)."""
     leak = check.shadowing("newest-over-all-labels", trials=300)
     assert leak.leak, str(leak)

@@ -19,8 +19,8 @@ from memlab.records import Memory
 L = Label.parse
 
 
-def test_the_three_checks_are_registered():
-    assert list(CHECKS) == ["noninterference", "write_down", "shadowing"]
+def test_the_five_checks_are_registered():
+    assert list(CHECKS) == ["noninterference", "write_down", "shadowing", "integrity_noninterference", "laundering"]
     with pytest.raises(InvalidArgument, match="noninterference"):
         CHECKS.get("no-such-check")
 

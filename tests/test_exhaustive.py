@@ -30,6 +30,9 @@ from tests.reference_model import ReferenceStore
 # policy and check runs in seconds; the default alphabet's depth 3 takes minutes (benchmarks/bench_exhaustive.py).
 SMALL = check.Alphabet(keys=("k1",), tag=None, levels=(Level.PUBLIC, Level.CONFIDENTIAL))
 
+# The confidentiality checks; the integrity checks' bounded runs are tests/test_check_integrity.py's.
+CONFIDENTIALITY = ("noninterference", "write_down", "shadowing")
+
 # (check, policy) -> the shortest counterexample at depth 3: the observer's level and the steps ("!" = high).
 SHORTEST = {
     ("noninterference", "frozen-taint"): (
@@ -82,7 +85,7 @@ def _described(found):
     return [("!" if step.high else "") + step.describe() for step in found.steps]
 
 
-@pytest.mark.parametrize("name", check.CHECKS)
+@pytest.mark.parametrize("name", CONFIDENTIALITY)
 def test_strict_has_a_bounded_proof_to_depth_3(name):
     result = check.exhaustive("strict", check=name, depth=3, alphabet=SMALL, budget=None)
     assert not result.leak, str(result)
@@ -106,7 +109,7 @@ def test_every_variant_has_its_shortest_counterexample(name, policy):
     assert not shorter.leak
 
 
-@pytest.mark.parametrize("name", check.CHECKS)
+@pytest.mark.parametrize("name", CONFIDENTIALITY)
 def test_variants_the_check_does_not_catch_pass_it_to_depth_2(name):
     """Depth 2 only: a full depth-3 run per variant and check would add minutes (they are in the benchmark)."""
     caught = {policy for check_name, policy in SHORTEST if check_name == name}
@@ -119,7 +122,7 @@ def _raw_traces(symbols, depth):
         yield from itertools.product(range(len(symbols)), repeat=length)
 
 
-@pytest.mark.parametrize("name", check.CHECKS)
+@pytest.mark.parametrize("name", CONFIDENTIALITY)
 @pytest.mark.parametrize("alphabet,depth", [(SMALL, 3), (check.Alphabet(), 2)])
 def test_every_trace_reduces_to_one_that_is_enumerated(name, alphabet, depth):
     for configuration in configurations(name, alphabet):
@@ -250,7 +253,9 @@ def test_cli_exhaustive(capsys, tmp_path):
     assert "shortest counterexample (2 steps" in capsys.readouterr().out
     assert main(["check", "--exhaustive", "--depth", "6", "--budget", "1"]) == 2
     error = capsys.readouterr().err
-    assert error.startswith("memlab check: depth 6 would take about") and "raise the budget" in error
+    left_out, refusal = error.splitlines()  # first the integrity check left out where a policy has no floors
+    assert left_out.startswith("memlab check: left out (no trusted floor under the policy): integrity-noninterference")
+    assert refusal.startswith("memlab check: depth 6 would take about") and "raise the budget" in refusal
     assert main(["check", "--exhaustive", "--depth", "0", "--policy", "strict"]) == 2
     assert "the depth must be a whole number of steps, at least 1" in capsys.readouterr().err
     assert main(["check", "--exhaustive", "--depth", "1", "--save", str(tmp_path / "table.json")]) == 2
@@ -350,7 +355,7 @@ def _rows(connection):
     return [re.sub(r"X'[0-9A-F]+'|'[0-9a-f]{64}'", "?", line) for line in connection.iterdump()]
 
 
-@pytest.mark.parametrize("name", check.CHECKS)
+@pytest.mark.parametrize("name", CONFIDENTIALITY)
 def test_every_trace_ends_with_the_stores_its_steps_make_from_empty_ones(name):
     """The working stores restored from a prefix's images hold, at each trace's end, the database its steps make
     when replayed alone (every row: versions, indexes, sessions, taint events, the audit; salts and hashes are
@@ -485,7 +490,7 @@ def test_the_configurations_follow_the_lattice():
 
 
 @pytest.mark.parametrize("policy", ["strict", "refuse-ambiguous"])
-@pytest.mark.parametrize("name", check.CHECKS)
+@pytest.mark.parametrize("name", CONFIDENTIALITY)
 def test_the_safe_shadowing_rules_have_a_bounded_proof_over_labels(name, policy):
     result = check.exhaustive(policy, check=name, depth=2, alphabet=LABELS, budget=None)
     assert not result.leak, str(result)
@@ -549,14 +554,14 @@ def test_write_down_across_compartments_is_a_leak():
 
 
 def test_the_variants_a_check_does_not_catch_pass_it_over_labels_to_depth_2():
-    for name in check.CHECKS:
+    for name in CONFIDENTIALITY:
         caught = {policy for check_name, policy in SHORTEST_OVER_LABELS if check_name == name}
         for policy in sorted(set(names()) - caught - {"strict"}):
             if check.keeps_compartments(policy):
                 assert not check.exhaustive(policy, check=name, depth=2, alphabet=LABELS, budget=None).leak, policy
 
 
-@pytest.mark.parametrize("name", check.CHECKS)
+@pytest.mark.parametrize("name", CONFIDENTIALITY)
 def test_every_trace_over_labels_reduces_to_one_that_is_enumerated(name):
     """The reductions over labels, against brute force (as ``test_every_trace_reduces_to_one_that_is_enumerated``)."""
     for configuration in configurations(name, LABELS):
@@ -711,7 +716,7 @@ def _assert_reductions_keep_the_real_stores_verdicts(policy, alphabet, draws):
     """Random traces of 3 steps of every configuration of every check over ``alphabet``: a trace and its
     reduction leak alike under the real store."""
     rng = random.Random(policy)
-    for name in check.CHECKS:
+    for name in CONFIDENTIALITY:
         judge = CHECKS.get(name).judge
         for configuration in configurations(name, alphabet):
             symbols = configuration.symbols

@@ -417,7 +417,13 @@ def test_stemming_lab_shows_terms_and_results_side_by_side(trec):
 
 def test_policy_lab_runs_a_check_and_shows_the_counterexample():
     lab = mw.policy_lab()
-    assert lab.policy.label == "strict" and lab.check.options == ("noninterference", "write_down", "shadowing")
+    assert lab.policy.label == "strict" and lab.check.options == (
+        "noninterference",
+        "write_down",
+        "shadowing",
+        "integrity_noninterference",
+        "laundering",
+    )
     lab.policy.label = "existence-oracle"
     assert "classified" in lab.about.value
     lab.trials.value = 50

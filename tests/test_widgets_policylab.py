@@ -32,6 +32,21 @@ def test_an_unknown_check_is_refused():
         run_check("strict", "no-such-check", trials=1)
 
 
+def test_a_check_that_cannot_examine_the_policy_says_why():
+    """Integrity noninterference needs a trusted floor, which global-stats' stores refuse: the lab says so instead of
+    failing. Guards: ``run_check`` indexing ``run_all``'s results, which leave the pair out (a KeyError)."""
+    with pytest.raises(InvalidArgument, match="cannot examine policy 'global-stats'"):
+        run_check("global-stats", "integrity_noninterference", trials=1)
+    lab = PolicyLab(["global-stats", "strict"])
+    lab.check.value = "integrity_noninterference"
+    lab.trials.value = 5
+    lab.run_button.click()
+    assert lab.last is None and "its stores refuse a trusted floor" in lab.output.value
+    lab.policy.value = lab.policy.options[1][1]
+    lab.run_button.click()
+    assert lab.last is not None and not lab.last.leak
+
+
 def test_the_lab_offers_a_notebooks_own_policy_and_says_what_it_models():
     class Mine(Policy):
         name = "mine"

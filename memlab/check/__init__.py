@@ -1,6 +1,6 @@
 """Automatic leak finding: run a policy against random tool-call sequences and shrink what leaks.
 
-Three checks, each a seeded random search over short tool-call scenarios. A leak comes back as a
+Five checks, each a seeded random search over short tool-call scenarios. A leak comes back as a
 ``Counterexample``, shrunk by delta debugging until no single step can be dropped (replayable, rendered
 as text and as HTML in Jupyter); otherwise a ``NoLeak`` says how many scenarios and operations it covered:
 
@@ -8,6 +8,11 @@ as text and as HTML in Jupyter); otherwise a ``NoLeak`` says how many scenarios 
   extra operations above L in one; everything sessions at <= L observe must be identical.
 - ``write_down`` — can content saved at a level end up in a record readable below it (laundering)?
 - ``shadowing`` — does every read return, for each key, exactly the session's effective version?
+- ``integrity_noninterference`` — two worlds that differ only in untrusted writers' calls (a session started
+  untrusted, one the host lowers mid-trace): a session whose floor is TRUSTED must observe the same, scores
+  included (``memlab.check.integrity``).
+- ``laundering`` — is a version labelled trusted ever written by a session after a call returned it untrusted
+  content, or after the host lowered it?
 
 ``exhaustive`` judges every trace up to a depth over a small stated ``Alphabet`` instead of random ones: the
 shortest counterexample, or a bounded proof (``memlab.check.bounded``), over levels or over labels with
@@ -53,6 +58,8 @@ __all__ = [
     "noninterference",
     "write_down",
     "shadowing",
+    "integrity_noninterference",
+    "laundering",
     "run_all",
     "table",
     "save_table",
@@ -104,6 +111,42 @@ def write_down(
     return CHECKS.get("write_down").run(policy, trials=trials, seed=seed, levels=levels, max_ops=max_ops)
 
 
+def integrity_noninterference(
+    policy: Policy | str,
+    *,
+    trials: int = 300,
+    seed: int = 0,
+    levels: Sequence[Level | str] = _DEFAULT_LEVELS,
+    max_ops: int = 8,
+) -> Counterexample | NoLeak:
+    """The integrity two-world experiment: untrusted writers act in one world only; an observer whose floor is
+    TRUSTED must see the same in both.
+
+    Raises:
+        InvalidArgument: a policy whose stores refuse a trusted floor (``global-stats``, ``shadow-after-match``).
+
+    Examples:
+        >>> print(integrity_noninterference("caller-chooses-trust"))  # doctest: +ELLIPSIS
+        integrity_noninterference LEAK under policy caller-chooses-trust at ...: 2 steps
+        ...
+    """
+    checker = CHECKS.get("integrity_noninterference")
+    return checker.run(policy, trials=trials, seed=seed, levels=levels, max_ops=max_ops)
+
+
+def laundering(
+    policy: Policy | str,
+    *,
+    trials: int = 300,
+    seed: int = 0,
+    levels: Sequence[Level | str] = _DEFAULT_LEVELS,
+    max_ops: int = 8,
+) -> Counterexample | NoLeak:
+    """Search for integrity laundering: a trusted version written by a session shown untrusted content (or
+    lowered by its host)."""
+    return CHECKS.get("laundering").run(policy, trials=trials, seed=seed, levels=levels, max_ops=max_ops)
+
+
 def shadowing(
     policy: Policy | str,
     *,
@@ -124,14 +167,18 @@ def run_all(
     **options: Any,
 ) -> dict[str, Counterexample | NoLeak]:
     """Every check in ``checks`` (default all of ``CHECKS``) on one policy, by check name; ``notify(policy, check)``
-    after each (progress).
+    after each (progress). A check that cannot examine the policy (``Check.inapplicable``: the integrity
+    noninterference check under a policy whose stores refuse a trusted floor) is left out.
 
     Raises:
         InvalidArgument: an unknown check (before any runs) or policy.
     """
     chosen = [CHECKS.get(name) for name in checks]
+    resolved = resolve(policy)
     results = {}
     for checker in chosen:
+        if checker.inapplicable(resolved):
+            continue
         results[checker.name] = checker.run(policy, **{**_DEFAULT_OPTIONS, **options})
         if notify is not None:
             notify(resolve(policy).name, checker.name)
@@ -150,13 +197,17 @@ def table(
 
     Examples:
         >>> table(["strict", "frozen-taint"], trials=50)[["policy", "check", "verdict"]]
-                 policy            check verdict
-        0        strict  noninterference    pass
-        1        strict       write_down    pass
-        2        strict        shadowing    pass
-        3  frozen-taint  noninterference    LEAK
-        4  frozen-taint       write_down    LEAK
-        5  frozen-taint        shadowing    pass
+                 policy                      check verdict
+        0        strict            noninterference    pass
+        1        strict                 write_down    pass
+        2        strict                  shadowing    pass
+        3        strict  integrity_noninterference    pass
+        4        strict                 laundering    pass
+        5  frozen-taint            noninterference    LEAK
+        6  frozen-taint                 write_down    LEAK
+        7  frozen-taint                  shadowing    pass
+        8  frozen-taint  integrity_noninterference    LEAK
+        9  frozen-taint                 laundering    LEAK
     """
     rows = []
     chosen = list(policies) if policies is not None else names()

@@ -1,18 +1,13 @@
-"""The three checks: noninterference (two worlds), write-down (laundering) and shadowing."""
+"""The checks, in one registry: noninterference (two worlds), write-down (laundering) and shadowing here, and the
+integrity checks (``memlab.check.integrity``): integrity noninterference and laundering."""
 
 from __future__ import annotations
 
-import random
-import time
-from collections.abc import Sequence
-from typing import Any
-
-from memlab.check.results import Actor, Counterexample, NoLeak, Step
-from memlab.check.scenarios import act, is_read, memories_of, observe, open_world, random_step, shrink, writes
-from memlab.errors import InvalidArgument
+from memlab.check.base import Check
+from memlab.check.integrity import IntegrityNoninterference, Laundering
+from memlab.check.results import Actor, Step
+from memlab.check.scenarios import act, is_read, memories_of, observe, open_world, random_step, writes
 from memlab.labels import Label
-from memlab.levels import Level
-from memlab.policies import resolve
 from memlab.policy import Policy
 from memlab.records import Memory
 from memlab.registry import Registry
@@ -20,76 +15,7 @@ from memlab.registry import Registry
 __all__ = ["CHECKS"]
 
 
-class _Check:
-    name = ""
-    explanation = ""
-    over_labels = True
-    """Whether the random search draws a policy's ``label_alphabet`` (every check does: each sampler draws its
-    sessions from the labels given, and every judge orders labels by the lattice, as the exhaustive checker's label
-    alphabets do)."""
-
-    def judge(
-        self, policy: Policy, level: Label | None, actors: Sequence[Actor], steps: Sequence[Step]
-    ) -> Counterexample | None:
-        raise NotImplementedError
-
-    def leak(
-        self,
-        policy: Policy,
-        level: Label | None,
-        actors: Sequence[Actor],
-        steps: Sequence[Step],
-        step: int,
-        observed: Any,
-        expected: Any,
-    ) -> Counterexample:
-        """This check's counterexample: what was observed at ``steps[step]``, and what should have been."""
-        return Counterexample(
-            self.name,
-            policy,
-            level,
-            tuple(actors),
-            tuple(steps),
-            step,
-            observed,
-            expected,
-            self.explanation,
-            judge=self.judge,
-        )
-
-    def run(
-        self, policy: Policy | str, *, trials: int, seed: int, levels: Sequence[Label | Level | str], max_ops: int
-    ) -> Counterexample | NoLeak:
-        policy = resolve(policy)
-        levels = sorted(Label.parse(level) for level in levels)
-        if policy.label_alphabet and self.over_labels:
-            # A policy under compartments is examined over its labels (a level is the label without categories).
-            levels = [Label.parse(label) for label in policy.label_alphabet]
-        if len(levels) < 2:
-            raise InvalidArgument("a check needs at least two levels")
-        rng = random.Random(seed)
-        started = time.perf_counter()
-        operations = 0
-        for trial in range(1, trials + 1):
-            level, actors, steps = self.sample(rng, levels, rng.randint(1, max_ops))
-            operations += len(steps)
-            if self.judge(policy, level, actors, steps) is not None:
-
-                def still_leaks(kept: tuple[Step, ...], level=level, actors=actors) -> object:
-                    return self.judge(policy, level, actors, kept)
-
-                found = self.judge(policy, level, actors, shrink(steps, still_leaks))
-                found.trials, found.seconds = trial, time.perf_counter() - started
-                return found
-        return NoLeak(self.name, policy.name, trials, operations, time.perf_counter() - started)
-
-    def sample(
-        self, rng: random.Random, levels: Sequence[Label], length: int
-    ) -> tuple[Label | None, tuple[Actor, ...], tuple[Step, ...]]:
-        raise NotImplementedError
-
-
-class _Noninterference(_Check):
+class _Noninterference(Check):
     name = "noninterference"
     explanation = "an observer at or below the level saw something different when sessions above it acted"
 
@@ -139,7 +65,7 @@ class _Noninterference(_Check):
         return None
 
 
-class _WriteDown(_Check):
+class _WriteDown(Check):
     name = "write_down"
     explanation = "content first saved at a level ended up in a record readable below that level"
 
@@ -178,7 +104,7 @@ class _WriteDown(_Check):
         return None
 
 
-class _Shadowing(_Check):
+class _Shadowing(Check):
     name = "shadowing"
     explanation = "a read returned a version other than the session's effective version of its key"
 
@@ -235,8 +161,8 @@ def effective_version(policy: Policy, current: Current, taint: Label, key: str) 
 
 
 
-CHECKS: Registry[_Check] = Registry("check", _Check)
-"""The checks, by name: a new one is a ``_Check`` registered here (its ``sample`` and ``judge``); the random search,
-``run_all``, ``table`` and ``memlab check`` read this."""
-for _check in (_Noninterference(), _WriteDown(), _Shadowing()):
+CHECKS: Registry[Check] = Registry("check", Check)
+"""The checks, by name: a new one is a ``Check`` (``memlab.check.base``) registered here (its ``sample`` and
+``judge``); the random search, ``run_all``, ``table`` and ``memlab check`` read this."""
+for _check in (_Noninterference(), _WriteDown(), _Shadowing(), IntegrityNoninterference(), Laundering()):
     CHECKS.register(_check)

@@ -9,14 +9,15 @@ replays.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 from typing import Any
 
+from memlab.check.integrity import OBSERVER, lower_step, untrusted
 from memlab.check.reductions import Rules, Symbol
 from memlab.check.results import Actor, Step
 from memlab.errors import InvalidArgument
-from memlab.labels import Label
+from memlab.labels import Integrity, Label
 from memlab.levels import Level
 
 __all__ = ["Alphabet", "Configuration", "configurations", "MAX_LABELS", "GROUPS"]
@@ -177,15 +178,21 @@ def _reads(alphabet: Alphabet, actor: str, who: tuple) -> list[Symbol]:
     return symbols
 
 
+def _copies(alphabet: Alphabet, actor: str, who: tuple) -> list[Symbol]:
+    """Copies of a key to a key: laundering's shape (get one key, save what was read under another)."""
+    symbols = []
+    for a, source in enumerate(alphabet.keys):
+        for b, target in enumerate(alphabet.keys):
+            step = Step(actor, "copy", (("from", source), ("to", target)))
+            symbols.append(Symbol(step, False, (*who[1], (_KEYS, a), (_KEYS, b)), (who[0], "copy")))
+    return symbols
+
+
 def _copies_and_escalations(alphabet: Alphabet, actor: Actor, who: tuple) -> list[Symbol]:
     """Copies of a key to a key, and escalations: to every level of a levels alphabet (a step down is a refused
     call, which the pinned counts include), only up the lattice from the actor's start over labels (a step down
     or across is refused and changes nothing, so a trace with it has the verdict of the trace without it)."""
-    symbols = []
-    for a, source in enumerate(alphabet.keys):
-        for b, target in enumerate(alphabet.keys):
-            step = Step(actor.name, "copy", (("from", source), ("to", target)))
-            symbols.append(Symbol(step, False, (*who[1], (_KEYS, a), (_KEYS, b)), (who[0], "copy")))
+    symbols = _copies(alphabet, actor.name, who)
     targets = alphabet.levels
     if alphabet.over_labels:
         targets = tuple(label for label in targets if label != actor.start and actor.start.can_flow_to(label))
@@ -193,6 +200,82 @@ def _copies_and_escalations(alphabet: Alphabet, actor: Actor, who: tuple) -> lis
         step = Step(actor.name, "escalate", (("level", str(level)),))
         symbols.append(Symbol(step, False, who[1], (who[0], "escalate", level)))
     return symbols
+
+
+def _plain_saves(alphabet: Alphabet, actor: str, who: tuple, *, claim: bool, high: bool = False) -> list[Symbol]:
+    """Untagged saves of each key with each content word: what integrity depends on is who saves, not what (tags
+    and a memory of every word are the ranking's concern, which the observer's own saves cover). With ``claim``
+    each save claims trust (``trusted=True``, an argument a model may pass: the strict policy strips it)."""
+    symbols = []
+    for k, key in enumerate(alphabet.keys):
+        for c, content in enumerate(alphabet.contents):
+            arguments = (("key", key), ("content", content), ("tags", ()), *((("trusted", True),) if claim else ()))
+            step = Step(actor, "memory_save", arguments, high)
+            shape = (who[0], "claim" if claim else "save", (), "one")
+            symbols.append(Symbol(step, False, (*who[1], (_KEYS, k), (_CONTENTS, c)), shape))
+    return symbols
+
+
+def _claims_and_endorsements(alphabet: Alphabet, actor: str, who: tuple, *, high: bool = False) -> list[Symbol]:
+    """An integrity writer's own steps: saves claiming trust (``_plain_saves``), and a request to endorse each
+    key."""
+    symbols = _plain_saves(alphabet, actor, who, claim=True, high=high)
+    for k, key in enumerate(alphabet.keys):
+        step = Step(actor, "endorse", (("key", key),), high)
+        symbols.append(Symbol(step, False, (*who[1], (_KEYS, k)), (who[0], "endorse")))
+    return symbols
+
+
+def _lower(actor: str, who: tuple) -> Symbol:
+    """The host lowers ``actor``'s integrity (its steps from here on are an untrusted writer's)."""
+    return Symbol(lower_step(actor), False, who[1], (who[0], "lower"))
+
+
+def _integrity_noninterference(alphabet: Alphabet) -> list[Configuration]:
+    """The observer (floor TRUSTED) at each label, with every step of the other checks' observers and sessions,
+    and one writer at each label that flows to it (untagged saves, deletes, saves claiming trust, endorsements):
+    started
+    untrusted (every step the second world's), or trusted until the host lowers it (its ``lower`` step the second
+    world's, and every step after it: ``integrity.second_world``)."""
+    found = []
+    for bound in alphabet.levels:
+        observer = Actor(OBSERVER, bound, floor=Integrity.TRUSTED)
+        for start in (label for label in alphabet.levels if label.can_flow_to(bound)):
+            for writer in (Actor("untrusted", untrusted(start)), Actor("lowered", start)):
+                high = not writer.start.trusted
+                who = (writer.name, ())
+                symbols = [
+                    *_reads(alphabet, OBSERVER, (OBSERVER, ())),
+                    *_save_and_delete(alphabet, OBSERVER, (OBSERVER, ())),
+                    *_save_and_delete(replace(alphabet, tag=None), writer.name, who, high=high),
+                    *_claims_and_endorsements(alphabet, writer.name, who, high=high),
+                    *([] if high else [_lower(writer.name, who)]),
+                ]
+                judged = frozenset(n for n, symbol in enumerate(symbols) if symbol.step.actor == OBSERVER)
+                found.append(Configuration(bound, (observer, writer), tuple(symbols), Rules(judged, True)))
+    return found
+
+
+def _laundering(alphabet: Alphabet) -> list[Configuration]:
+    """A session started untrusted and a trusted one the host may lower, at every pair of labels: each saves,
+    claims trust, copies and asks to endorse (a copy is the read that exposes a session: plain reads are the random
+    search's)."""
+    found = []
+    for first in alphabet.levels:
+        for second in alphabet.levels:
+            actors = (Actor("untrusted", untrusted(first)), Actor("trusted", second))
+            symbols = []
+            for actor in actors:
+                who = (actor.name, ())
+                symbols += [
+                    *_plain_saves(alphabet, actor.name, who, claim=False),
+                    *_claims_and_endorsements(alphabet, actor.name, who),
+                    *_copies(alphabet, actor.name, who),
+                    *([_lower(actor.name, who)] if actor.start.trusted else []),
+                ]
+            judged = frozenset(n for n, symbol in enumerate(symbols) if symbol.step.tool != "lower")
+            found.append(Configuration(None, actors, tuple(symbols), Rules(judged, False)))
+    return found
 
 
 def _who(actors: tuple[Actor, ...], number: int) -> tuple:
@@ -206,6 +289,10 @@ def _who(actors: tuple[Actor, ...], number: int) -> tuple:
 def configurations(check: str, alphabet: Alphabet) -> list[Configuration]:
     """Every configuration of ``check``'s actors over the alphabet's levels (or labels, by the lattice), each with
     its symbols and rules."""
+    if check == "integrity_noninterference":
+        return _integrity_noninterference(alphabet)
+    if check == "laundering":
+        return _laundering(alphabet)
     levels = alphabet.levels
     found = []
     if check == "noninterference":

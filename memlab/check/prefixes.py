@@ -23,10 +23,12 @@ from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
 from memlab.check.checks import effective_version
+from memlab.check.integrity import exposed_at_start, launders
 from memlab.check.reductions import walk_traces
 from memlab.check.results import Step
 from memlab.check.scenarios import World, act, is_read, memories_of, open_world
 from memlab.errors import InternalError
+from memlab.labels import Integrity
 from memlab.policy import Policy
 from memlab.records import Memory
 from memlab.session import Session
@@ -56,12 +58,14 @@ class _Slot:
         self.world.store.restore(image)
         self.image = image
 
-    def run(self, state: _State, step: Step, number: int, *, keep: bool) -> tuple[Any, _State]:
+    def run(
+        self, state: _State, step: Step, number: int, *, keep: bool, returned: list[Memory] | None = None
+    ) -> tuple[Any, _State]:
         """``step`` on the world as ``state`` left it: what it returned, and the world after it (its image
-        taken only when ``keep``: a trace's last step leaves nothing to share)."""
+        taken only when ``keep``: a trace's last step leaves nothing to share); ``returned`` as ``act`` fills it."""
         self.hold(state.image)
-        session = copy.copy(state.sessions[step.actor])  # the taint it may raise is this branch's alone
-        result = act(session, step, number)
+        session = copy.copy(state.sessions[step.actor])  # the taint it may raise or lower is this branch's alone
+        result = act(session, step, number, returned)
         self.image = self.world.store.snapshot() if keep else None
         return result, _State(self.image, {**state.sessions, step.actor: session})
 
@@ -130,7 +134,38 @@ def _shadowing(policy: Policy, branch: _Branch, number: int, step: Step, keep: b
     return _Branch(branch.slots, (state,), current, leak)
 
 
-_STEPS = {"noninterference": _noninterference, "write_down": _write_down, "shadowing": _shadowing}
+def _integrity_noninterference(policy: Policy, branch: _Branch, number: int, step: Step, keep: bool) -> _Branch:
+    """``IntegrityNoninterference.judge``: an untrusted writer's steps (a high symbol, or any step of a session
+    the host lowered before) run only in the second world; the observers' results must be equal in both."""
+    lowered, observers = branch.seen
+    if step.tool == "lower":
+        lowered = lowered | {step.actor}
+    (alone, with_untrusted), (slot_alone, slot_with_untrusted) = branch.states, branch.slots
+    seen_with_untrusted, with_untrusted = slot_with_untrusted.run(with_untrusted, step, number, keep=keep)
+    if step.high or step.actor in lowered:
+        return _Branch(branch.slots, (alone, with_untrusted), (lowered, observers), branch.leak)
+    seen_alone, alone = slot_alone.run(alone, step, number, keep=keep)
+    differs = step.actor in observers and seen_alone != seen_with_untrusted
+    leak = number if branch.leak is None and differs else branch.leak
+    return _Branch(branch.slots, (alone, with_untrusted), (lowered, observers), leak)
+
+
+def _laundering(policy: Policy, branch: _Branch, number: int, step: Step, keep: bool) -> _Branch:
+    """``Laundering.judge``: no session exposed to untrusted content (or lowered) writes a trusted version."""
+    returned: list[Memory] = []
+    result, state = branch.slots[0].run(branch.states[0], step, number, keep=keep, returned=returned)
+    exposed, written = launders(branch.seen, step, number, result, returned)
+    leak = number if branch.leak is None and written is not None else branch.leak
+    return _Branch(branch.slots, (state,), exposed, leak)
+
+
+_STEPS = {
+    "noninterference": _noninterference,
+    "write_down": _write_down,
+    "shadowing": _shadowing,
+    "integrity_noninterference": _integrity_noninterference,
+    "laundering": _laundering,
+}
 
 
 def _branch(worlds: Sequence[World], seen: Any) -> _Branch:
@@ -144,16 +179,18 @@ def _roots(policy: Policy, check: str, configuration: Configuration) -> dict[fro
     (a trace ends with the observer's step and has a high one); otherwise any non-empty set."""
     actors = configuration.actors
     names = [actor.name for actor in actors]
-    if check == "noninterference":
+    if check in ("noninterference", "integrity_noninterference"):
         low = {symbol.step.actor for symbol in configuration.symbols if not symbol.step.high}
         alone = open_world(policy, actors, [Step(name, "memory_get", ()) for name in sorted(low)], with_high=False)
         every = open_world(policy, actors, [Step(name, "memory_get", ()) for name in names], with_high=True)
-        return {frozenset(names): _branch((alone, every), None)}
+        observers = frozenset(actor.name for actor in actors if actor.floor is Integrity.TRUSTED)
+        seen = None if check == "noninterference" else (frozenset(), observers)
+        return {frozenset(names): _branch((alone, every), seen)}
     roots = {}
     for size in range(1, len(names) + 1):
         for chosen in combinations(names, size):
             world = open_world(policy, actors, [Step(name, "memory_get", ()) for name in chosen], with_high=True)
-            roots[frozenset(chosen)] = _branch((world,), {})
+            roots[frozenset(chosen)] = _branch((world,), exposed_at_start(actors) if check == "laundering" else {})
     return roots
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memlab.errors import InvalidArgument
-from memlab.labels import Label
+from memlab.labels import Integrity, Label
 from memlab.policy import Policy
 
 __all__ = ["Actor", "Step", "Counterexample", "NoLeak"]
@@ -21,8 +21,11 @@ class Actor:
     name: str
     start: Label
     raised: Label | None = None
+    floor: Integrity = Integrity.UNTRUSTED
+    """The least trusted grade the session reads (TRUSTED: the integrity checks' observer)."""
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "floor", Integrity.parse(self.floor))
         object.__setattr__(self, "start", Label.parse(self.start))
         if self.raised is not None:
             object.__setattr__(self, "raised", Label.parse(self.raised))
@@ -177,6 +180,7 @@ class NoLeak:
 
 
 def _actor_text(actor: Actor) -> str:
+    floor = " floor trusted" if actor.floor is Integrity.TRUSTED else ""
     if actor.raised is None or actor.raised == actor.start:
-        return str(actor.start)
-    return f"{actor.start}->{actor.raised}"
+        return f"{actor.start}{floor}"
+    return f"{actor.start}->{actor.raised}{floor}"

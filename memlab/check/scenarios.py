@@ -40,16 +40,21 @@ def open_world(policy: Policy, actors: Sequence[Actor], steps: Sequence[Step], *
     used = {step.actor for step in steps if with_high or not step.high}
     for actor in actors:
         if actor.name in used:
-            session = world.store.session(actor.start, session_id=actor.name)
+            session = world.store.session(actor.start, session_id=actor.name, floor=actor.floor)
             if actor.raised is not None:
                 session.escalate(actor.raised, reason="scenario")
             world.sessions[actor.name] = session
     return world
 
 
-def act(session: Session, step: Step, number: int) -> Any:
+def act(session: Session, step: Step, number: int, returned: list[Memory] | None = None) -> Any:
     """Run one step; errors become observations. Fresh content is made unique to its step (the same in
-    both worlds), so a copy can be traced to where it came from."""
+    both worlds), so a copy can be traced to where it came from. ``returned``, when given, gets the version a
+    copy read (the laundering check asks what a step showed its session before it saved).
+
+    Besides the tools, the checks' steps: ``escalate``, ``copy`` (get one key, save what was read under another),
+    ``lower`` (the host lowers the session's integrity: it was fed untrusted content) and ``endorse`` (the session
+    asks to endorse a key, ``Policy.endorse``: refused unless a faulty policy carries it out)."""
     arguments = dict(step.arguments)
     if "content" in arguments:
         arguments["content"] = f"{arguments['content']} #{number}"
@@ -58,7 +63,13 @@ def act(session: Session, step: Step, number: int) -> Any:
             return session.escalate(arguments["level"])
         if step.tool == "copy":
             read = session.memory_get(arguments["from"])
+            if read is not None and returned is not None:
+                returned.append(read)
             return None if read is None else session.memory_save(arguments["to"], read.content)
+        if step.tool == "lower":
+            return session.lower_integrity(source=arguments["source"])
+        if step.tool == "endorse":
+            return session.store.policy.endorse(session, arguments["key"])
         return session.call(step.tool, arguments)
     except MemlabError as error:
         return ("error", error.code, str(error))

@@ -60,8 +60,10 @@ def run_check(args: argparse.Namespace) -> int:
         return _check_exhaustive(args, checks)
     options = {"trials": args.trials, "seed": args.seed, "max_ops": args.max_ops}
     try:
+        chosen = [args.policy] if args.policy is not None else policies.names()
+        runs = _applicable(chosen, checks, named=args.check != "all")
         if args.policy is None:
-            with progress(len(policies.names()) * len(checks), "check", unit="check") as bar:
+            with progress(runs, "check", unit="check") as bar:
                 frame = check.table(checks=checks, notify=lambda *_: bar.update(), **options)
             if args.json:
                 print_json({"settings": frame.attrs, "rows": frame})  # the document --save writes
@@ -73,7 +75,7 @@ def run_check(args: argparse.Namespace) -> int:
             return _expected_to_hold(frame)
         if args.save:
             raise InvalidArgument("--save writes the table over all policies: leave out --policy")
-        with progress(len(checks), f"check {args.policy}", unit="check") as bar:
+        with progress(runs, f"check {args.policy}", unit="check") as bar:
             results = check.run_all(args.policy, checks=checks, notify=lambda *_: bar.update(), **options)
     except MemlabError as error:
         print(f"memlab check: {error}", file=sys.stderr)
@@ -84,6 +86,27 @@ def run_check(args: argparse.Namespace) -> int:
         for result in results.values():
             print(result, end="\n\n")
     return 1 if any(result.leak for result in results.values()) else 0
+
+
+def _applicable(chosen: list[str], checks, *, named: bool) -> int:
+    """How many (policy, check) runs there are: a check that cannot examine a policy (``Check.inapplicable``) is
+    left out, said on stderr; an error when the one policy asked for cannot be examined by a check named."""
+    from memlab.check.checks import CHECKS
+    from memlab.errors import InvalidArgument
+
+    runs, left_out = 0, []
+    for name in chosen:
+        for check_name in checks:
+            why = CHECKS.get(check_name).inapplicable(policies.resolve(name))
+            if not why:
+                runs += 1
+            elif named and len(chosen) == 1:
+                raise InvalidArgument(f"check {_hyphens(check_name)} cannot examine policy {name!r}: {why}")
+            else:
+                left_out.append(f"{_hyphens(check_name)} under {name}")
+    if left_out:
+        print(f"memlab check: left out (no trusted floor under the policy): {', '.join(left_out)}", file=sys.stderr)
+    return runs
 
 
 def _expected_to_hold(frame) -> int:
@@ -124,6 +147,7 @@ def _check_exhaustive(args: argparse.Namespace, checks: tuple[str, ...]) -> int:
             chosen = [name for name in chosen if name not in left_out]
             if left_out:
                 print(f"memlab check: left out (no compartments): {', '.join(left_out)}", file=sys.stderr)
+        _applicable(chosen, checks, named=args.check != "all")
         results = check.exhaustive_all(chosen, checks=checks, depth=args.depth, alphabet=alphabet, budget=args.budget)
     except MemlabError as error:
         print(f"memlab check: {error}", file=sys.stderr)

@@ -169,7 +169,7 @@ class IndexUpkeep:
         changed = as_label(changed)
         taints, tables, everything = self._refresh_plan(agent_id, indexed, changed)
         labels = self.label_views(agent_id)  # every categorised label's view the agent keeps
-        if labels and rules.lattice_visibility and rules.shadowing != "newest-overall":
+        if labels and rules.lattice_visibility and rules.shadowing != "newest-overall" and rules.trust_first:
             # A version a view cannot read changes nothing it may pick from (viewrules.maximal): only the views
             # ``changed`` flows to are touched, so a save in one compartment costs nothing in the others.
             labels = {text: label for text, label in labels.items() if rules.can_read(changed, label)}

@@ -134,6 +134,8 @@ class LexicalSearch:
             # (MemoryStore.check_label): a categorised version is in no level's index.
             if agent_id is None:
                 return []
+            if self._rules.shared_ranking and not taint.categories:
+                return self._shared(agent_id, indexed, taint)
             return [_Index(view_table(agent_id, taint), self._upkeep.label_view(agent_id, taint))]
         taint = Level(view)
         used = [level for level in Level if indexed & level_bit(level) and self._rules.can_read(level, taint)]
@@ -147,6 +149,14 @@ class LexicalSearch:
         # Match first, shadow among the matches: each used level's view is searched and, per key, the hit from the
         # highest level wins, even when a higher version did not match.
         return [_Index(fts_table(agent_id, level), int(level)) for level in reversed(used)]
+
+    def _shared(self, agent_id: int, indexed: int, taint: Label) -> list[_Index]:
+        """The ``shared-ranking`` variant's index for a reader whose floor is trusted: its level's index, which
+        holds every grade's versions, filtered to the reader's own view (bm25's statistics count the rest)."""
+        level = taint.level
+        used = [other for other in Level if indexed & level_bit(other) and self._rules.can_read(other, level)]
+        view = self._upkeep.label_view(agent_id, taint)
+        return [_Index(fts_table(agent_id, max(used)), view, filtered=True)] if used else []
 
     def _rank(
         self,

@@ -16,6 +16,7 @@ import pandas as pd
 
 from memlab import check, policies
 from memlab.check import Counterexample, NoLeak
+from memlab.errors import InvalidArgument
 from memlab.levels import Level
 from memlab.policy import Policy
 from memlab.widgets.render import LEVEL_TINTS, Panel, html_table
@@ -31,12 +32,16 @@ def run_check(
     """Run one of ``memlab.check.CHECKS`` on a policy, by name or object (see ``memlab.check.run_all``).
 
     Raises:
-        InvalidArgument: an unknown policy or check.
+        InvalidArgument: an unknown policy or check, or a check that cannot examine the policy (``Check.inapplicable``:
+            integrity noninterference under a policy whose stores refuse a trusted floor).
 
     Examples:
         >>> run_check("strict", "shadowing", trials=10).leak
         False
     """
+    why = check.CHECKS.get(check_name).inapplicable(policies.resolve(policy))
+    if why:
+        raise InvalidArgument(f"check {check_name} cannot examine policy {policies.resolve(policy).name!r}: {why}")
     return check.run_all(policy, checks=[check_name], trials=trials, seed=seed, max_ops=max_ops)[check_name]
 
 
@@ -149,9 +154,14 @@ class PolicyLab(Panel):
         chosen = self.policy.value
         self.about.value = f"<i><code>{html.escape(chosen.name)}</code> models: {html.escape(chosen.description)}</i>"
 
-    def run(self) -> Counterexample | NoLeak:
-        """Run the picked check on the picked policy and show the result."""
+    def run(self) -> Counterexample | NoLeak | None:
+        """Run the picked check on the picked policy and show the result (None, and why, when the check cannot
+        examine the policy)."""
         self.output.value = "<i>running…</i>"
-        self.last = run_check(self.policy.value, self.check.value, trials=self.trials.value, seed=self.seed.value)
+        try:
+            self.last = run_check(self.policy.value, self.check.value, trials=self.trials.value, seed=self.seed.value)
+        except InvalidArgument as refusal:  # a check that cannot examine the picked policy says why
+            self.last, self.output.value = None, f"<p>{html.escape(str(refusal))}</p>"
+            return None
         self.output.value = result_html(self.last)
         return self.last
