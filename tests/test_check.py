@@ -5,9 +5,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from memlab import Level, check
+from memlab import Level, check, policies
 from memlab.cli import main
-from memlab import policies
 from memlab.policies import COMPARTMENTS
 from memlab.policy import Policy
 
