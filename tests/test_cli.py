@@ -24,7 +24,11 @@ def test_demo_walks_through_levels_shadowing_delete_and_audit():
     assert "Samantha Rivera, team lead (INTERNAL)" in text
     assert "'classification': 'CONFIDENTIAL'" in text  # the stripped PUBLIC request
     assert store.session(Level.INTERNAL).memory_get("user-name").classification == Level.PUBLIC
-    assert (store.audit()["outcome"] == "ok").all()
+    audit = store.audit()
+    # Every call succeeds but one: the poisoning section's floor-trusted session asking for the poison, not found.
+    assert audit[audit["outcome"] != "ok"][["session_id", "key", "outcome"]].values.tolist() == [
+        ["payments", "payment-rule", "not_found"]
+    ]
 
 
 def test_demo_keeps_a_database_when_asked(tmp_path, capsys):

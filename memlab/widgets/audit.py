@@ -130,7 +130,9 @@ def integrity_events(store: MemoryStore) -> pd.DataFrame:
     versions it read (the ``reason`` says which).
 
     Examples:
-        >>> integrity_events(store)[["session_id", "to_level"]].values.tolist()
+        >>> browser = MemoryStore().session("INTERNAL", session_id="browser")
+        >>> _ = browser.lower_integrity(source="https://example.com/page")
+        >>> integrity_events(browser.store)[["session_id", "to_level"]].values.tolist()
         [['browser', 'INTERNAL@untrusted']]
     """
     events = store.taint_events()
