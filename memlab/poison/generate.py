@@ -1,0 +1,122 @@
+"""Poisons made from a collection itself: per target question, memories that match it and contradict its answer.
+
+For each target question (a judged query, drawn by a seeded generator), the *target* is its first judged document
+(by id). Two poisons are made from it, seeded and without a network or a model:
+
+- ``match``: a new memory under a key shaped like the target's (``{target key}-{n}``), with the target's tags, whose
+  text opens with a bridging phrase carrying the question's own words (``Regarding "<question>":``) and goes on
+  with the target's text, one entity or number swapped for another of the same kind taken from the collection.
+- ``overwrite``: the same contradicting text under the target's own key: a new version of the judged memory.
+
+What is swapped: the first number in the target's text that the question does not contain (replaced by another
+number found in the collection), else the first capitalised word, not the text's first, that the question does not
+contain (replaced by another capitalised word of the collection). A text with neither is negated (``It is not true
+that ...``). The dense-trigger variant of AgentPoison (trigger words optimised against the embedder) is not made.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+
+from memlab import arguments
+from memlab.errors import InvalidArgument
+from memlab.eval.collections import Collection, Document, Query
+
+__all__ = ["Poison", "VARIANTS", "judged_targets", "generate", "contradict"]
+
+VARIANTS = ("match", "overwrite")
+_NUMBER = re.compile(r"\b\d+\b")
+_NAME = re.compile(r"\b[A-Z][a-z]{2,}\b")
+
+
+@dataclass(frozen=True)
+class Poison:
+    """One attacker memory.
+
+    Attributes:
+        id: Unique among the poisons (``poison/{query id}/{variant}``); measures name retrieved poisons by it.
+        target: The id of the query it aims at.
+        document: The id of the judged document it contradicts.
+        variant: ``match`` (a new key) or ``overwrite`` (the target document's key).
+        agent: The namespace it is written into (the query's).
+        key: The memory key it is saved under.
+        text: Its content.
+        tags: Its tags (the target document's).
+    """
+
+    id: str
+    target: str
+    document: str
+    variant: str
+    agent: str
+    key: str
+    text: str
+    tags: tuple[str, ...] = ()
+
+    def record(self) -> dict[str, object]:
+        """The ``memory_save`` arguments that save it."""
+        return {"key": self.key, "content": self.text, "tags": list(self.tags)}
+
+
+def judged_targets(collection: Collection) -> list[Query]:
+    """The collection's queries that have a judged document, in file order.
+
+    Raises:
+        InvalidArgument: none has (naming the collection): there is no answer to contradict.
+    """
+    judged = [query for query in collection.queries if collection.qrels.get(query.id)]
+    if not judged:
+        raise InvalidArgument(
+            f"collection {collection.name!r}: no question carries a judged document, so there is no answer to poison"
+        )
+    return judged
+
+
+def contradict(text: str, question: str, numbers: list[str], names: list[str], rng: random.Random) -> str:
+    """``text`` with one number or name the question lacks swapped for another of ``numbers`` or ``names``
+    (drawn with ``rng``); negated when it has neither.
+
+    Examples:
+        >>> contradict("Ann moved to Lisbon in 2019", "Where did Ann move?", ["2019", "2021"], [], random.Random(0))
+        'Ann moved to Lisbon in 2021'
+    """
+    asked = set(re.findall(r"\w+", question.lower()))
+    for pattern, pool in ((_NUMBER, numbers), (_NAME, names)):
+        for found in pattern.finditer(text):
+            word = found.group()
+            if word.lower() in asked or (pattern is _NAME and found.start() == 0):
+                continue
+            others = [other for other in pool if other != word]
+            if others:
+                return text[: found.start()] + rng.choice(others) + text[found.end() :]
+    return f"It is not true that {text[:1].lower()}{text[1:]}"
+
+
+def generate(collection: Collection, targets: int, *, seed: int = 0) -> list[Poison]:
+    """Poisons for ``targets`` judged questions drawn with ``seed``: a ``match`` and an ``overwrite`` each.
+
+    Raises:
+        InvalidArgument: no judged question (``judged_targets``), or ``targets`` not a positive integer.
+    """
+    judged = judged_targets(collection)
+    if type(targets) is not int or targets < 1:
+        raise InvalidArgument(f"targets must be a positive integer, not {targets!r}")
+    rng = random.Random(seed)
+    chosen = sorted(rng.sample(range(len(judged)), min(targets, len(judged))))
+    documents = {document.id: document for document in collection.documents}
+    numbers = sorted({word for document in collection.documents for word in _NUMBER.findall(document.text)})
+    names = sorted({word for document in collection.documents for word in _NAME.findall(document.text)})
+    poisons = []
+    for index in chosen:
+        query = judged[index]
+        target: Document = documents[min(collection.qrels[query.id])]
+        text = f'Regarding "{query.text}": {contradict(target.text, query.text, numbers, names, rng)}'
+        keys = {"match": arguments.key(f"{target.key}-{index + 1}"), "overwrite": target.key}
+        for variant in VARIANTS:
+            poisons.append(
+                Poison(f"poison/{query.id}/{variant}", query.id, target.id, variant, query.agent, keys[variant], text,
+                       target.tags)
+            )  # fmt: skip
+    return poisons
