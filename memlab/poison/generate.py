@@ -1,7 +1,7 @@
 """Poisons made from a collection itself: per target question, memories that match it and contradict its answer.
 
-For each target question (a judged query, drawn by a seeded generator), the *target* is its first judged document
-(by id). Two poisons are made from it, seeded and without a network or a model:
+For each target question (a judged query, drawn by a seeded generator), the *target* is its most relevant judged
+document (the first by id among equals). Two poisons are made from it, seeded and without a network or a model:
 
 - ``match``: a new memory under a key shaped like the target's (``{target key}-{n}``), with the target's tags, whose
   text opens with a bridging phrase carrying the question's own words (``Regarding "<question>":``) and goes on
@@ -111,7 +111,8 @@ def generate(collection: Collection, targets: int, *, seed: int = 0) -> list[Poi
     poisons = []
     for index in chosen:
         query = judged[index]
-        target: Document = documents[min(collection.qrels[query.id])]
+        judged_documents = collection.qrels[query.id]
+        target: Document = documents[min(judged_documents, key=lambda id_: (-judged_documents[id_], id_))]
         text = f'Regarding "{query.text}": {contradict(target.text, query.text, numbers, names, rng)}'
         keys = {"match": arguments.key(f"{target.key}-{index + 1}"), "overwrite": target.key}
         for variant in VARIANTS:

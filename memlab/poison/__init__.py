@@ -1,0 +1,33 @@
+"""The poisoning lab: how often an attacker's memory reaches a victim's answer, under each defence and ranking.
+
+``generate`` makes poisons from a collection (``memlab.poison.generate``), ``inject`` writes them by one of the
+three attack tiers (``memlab.poison.tiers``), the measures are named as the papers name them
+(``memlab.poison.measures``: ISR, ASR-r@k, UD, availability) and ``run`` tabulates them per defence and ranking
+(``memlab.poison.rows``, ``memlab.poison.runner``) as a DataFrame.
+"""
+
+from memlab.poison.generate import VARIANTS, Poison, contradict, generate, judged_targets
+from memlab.poison.measures import benign_reads, injection_success, retrieval_success, utility
+from memlab.poison.rows import DEFENCES, RANKINGS, Defence
+from memlab.poison.runner import run, targets_for
+from memlab.poison.tiers import TIERS, GullibleAgent, inject
+
+__all__ = [
+    "Poison",
+    "VARIANTS",
+    "generate",
+    "contradict",
+    "judged_targets",
+    "TIERS",
+    "GullibleAgent",
+    "inject",
+    "injection_success",
+    "retrieval_success",
+    "utility",
+    "benign_reads",
+    "Defence",
+    "DEFENCES",
+    "RANKINGS",
+    "run",
+    "targets_for",
+]

@@ -1,0 +1,100 @@
+"""The rows of the poisoning lab: defences (how the store and the host treat the poison) and rankings.
+
+Defences:
+
+- ``integrity-ignored``: a store without integrity, simulated by writing the poisons through sessions the host
+  never lowers, so they are stamped trusted like every other memory (not a policy-lab variant: the store is
+  memlab's own; what differs is that nothing is marked untrusted).
+- ``labels-only``: the host lowers the attacker's sessions; victims read with the default floor (every grade), so
+  trust first decides shadowing and reads lower the victim; a fresh victim session per question.
+- ``floor-trusted``: as ``labels-only``, the victims' floor TRUSTED: no untrusted version is ever read.
+- ``low-water-mark``: as ``labels-only``, but one victim session per agent answers every question in turn, as
+  a long-lived agent would: once a read lowered it, every later save is untrusted. Its row shows what the mark
+  costs (the later saves a trusted-floor session no longer gets) and what it prevents (laundered saves).
+
+The trust-demoted ranking (untrusted scores scaled down) needs a change in the store's ranking and is not a row.
+
+Rankings are rows of the relevance lab (``memlab.eval.configurations``): ``lexical`` (its ``memlab`` row, FTS5
+with context and the tag boost), ``dense`` and ``hybrid`` (MiniLM; skipped, with the reason, without
+``memlab[dense]``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memlab.errors import InvalidArgument
+from memlab.eval.configurations import CONFIGURATIONS, Configuration
+
+__all__ = ["Defence", "DEFENCES", "RANKINGS", "defences_of", "rankings_of"]
+
+
+@dataclass(frozen=True)
+class Defence:
+    """One defence row.
+
+    Attributes:
+        name: The row's name.
+        trusted_writes: The poisons are written through sessions the host never lowers (integrity ignored).
+        floor: The victims' floor (``"untrusted"``: every grade; ``"trusted"``: trusted versions only).
+        long_session: One victim session per agent for every question, not one per question.
+    """
+
+    name: str
+    trusted_writes: bool = False
+    floor: str = "untrusted"
+    long_session: bool = False
+
+
+DEFENCES: dict[str, Defence] = {
+    row.name: row
+    for row in (
+        Defence("integrity-ignored", trusted_writes=True),
+        Defence("labels-only"),
+        Defence("floor-trusted", floor="trusted"),
+        Defence("low-water-mark", long_session=True),
+    )
+}
+RANKINGS: dict[str, str] = {"lexical": "memlab", "dense": "dense", "hybrid": "hybrid"}
+"""Ranking name -> the relevance lab's row that ranks so."""
+
+
+def defences_of(rows: Sequence[str] | None) -> list[Defence]:
+    """The defences named by ``rows`` (all, in ``DEFENCES`` order, when None).
+
+    Raises:
+        InvalidArgument: an unknown or repeated row, or none, naming ``rows`` and the known ones.
+    """
+    if rows is None:
+        return list(DEFENCES.values())
+    if isinstance(rows, str) or not rows:
+        raise InvalidArgument(f"rows must be a non-empty list of defences, not {rows!r}; rows: {', '.join(DEFENCES)}")
+    unknown = [row for row in rows if row not in DEFENCES]
+    if unknown:
+        raise InvalidArgument(f"unknown rows {unknown!r}; rows: {', '.join(DEFENCES)}")
+    if len(set(rows)) != len(rows):
+        raise InvalidArgument(f"rows must be distinct, not {list(rows)!r}")
+    return [DEFENCES[row] for row in rows]
+
+
+def rankings_of(rankings: Sequence[str]) -> tuple[dict[str, Configuration], dict[str, str]]:
+    """The relevance lab's rows for ``rankings`` that can run here, and those that cannot, with why.
+
+    Raises:
+        InvalidArgument: an unknown or repeated ranking, or none, naming ``rankings`` and the known ones.
+    """
+    if isinstance(rankings, str) or not rankings:
+        raise InvalidArgument(f"rankings must be a non-empty list, not {rankings!r}; rankings: {', '.join(RANKINGS)}")
+    unknown = [name for name in rankings if name not in RANKINGS]
+    if unknown or len(set(rankings)) != len(rankings):
+        raise InvalidArgument(f"unknown or repeated rankings {list(rankings)!r}; rankings: {', '.join(RANKINGS)}")
+    chosen, skipped = {}, {}
+    for name in rankings:
+        configuration = CONFIGURATIONS.get(RANKINGS[name])
+        reason = configuration.unavailable()
+        if reason is None:
+            chosen[name] = configuration
+        else:
+            skipped[name] = reason
+    return chosen, skipped
