@@ -123,9 +123,10 @@ def test_storage_knows_no_policy_session_or_tool(module):
     assert not {name for name in imports(module) if name.startswith(ABOVE_STORAGE)}
 
 
-@pytest.mark.parametrize(
-    "module", sorted(name for name in _modules() if name.startswith(("memlab.check", "memlab.eval", "memlab.widgets")))
-)
+LABS_AND_WIDGETS = ("memlab.check", "memlab.eval", "memlab.poison", "memlab.widgets")
+
+
+@pytest.mark.parametrize("module", sorted(name for name in _modules() if name.startswith(LABS_AND_WIDGETS)))
 def test_the_labs_and_widgets_use_the_public_api(module):
     assert not {name for name in imports(module) if name.startswith("memlab.storage")}
 
@@ -134,7 +135,7 @@ def test_the_labs_and_widgets_use_the_public_api(module):
 
 PROTOCOL_NAMES = frozenset({"_replace", "_asdict", "_fields", "_make"})
 """Names with an underscore that are public by a protocol: namedtuple's methods."""
-OUTSIDE_THE_STORE = ("memlab.check", "memlab.eval", "memlab.widgets", "memlab.integrations", "memlab.cli")
+OUTSIDE_THE_STORE = (*LABS_AND_WIDGETS, "memlab.integrations", "memlab.cli")
 OUTSIDE_THE_STORE_MODULES = ("memlab.classroom_server", "memlab.classroom_voila", "memlab.classprogress", "memlab.demo")
 
 

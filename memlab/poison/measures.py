@@ -86,7 +86,10 @@ def utility(
     if not queries:
         raise InvalidArgument("utility needs at least one question")
     judged = {query: dict(qrels.get(query, {})) for query in queries}
-    frames = {name: per_query(judged, _scored(ranking, queries)) for name, ranking in (("clean", clean), ("poisoned", poisoned))}
+    frames = {
+        name: per_query(judged, _scored(ranking, queries))
+        for name, ranking in (("clean", clean), ("poisoned", poisoned))
+    }
     result: dict[str, float] = {}
     for measure in ("S@10", "nDCG@10"):
         compared = compare(frames, "clean", measure=measure)
@@ -98,7 +101,9 @@ def utility(
     return result
 
 
-def benign_reads(clean: Ranking, poisoned: Ranking, queries: Sequence[str], benign: Container[str], depth: int = 10) -> float:
+def benign_reads(
+    clean: Ranking, poisoned: Ranking, queries: Sequence[str], benign: Container[str], depth: int = 10
+) -> float:
     """Availability of reads: of the benign ids in each query's clean top ``depth``, the share still in its
     poisoned top ``depth`` (NaN when the clean rankings hold none).
 

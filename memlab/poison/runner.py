@@ -154,7 +154,9 @@ def _search(store: MemoryStore, collection: Collection, poisons: Sequence[Poison
     victims: dict = {}
     ranking = {}
     for query in collection.queries:
-        victim = victims.get(query.agent) or victims.setdefault(query.agent, store.session(agent=query.agent, floor=floor))
+        victim = victims.get(query.agent) or victims.setdefault(
+            query.agent, store.session(agent=query.agent, floor=floor)
+        )
         hits = victim.memory_search(query.text, max_results=depth)
         ranking[query.id] = [found for hit in hits if (found := name(query.agent, hit)) is not None]
     return ranking
@@ -249,6 +251,7 @@ def _later_saves(
             laundered += saved.integrity is Integrity.TRUSTED
     checkers = {agent: store.session(agent=agent, floor="trusted") for agent, _, _ in answers}
     kept = [
-        (got := checkers[agent].memory_get(key)) is not None and got.content == content for agent, key, content in answers
+        (got := checkers[agent].memory_get(key)) is not None and got.content == content
+        for agent, key, content in answers
     ]
     return on_poison, laundered, share(kept)

@@ -1,0 +1,39 @@
+"""The poisoning lab's rows: the defences and the rankings, named and refused as the lab's arguments."""
+
+import pytest
+
+from memlab import InvalidArgument
+from memlab.poison import DEFENCES
+from memlab.poison.rows import defences_of, rankings_of
+from memlab.search import dense
+
+
+def test_all_four_defences_by_default_in_order():
+    assert [row.name for row in defences_of(None)] == [
+        "integrity-ignored",
+        "labels-only",
+        "floor-trusted",
+        "low-water-mark",
+    ]
+    assert DEFENCES["floor-trusted"].floor == "trusted" and DEFENCES["integrity-ignored"].trusted_writes
+
+
+@pytest.mark.parametrize("rows", [["trust-demoted"], [], "labels-only", ["labels-only", "labels-only"]])
+def test_an_unknown_repeated_or_missing_row_is_refused_naming_rows(rows):
+    with pytest.raises(InvalidArgument, match="rows"):
+        defences_of(rows)
+
+
+def test_rankings_are_the_relevance_labs_rows():
+    chosen, skipped = rankings_of(["lexical", "dense", "hybrid"])
+    assert chosen["lexical"].name == "memlab"
+    if dense.missing():
+        assert set(skipped) == {"dense", "hybrid"} and "memlab[dense]" in skipped["dense"]
+    else:
+        assert [chosen[name].embedder for name in ("dense", "hybrid")] == ["minilm", "minilm"] and not skipped
+
+
+@pytest.mark.parametrize("rankings", [["bm25"], [], "lexical", ["lexical", "lexical"]])
+def test_an_unknown_repeated_or_missing_ranking_is_refused_naming_rankings(rankings):
+    with pytest.raises(InvalidArgument, match="rankings"):
+        rankings_of(rankings)

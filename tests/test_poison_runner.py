@@ -1,0 +1,136 @@
+"""The poisoning lab end to end on the toy collection: figures worked out by hand, the exact zeros the store's
+rules promise, determinism, and bad input refused before any store is made."""
+
+import math
+
+import pandas as pd
+import pytest
+
+import memlab.poison.runner as runner
+from memlab import InvalidArgument
+from memlab.eval.measures import paired_test
+from memlab.poison import TIERS, run, targets_for
+from tests.poison_toy import toy, unjudged
+
+
+@pytest.fixture(scope="module")
+def table():
+    # 3 memories at rate 0.5: p / (3 + p) = 0.5 gives p = 3 poisons, 2 targets (round(1.5)), so both judged
+    # questions, 4 poisons: a match and an overwrite each (tests/test_poison_generate.py shows them).
+    return run(toy(), rate=0.5, k=(1, 5), seed=0).set_index(["row", "k"])
+
+
+def test_every_row_says_its_poison_rate_benign_density_k_tier_and_ranking(table):
+    assert targets_for(toy(), 0.5) == 2
+    first = table.loc[("labels-only", 1)]
+    assert first["tier"] == "direct" and first["ranking"] == "lexical" and first["rate"] == 0.5
+    assert first["poison rate"] == 4 / 7 and first["benign density"] == 3.0  # Ann's three memories
+    assert (first["targets"], first["poisons"]) == (2, 4)
+    assert [row for row, _ in table.index[::2]] == [
+        "integrity-ignored",
+        "labels-only",
+        "floor-trusted",
+        "low-water-mark",
+    ]
+
+
+def test_isr_by_hand(table):
+    isr = table.xs(1, level="k")[["ISR", "ISR overwrite"]]
+    assert isr.loc["integrity-ignored"].tolist() == [1.0, 1.0]  # everything trusted: the overwrites replace
+    assert isr.loc["labels-only"].tolist() == [0.5, 0.0]  # the two matches read, the overwrites shadowed
+    assert isr.loc["floor-trusted"].tolist() == [0.0, 0.0]
+
+
+def test_asr_by_hand(table):
+    # Each match repeats its question's words before the judged text, so it ranks first wherever it is seen;
+    # the top 5 of 3 + 2 memories is never all poison.
+    asr = table[["ASR-r@k", "ASR-r@k all"]]
+    for row in ("integrity-ignored", "labels-only", "low-water-mark"):
+        assert asr.loc[(row, 1)].tolist() == [1.0, 1.0]
+        assert asr.loc[(row, 5)].tolist() == [1.0, 0.0]
+
+
+def test_ud_by_hand_with_the_relevance_labs_paired_test(table):
+    labels = table.loc[("labels-only", 1)]
+    # trust first keeps each judged memory, second behind the match: S@10 stays 1, nDCG@10 falls to 1 / log2 3
+    assert (labels["target S@10 clean"], labels["target S@10 poisoned"]) == (1.0, 1.0)
+    assert labels["target nDCG@10 poisoned"] == pytest.approx(1 / math.log2(3))
+    assert labels["target p nDCG@10"] == paired_test([1 / math.log2(3)] * 2, [1.0, 1.0])
+    # over all three questions: the unjudged one counts 0, clean and poisoned
+    assert labels["all S@10 clean"] == pytest.approx(2 / 3)
+    assert labels["all nDCG@10 poisoned"] == pytest.approx(2 / math.log2(3) / 3)
+    ignored = table.loc[("integrity-ignored", 1)]
+    assert ignored["target S@10 poisoned"] == 0.0  # the overwrites replaced both judged memories
+    assert ignored["target p S@10"] == paired_test([0.0, 0.0], [1.0, 1.0])
+
+
+def test_floor_trusted_never_retrieves_a_poison_and_loses_nothing(table):
+    floor = table.xs("floor-trusted", level="row")
+    assert (floor[["ISR", "ISR overwrite", "ASR-r@k", "ASR-r@k all", "saves on poison"]] == 0).all().all()
+    assert (floor["target S@10 poisoned"] == floor["target S@10 clean"]).all()
+    assert (floor["all nDCG@10 poisoned"] == floor["all nDCG@10 clean"]).all()
+    assert (floor[["available reads", "available saves"]] == 1.0).all().all()
+
+
+def test_trust_first_an_overwrite_never_replaces_a_trusted_value(table):
+    for row in ("labels-only", "floor-trusted", "low-water-mark"):
+        assert (table.xs(row, level="row")["ISR overwrite"] == 0).all()
+
+
+def test_the_low_water_mark_launders_nothing_and_costs_the_answers_that_rested_on_poison(table):
+    lowered = table.loc[("low-water-mark", 1)]
+    assert (lowered["saves on poison"], lowered["laundered saves"], lowered["available saves"]) == (2, 0, 0.0)
+    ignored = table.loc[("integrity-ignored", 1)]
+    assert (ignored["saves on poison"], ignored["laundered saves"]) == (2, 2)  # every poisoned answer trusted
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_the_exact_zeros_hold_for_every_tier(tier):
+    found = run(toy(), tier=tier, rate=0.5, k=(1, 5), seed=3, rows=["floor-trusted", "labels-only"])
+    floor = found[found["row"] == "floor-trusted"]
+    assert (floor[["ISR", "ASR-r@k", "ASR-r@k all"]] == 0).all().all()
+    assert (found["ISR overwrite"] == 0).all()
+    assert set(found["tier"]) == {tier}
+
+
+def test_the_same_seed_gives_the_same_table():
+    first = run(toy(), rate=0.3, seed=5, rows=["labels-only"])
+    pd.testing.assert_frame_equal(first, run(toy(), rate=0.3, seed=5, rows=["labels-only"]))
+
+
+@pytest.fixture
+def no_store(monkeypatch):
+    """Fail if the run makes a store: bad input is refused before anything is written."""
+
+    class Refused:
+        @staticmethod
+        def throwaway(*args, **kwargs):
+            raise AssertionError("a store was made")
+
+    monkeypatch.setattr(runner, "MemoryStore", Refused)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"tier": "email"}, r"unknown tier 'email'"),
+        ({"rate": 0}, r"rate must be a number strictly between 0 and 1"),
+        ({"rate": 1}, r"rate must be"),
+        ({"rate": 1.5}, r"rate must be"),
+        ({"rate": True}, r"rate must be"),
+        ({"k": 11}, r"k must be one or more integers from 1 to the depth 10, not 11"),
+        ({"k": (1, 50), "depth": 20}, r"k must be .* depth 20"),
+        ({"k": 0}, r"k must be"),
+        ({"depth": 101}, r"depth must be an integer from 1 to 100"),
+        ({"rows": ["trust-demoted"]}, r"unknown rows"),
+        ({"rankings": ["bm25"]}, r"rankings"),
+    ],
+)
+def test_bad_input_is_refused_naming_the_argument_and_no_store_is_made(no_store, arguments, message):
+    with pytest.raises(InvalidArgument, match=message):
+        run(toy(), **arguments)
+
+
+def test_a_collection_without_judged_questions_is_refused_and_no_store_is_made(no_store):
+    with pytest.raises(InvalidArgument, match="collection 'toy': no question carries a judged document"):
+        run(unjudged())
