@@ -29,7 +29,11 @@ def test_each_target_gets_a_match_and_an_overwrite_that_contradict_its_judged_me
 def test_a_name_is_swapped_when_there_is_no_number_and_the_question_lacks_it():
     rng = random.Random(0)
     assert contradict("Ann met Bob in Porto", "whom did Ann meet", [], ["Bob", "Rex"], rng) == "Ann met Rex in Porto"
-    # the question's own words and the text's first word stay; with nothing to swap, the text is negated
+    # the question's own words stay (Ann), so the answer's name is what changes
+    assert (
+        contradict("Yesterday Ann met Bob", "did Ann meet someone", [], ["Bob", "Rex"], rng) == "Yesterday Ann met Rex"
+    )
+    # and the text's first word stays; with nothing to swap, the text is negated
     assert contradict("Ann sings", "does Ann sing", [], ["Ann", "Bob"], rng) == "It is not true that ann sings"
 
 

@@ -117,7 +117,7 @@ def no_store(monkeypatch):
         ({"rate": 0}, r"rate must be a number strictly between 0 and 1"),
         ({"rate": 1}, r"rate must be"),
         ({"rate": 1.5}, r"rate must be"),
-        ({"rate": True}, r"rate must be"),
+        ({"rate": "0.1"}, r"rate must be"),
         ({"k": 11}, r"k must be one or more integers from 1 to the depth 10, not 11"),
         ({"k": (1, 50), "depth": 20}, r"k must be .* depth 20"),
         ({"k": 0}, r"k must be"),

@@ -46,7 +46,7 @@ MAX_DEPTH = 100  # memory_search's cap
 
 def check_rate(rate: object) -> float:
     """``rate`` if it is a number strictly between 0 and 1; else an InvalidArgument naming ``rate``."""
-    if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 < rate < 1:
+    if not isinstance(rate, int | float) or not 0 < rate < 1:
         raise InvalidArgument(f"rate must be a number strictly between 0 and 1 (poisoned / all memories), not {rate!r}")
     return float(rate)
 
