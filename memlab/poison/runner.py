@@ -22,7 +22,8 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -129,12 +130,14 @@ def run(
     return table
 
 
-def _store(configuration: Configuration, cache: str | Path | bool):
-    """A throwaway in-memory store, empty, ranked as ``configuration`` says (a context manager)."""
+@contextlib.contextmanager
+def _store(configuration: Configuration, cache: str | Path | bool) -> Iterator[MemoryStore]:
+    """A throwaway in-memory store, empty, ranked as ``configuration`` says (as the relevance lab makes it)."""
     analyzer, _context, embedder, boosted = configuration.store_key
     embedder = cached_embedder(embedder, cache)
-    return MemoryStore.throwaway(None, analyzer=analyzer, embedder=embedder, ranking=configuration.ranking,
-                                 index_tag_words=boosted)  # fmt: skip
+    with MemoryStore.throwaway(None, analyzer=analyzer, embedder=embedder, index_tag_words=boosted) as store:
+        store.ranking = configuration.ranking
+        yield store
 
 
 def _namer(collection: Collection, poisons: Sequence[Poison]):
