@@ -10,6 +10,7 @@ import memlab.poison.runner as runner
 from memlab import InvalidArgument
 from memlab.eval.measures import paired_test
 from memlab.poison import TIERS, run, targets_for
+from memlab.search import dense
 from tests.poison_toy import toy, unjudged
 
 
@@ -134,3 +135,15 @@ def test_bad_input_is_refused_naming_the_argument_and_no_store_is_made(no_store,
 def test_a_collection_without_judged_questions_is_refused_and_no_store_is_made(no_store):
     with pytest.raises(InvalidArgument, match="collection 'toy': no question carries a judged document"):
         run(unjudged())
+
+
+def test_the_exact_zeros_hold_under_dense_and_hybrid_rankings_or_they_are_named_as_skipped():
+    found = run(toy(), rate=0.5, k=(1, 5), rankings=["dense", "hybrid"], cache=False)
+    if dense.missing():
+        assert found.empty and set(found.attrs["skipped"]) == {"dense", "hybrid"}
+        return
+    assert set(found["ranking"]) == {"dense", "hybrid"} and not found.attrs["skipped"]
+    floor = found[found["row"] == "floor-trusted"]
+    assert (floor[["ISR", "ASR-r@k", "ASR-r@k all"]] == 0).all().all()
+    assert (found["ISR overwrite"][found["row"] != "integrity-ignored"] == 0).all()
+    assert (found["ISR overwrite"][found["row"] == "integrity-ignored"] == 1).all()
