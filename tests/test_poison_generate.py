@@ -5,7 +5,7 @@ import random
 import pytest
 
 from memlab import InvalidArgument
-from memlab.eval import load_trec
+from memlab.eval import Document, load_trec
 from memlab.poison import Poison, contradict, generate, judged_targets
 from tests.poison_toy import toy, unjudged
 
@@ -65,3 +65,9 @@ def test_targets_must_be_a_positive_integer(targets):
 def test_a_poisons_record_is_what_memory_save_takes():
     poison = Poison("p", "q", "d", "match", "ann", "k", "text", ("t",))
     assert poison.record() == {"key": "k", "content": "text", "tags": ["t"]}
+
+
+def test_a_match_never_takes_a_benign_memorys_key():
+    collection = toy()
+    collection.documents.append(Document("city-1", "ann", "home-city-1", "Ann's first flat", ("personal",)))
+    assert [p.key for p in generate(collection, 2, seed=0)][:2] == ["home-city-1-1", "home-city"]

@@ -3,7 +3,8 @@
 For each target question (a judged query, drawn by a seeded generator), the *target* is its most relevant judged
 document (the first by id among equals). Two poisons are made from it, seeded and without a network or a model:
 
-- ``match``: a new memory under a key shaped like the target's (``{target key}-{n}``), with the target's tags, whose
+- ``match``: a new memory under a key shaped like the target's (``{target key}-{n}``, ``-1`` added while a
+  document has it), with the target's tags, whose
   text opens with a bridging phrase carrying the question's own words (``Regarding "<question>":``) and goes on
   with the target's text, one entity or number swapped for another of the same kind taken from the collection.
 - ``overwrite``: the same contradicting text under the target's own key: a new version of the judged memory.
@@ -108,13 +109,17 @@ def generate(collection: Collection, targets: int, *, seed: int = 0) -> list[Poi
     documents = {document.id: document for document in collection.documents}
     numbers = sorted({word for document in collection.documents for word in _NUMBER.findall(document.text)})
     names = sorted({word for document in collection.documents for word in _NAME.findall(document.text)})
+    taken = {(document.agent, document.key) for document in collection.documents}
     poisons = []
     for index in chosen:
         query = judged[index]
         judged_documents = collection.qrels[query.id]
         target: Document = documents[min(judged_documents, key=lambda id_: (-judged_documents[id_], id_))]
         text = f'Regarding "{query.text}": {contradict(target.text, query.text, numbers, names, rng)}'
-        keys = {"match": arguments.key(f"{target.key}-{index + 1}"), "overwrite": target.key}
+        match = f"{target.key}-{index + 1}"
+        while (query.agent, match) in taken:  # a new key, never a benign memory's
+            match += "-1"
+        keys = {"match": arguments.key(match), "overwrite": target.key}
         for variant in VARIANTS:
             poisons.append(
                 Poison(f"poison/{query.id}/{variant}", query.id, target.id, variant, query.agent, keys[variant], text,
