@@ -24,6 +24,7 @@ PUBLIC_MODULES = (
     "memlab.check",
     "memlab.eval",
     "memlab.eval.report",
+    "memlab.poison",
     "memlab.widgets",
     "memlab.storage",
     "memlab.integrations.langgraph",
