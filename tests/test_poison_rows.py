@@ -18,6 +18,13 @@ def test_all_four_defences_by_default_in_order():
     assert DEFENCES["floor-trusted"].floor == "trusted" and DEFENCES["integrity-ignored"].trusted_writes
 
 
+def test_the_policy_lab_variants_are_rows_when_named():
+    assert [(row.name, row.policy) for row in defences_of(["no-trust-first", "reads-never-lower"])] == [
+        ("no-trust-first", "untrusted-shadows"),
+        ("reads-never-lower", "reads-never-lower"),
+    ]
+
+
 @pytest.mark.parametrize("rows", [["trust-demoted"], [], "labels-only", ["labels-only", "labels-only"]])
 def test_an_unknown_repeated_or_missing_row_is_refused_naming_rows(rows):
     with pytest.raises(InvalidArgument, match="rows"):

@@ -147,3 +147,26 @@ def test_the_exact_zeros_hold_under_dense_and_hybrid_rankings_or_they_are_named_
     assert (floor[["ISR", "ASR-r@k", "ASR-r@k all"]] == 0).all().all()
     assert (found["ISR overwrite"][found["row"] != "integrity-ignored"] == 0).all()
     assert (found["ISR overwrite"][found["row"] == "integrity-ignored"] == 1).all()
+
+
+@pytest.fixture(scope="module")
+def variants():
+    rows = ["labels-only", "low-water-mark", "no-trust-first", "reads-never-lower"]
+    return run(toy(), rate=0.5, k=(1,), seed=0, rows=rows).set_index("row")
+
+
+def test_without_trust_first_the_overwrites_replace_the_trusted_values(variants):
+    # the policy lab's untrusted-shadows: the zero of labels-only is the rule's, not the toy's
+    assert variants.loc["no-trust-first", "ISR overwrite"] == 1.0
+    assert variants.loc["no-trust-first", "target S@10 poisoned"] == 0.0
+    assert variants.loc["labels-only", "ISR overwrite"] == 0.0
+
+
+def test_what_the_low_water_mark_catches_a_store_whose_reads_never_lower_launders(variants):
+    # a fresh victim per question: both answers rest on poison, each session trusted until that read
+    assert (variants.loc["labels-only", "saves caught"], variants.loc["labels-only", "laundered saves"]) == (2, 0)
+    # one long session: the first read lowers it, so the second answer is made by an already untrusted session
+    assert variants.loc["low-water-mark", "saves caught"] == 1
+    never = variants.loc["reads-never-lower"]
+    assert (never["saves on poison"], never["laundered saves"], never["saves caught"]) == (2, 2, 0)
+    assert never["available saves"] == 1.0  # every answer, poisoned ones included, reaches a trusted floor

@@ -12,6 +12,13 @@ Defences:
   a long-lived agent would: once a read lowered it, every later save is untrusted. Its row shows what the mark
   costs (the later saves a trusted-floor session no longer gets) and what it prevents (laundered saves).
 
+Two policy-lab variants are rows too, not run by default (``rows=[...]`` names them): what each rule buys.
+
+- ``no-trust-first``: as ``labels-only`` under the ``untrusted-shadows`` policy (shadowing by label order only):
+  an overwrite replaces the trusted value.
+- ``reads-never-lower``: as ``low-water-mark`` under the ``reads-never-lower`` policy: a read of poison leaves
+  the victim trusted, so the answers resting on it are laundered (the low-water mark's ``saves caught``).
+
 The trust-demoted ranking (untrusted scores scaled down) needs a change in the store's ranking and is not a row.
 
 Rankings are rows of the relevance lab (``memlab.eval.configurations``): ``lexical`` (its ``memlab`` row, FTS5
@@ -39,12 +46,16 @@ class Defence:
         trusted_writes: The poisons are written through sessions the host never lowers (integrity ignored).
         floor: The victims' floor (``"untrusted"``: every grade; ``"trusted"``: trusted versions only).
         long_session: One victim session per agent for every question, not one per question.
+        policy: The store's policy (``memlab.policies``), None for memlab's own.
+        default: Run when ``rows`` names none.
     """
 
     name: str
     trusted_writes: bool = False
     floor: str = "untrusted"
     long_session: bool = False
+    policy: str | None = None
+    default: bool = True
 
 
 DEFENCES: dict[str, Defence] = {
@@ -54,6 +65,8 @@ DEFENCES: dict[str, Defence] = {
         Defence("labels-only"),
         Defence("floor-trusted", floor="trusted"),
         Defence("low-water-mark", long_session=True),
+        Defence("no-trust-first", policy="untrusted-shadows", default=False),
+        Defence("reads-never-lower", long_session=True, policy="reads-never-lower", default=False),
     )
 }
 RANKINGS: dict[str, str] = {"lexical": "memlab", "dense": "dense", "hybrid": "hybrid"}
@@ -61,13 +74,13 @@ RANKINGS: dict[str, str] = {"lexical": "memlab", "dense": "dense", "hybrid": "hy
 
 
 def defences_of(rows: Sequence[str] | None) -> list[Defence]:
-    """The defences named by ``rows`` (all, in ``DEFENCES`` order, when None).
+    """The defences named by ``rows`` (the default ones, in ``DEFENCES`` order, when None).
 
     Raises:
         InvalidArgument: an unknown or repeated row, or none, naming ``rows`` and the known ones.
     """
     if rows is None:
-        return list(DEFENCES.values())
+        return [row for row in DEFENCES.values() if row.default]
     if isinstance(rows, str) or not rows:
         raise InvalidArgument(f"rows must be a non-empty list of defences, not {rows!r}; rows: {', '.join(DEFENCES)}")
     unknown = [row for row in rows if row not in DEFENCES]

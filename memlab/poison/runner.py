@@ -11,7 +11,9 @@ agent: the clean rankings. For each defence a fresh store is loaded the same way
 3. later saves: per target question, in order, a victim (a fresh session per question, or one per agent for
    ``low-water-mark``) asks it again and saves the best hit as an answer (``answer-<n>``), as an agent keeps what it
    concluded. A save *rests on poison* when that hit is a poison, and is *laundered* when it rests on poison and
-   is stamped trusted. The availability of saves is the share of the answers a trusted-floor session reads.
+   is stamped trusted; the low-water mark *caught* it when the session was trusted before that read and untrusted
+   after (what a store whose reads never lower would have laundered). The availability of saves is the share of
+   the answers a trusted-floor session reads.
 
 Examples:
     >>> from memlab.eval import load_trec
@@ -101,7 +103,7 @@ def run(
         (poisons / all memories), ``benign density`` (mean benign memories in a target question's namespace),
         ``targets``, ``poisons``, ``ISR``, ``ISR overwrite``, ``ASR-r@k``, ``ASR-r@k all``, UD over the
         victim's questions (``target S@10 clean`` ... ``target p nDCG@10``) and over all (``all S@10 clean`` ...),
-        ``available reads``, ``available saves``, ``saves on poison``, ``laundered saves``.
+        ``available reads``, ``available saves``, ``saves on poison``, ``laundered saves``, ``saves caught``.
 
     Raises:
         InvalidArgument: an unknown tier, row or ranking, a rate outside (0, 1), a k outside 1..depth, or a
@@ -120,7 +122,7 @@ def run(
             load(store, collection, context=configuration.context)
             clean = _search(store, collection, [], floor="untrusted", depth=depth)
         for defence in defences:
-            with _store(configuration, cache) as store:
+            with _store(configuration, cache, policy=defence.policy) as store:
                 load(store, collection, context=configuration.context)
                 measured = _attack(store, collection, poisons, tier, defence, clean, depth=depth, ks=ks)
             about = {"row": defence.name, "ranking": name, "tier": tier}
@@ -131,11 +133,16 @@ def run(
 
 
 @contextlib.contextmanager
-def _store(configuration: Configuration, cache: str | Path | bool) -> Iterator[MemoryStore]:
-    """A throwaway in-memory store, empty, ranked as ``configuration`` says (as the relevance lab makes it)."""
+def _store(
+    configuration: Configuration, cache: str | Path | bool, *, policy: str | None = None
+) -> Iterator[MemoryStore]:
+    """A throwaway in-memory store under ``policy``, empty, ranked as ``configuration`` says (as the relevance lab
+    makes it)."""
     analyzer, _context, embedder, boosted = configuration.store_key
     embedder = cached_embedder(embedder, cache)
-    with MemoryStore.throwaway(None, analyzer=analyzer, embedder=embedder, index_tag_words=boosted) as store:
+    with MemoryStore.throwaway(
+        None, policy=policy, analyzer=analyzer, embedder=embedder, index_tag_words=boosted
+    ) as store:
         store.ranking = configuration.ranking
         yield store
 
@@ -189,7 +196,7 @@ def _attack(
     everyone = [query.id for query in collection.queries]
     poisoned = {poison.id for poison in poisons}
     benign = {document.id for document in collection.documents}
-    on_poison, laundered, available = _later_saves(store, collection, poisons, targets, defence, depth=depth)
+    on_poison, laundered, caught, available = _later_saves(store, collection, poisons, targets, defence, depth=depth)
     per_agent = {}
     for document in collection.documents:
         per_agent[document.agent] = per_agent.get(document.agent, 0) + 1
@@ -209,6 +216,7 @@ def _attack(
         "available saves": available,
         "saves on poison": on_poison,
         "laundered saves": laundered,
+        "saves caught": caught,
     }
     rows = []
     for k in ks:
@@ -225,14 +233,15 @@ def _later_saves(
     defence: Defence,
     *,
     depth: int,
-) -> tuple[int, int, float]:
+) -> tuple[int, int, int, float]:
     """Each target question asked again and its best hit saved as an answer: (saves resting on poison, those
-    stamped trusted, the share of answers a trusted-floor session reads)."""
+    stamped trusted, those the low-water mark caught: made by a session trusted before it read the poison and
+    untrusted after, the share of answers a trusted-floor session reads)."""
     name = _namer(collection, poisons)
     poisoned = {poison.id for poison in poisons}
     queries = {query.id: query for query in collection.queries}
     victims: dict = {}
-    on_poison = laundered = 0
+    on_poison = laundered = caught = 0
     answers = []
     for number, target in enumerate(targets, start=1):
         query = queries[target]
@@ -242,6 +251,7 @@ def _later_saves(
             )
         else:
             victim = store.session(agent=query.agent, floor=defence.floor)
+        trusted_before = victim.integrity is Integrity.TRUSTED
         found = [(hit, name(query.agent, hit)) for hit in victim.memory_search(query.text, max_results=depth)]
         found = [(hit, found_id) for hit, found_id in found if found_id is not None]
         if not found:
@@ -252,9 +262,10 @@ def _later_saves(
         if best_id in poisoned:
             on_poison += 1
             laundered += saved.integrity is Integrity.TRUSTED
+            caught += trusted_before and saved.integrity is Integrity.UNTRUSTED
     checkers = {agent: store.session(agent=agent, floor="trusted") for agent, _, _ in answers}
     kept = [
         (got := checkers[agent].memory_get(key)) is not None and got.content == content
         for agent, key, content in answers
     ]
-    return on_poison, laundered, share(kept)
+    return on_poison, laundered, caught, share(kept)
