@@ -12,6 +12,8 @@ delete a record nor write a reset. A claim the role makes itself admits nothing,
 
 from __future__ import annotations
 
+import contextlib
+
 import json
 import threading
 
@@ -194,5 +196,11 @@ class PostgresProgress:
         self._as_student(lambda conn: conn.execute(statement, (CLASS if student is None else student,)))
 
     def close(self) -> None:
-        """Close the connection."""
-        self._conn.close()
+        """Give the seat back, then close the connection. The server frees a closed connection's advisory locks
+        only once its backend has exited, a moment after the client closes: unlocking first frees the seat before
+        ``close`` returns, so the next page finds it."""
+        with self._lock:
+            if not self._conn.closed:
+                with contextlib.suppress(self._errors.Error):
+                    self._conn.execute("SELECT pg_advisory_unlock_all()")
+            self._conn.close()
