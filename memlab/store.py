@@ -11,13 +11,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memlab import arguments
-from memlab.errors import Denied, InvalidArgument, NotFound
+from memlab import arguments, endorsement
+from memlab.errors import InvalidArgument
 from memlab.labels import Integrity, Label, LabelLike, reader
 from memlab.levels import Level
 from memlab.policies import resolve
 from memlab.policy import DEFAULT_HOOKS, Hook, Policy
-from memlab.records import AuditEvent, NewVersion
+from memlab.records import AuditEvent
 from memlab.search import dense
 from memlab.search.analyzers import Analyzer
 from memlab.search.dense import Embedder
@@ -468,20 +468,8 @@ class MemoryStore:
         version at the same level and categories gets its content, tags and context; the untrusted one stays, and
         the audit (tool ``endorse``, chained like a purge) names both, who and why.
 
-        Args:
-            agent: whose memory.
-            key: the key.
-            level: the untrusted version's label when the key has several (``"INTERNAL"`` or
-                ``"INTERNAL@untrusted"``); None when it has one live untrusted version.
-            reason: why (kept in the audit: name a ticket, not the content).
-            by: who endorses (the new version's ``saved_by`` and the audit's session): not a session of this store.
-        Returns:
-            The ref of the trusted version made (``key@LEVEL/vN``).
-        Raises:
-            InvalidArgument: a bad key or level, an empty reason, or ``by`` naming a session of this store.
-            NotFound: no live untrusted version of ``key`` (at ``level``): a trusted or missing version is not
-                endorsed. Nothing is written but the refusal's audit row.
-            Denied: several live untrusted versions and no ``level`` to choose among them.
+        Arguments, refusals and the audit row: ``endorsement.endorse``; ``level`` names the untrusted version's
+        label when the key has several, ``by`` who endorses (never a session of this store).
 
         Examples:
             >>> untrusted = store.session(taint="INTERNAL", integrity="untrusted", source="web:a")
@@ -489,54 +477,10 @@ class MemoryStore:
             >>> store.endorse("main", "wifi", reason="checked with IT, ticket 7")
             'wifi@INTERNAL/v1'
         """
-        key = arguments.key(key)
-        wanted = None if level is None else Label.parse(level)
-        if not isinstance(reason, str) or not reason.strip():
-            raise InvalidArgument("an endorsement needs a reason (a ticket, a request id)")
-        by = arguments.audit_text(by, 64) or "auditor"
-        if by in {row["id"] for row in self.storage.session_rows()}:
-            raise InvalidArgument(f"an endorsement is an auditor's act, not session {by!r}'s")
-        at = self.now()
-        event = AuditEvent(
-            at=at,
-            session_id=by,
-            agent=agent,
-            taint=Label.parse(max(Level)),
-            tool="endorse",
-            key=key,
-            message=arguments.audit_text(reason, 200),
-        )
-        live = _live_untrusted(self.storage.history_rows(agent, key) if agent in self.storage.agents() else [])
-        if wanted is not None:
-            live = [
-                row
-                for row in live
-                if Label.parse(row["classification"]).level is wanted.level
-                and Label.parse(row["classification"]).categories == wanted.categories
-            ]
-        failure: Exception | None = None
-        if not live:
-            failure = NotFound(f"no untrusted version of {key!r} to endorse" + (f" at {wanted}" if wanted else ""))
-        elif len(live) > 1:
-            labels = ", ".join(row["classification"] for row in live)
-            failure = Denied(f"{key!r} has several untrusted versions ({labels}); name the level to endorse")
-        if failure is not None:
-            self.storage.append_audit(dataclasses.replace(event, outcome=failure.code, message=str(failure)))
-            self.notify()
-            raise failure
-        row = live[0]
-        untrusted = Label.parse(row["classification"])
-        endorsed = f"{key}@{untrusted}/v{row['version']}"
-        new = NewVersion(key, row["content"], tuple(row["tags"]), at, row["source"], row["occurred_at"])
-        (memory,) = self.storage.save_many(
-            agent,
-            Label(untrusted.level, untrusted.categories),
-            [new],
-            saved_by=by,
-            audit=lambda memory: dataclasses.replace(event, records=(memory.ref(), endorsed)),
-        )
-        self.notify()
-        return memory.ref()
+        try:
+            return endorsement.endorse(self.storage, agent, key, level, reason=reason, by=by, at=self.now())
+        finally:
+            self.notify()  # a refusal is audited too
 
     def purge_source(self, source: str, *, reason: str, by: str = "auditor") -> list[str]:
         """Erase everything written by sessions ``source`` lowered (``Session.lower_integrity``), and by sessions
@@ -548,18 +492,11 @@ class MemoryStore:
         Raises:
             InvalidArgument: a bad source or an empty reason.
         """
-        source = arguments.distrust_source(source)
         if not isinstance(reason, str) or not reason.strip():
             raise InvalidArgument("a purge needs a reason (a ticket, a request id)")
         erased: list[str] = []
-        for agent in sorted(self.storage.agents()):
-            targets = dict.fromkeys(
-                (row["key"], row["classification"])
-                for row in self.storage.history_rows(agent)
-                if source in (row.get("distrust") or ()) and row["content"]
-            )
-            for key, label in targets:
-                erased += self.purge(agent, key, label, reason=reason, by=by)
+        for agent, key, label in endorsement.written_under(self.storage, arguments.distrust_source(source)):
+            erased += self.purge(agent, key, label, reason=reason, by=by)
         return erased
 
     def verify(self) -> Verification:
@@ -604,15 +541,6 @@ _HISTORY_COLUMNS = [
     "deleted_at",
     "deleted_by",
 ]
-
-
-def _live_untrusted(rows) -> list[dict]:
-    """The newest version at each untrusted label among a key's history ``rows``, when it is live."""
-    newest: dict[str, dict] = {}
-    for row in rows:
-        if not Label.parse(row["classification"]).trusted:
-            newest[row["classification"]] = row  # history is by label, then version: the last one is the newest
-    return [row for row in newest.values() if row["deleted_at"] is None]
 
 
 def _frame(rows, columns: list[str]) -> pd.DataFrame:

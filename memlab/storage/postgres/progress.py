@@ -13,7 +13,6 @@ delete a record nor write a reset. A claim the role makes itself admits nothing,
 from __future__ import annotations
 
 import contextlib
-
 import json
 import threading
 
