@@ -7,11 +7,12 @@ import dataclasses
 import uuid
 import warnings
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memlab import arguments, endorsement
+from memlab.clock import utc_now, utc_text
 from memlab.errors import InvalidArgument
 from memlab.labels import Integrity, Label, LabelLike, reader
 from memlab.levels import Level
@@ -24,6 +25,7 @@ from memlab.search.dense import Embedder
 from memlab.search.ranking import Ranking
 from memlab.session import Session
 from memlab.storage import StorageProvider, Verification, open_storage, scratch_storage
+from memlab.storage.capabilities import refuse_label
 from memlab.storage.seal import AUDIT_FIELDS
 from memlab.storage.snapshots import Snapshot
 
@@ -37,34 +39,6 @@ def _check_ranking(ranking: Ranking, embedder: Embedder | None) -> None:
     if not isinstance(ranking, Ranking):
         raise InvalidArgument(f"ranking must be a memlab.search.ranking.Ranking, not {type(ranking).__name__}")
     ranking.require_embedder(embedder)
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-_ISO_UTC = "%04d-%02d-%02dT%02d:%02d:%02d.%06d+00:00"
-
-
-def utc_text(moment: datetime) -> str:
-    """``moment.astimezone(UTC).isoformat(timespec="microseconds")``, exactly, at a fraction of its cost (every
-    call writes one); a naive ``moment`` is local time, as ``astimezone`` takes it.
-
-    Examples:
-        >>> utc_text(datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=UTC))
-        '2026-01-02T03:04:05.000006+00:00'
-    """
-    if moment.tzinfo is not UTC:
-        moment = moment.astimezone(UTC)
-    return _ISO_UTC % (
-        moment.year,
-        moment.month,
-        moment.day,
-        moment.hour,
-        moment.minute,
-        moment.second,
-        moment.microsecond,
-    )
 
 
 class MemoryStore:
@@ -107,7 +81,7 @@ class MemoryStore:
         ranking: Ranking | None = None,
         embedder: Embedder | str | None = None,
         storage: StorageProvider | None = None,
-        clock: Callable[[], datetime] = _utc_now,
+        clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self.policy = resolve(policy)
         """The rules the store follows: ``strict`` unless a variant is named (``memlab.policies``)."""
@@ -146,7 +120,7 @@ class MemoryStore:
         analyzer: Analyzer | str | None = None,
         ranking: Ranking | None = None,
         embedder: Embedder | str | None = None,
-        clock: Callable[[], datetime] = _utc_now,
+        clock: Callable[[], datetime] = utc_now,
         index_tag_words: bool = True,
     ) -> Iterator[MemoryStore]:
         """A store for one experiment, gone when the ``with`` block ends: in memory, or, given a PostgreSQL
@@ -314,12 +288,8 @@ class MemoryStore:
         return session
 
     def check_label(self, label: Label, *, floor: Integrity = Integrity.UNTRUSTED) -> None:
-        """Refuse a label this store cannot keep (a session, an escalation, a lowering and a LangGraph store ask it
-        first): categories, or an integrity or floor other than the defaults, on a backend without compartments or
-        integrity, or under a policy whose views cannot be made per label.
-
-        Raises:
-            InvalidArgument: naming the backend, the policy, or the integrity; nothing is written.
+        """Refuse a label or floor this store cannot keep (``capabilities.refuse_label``): a session, an escalation,
+        a lowering and a LangGraph store ask it first. Raises ``InvalidArgument``; nothing is written.
 
         Examples:
             >>> MemoryStore(policy="global-stats").check_label(Label.parse("CONFIDENTIAL:hr"))
@@ -328,36 +298,15 @@ class MemoryStore:
                 ...
             memlab.errors.InvalidArgument: label CONFIDENTIAL:hr: compartments not supported under policy ...
         """
-        floor = Integrity.parse(floor)
-        if not label.trusted or floor is not Integrity.UNTRUSTED:
-            what = f"label {label}" if floor is Integrity.UNTRUSTED else f"floor {floor}"
-            if "integrity" not in self.storage.capabilities:
-                raise InvalidArgument(
-                    f"{what}: integrity not supported by this store's backend ({type(self.storage).__name__}); "
-                    "use trusted labels and the default floor"
-                )
-            if floor is not Integrity.UNTRUSTED and not self._views_per_label:
-                raise InvalidArgument(
-                    f"{what}: integrity not supported under policy {self.policy.name!r} (its views are not kept per "
-                    "reader); use the default floor"
-                )
-        if not label.categories:
-            return
-        if "compartments" not in self.storage.capabilities:
-            raise InvalidArgument(
-                f"label {label}: compartments not supported by this store's backend ({type(self.storage).__name__}); "
-                "use a level without categories"
-            )
-        if not self._views_per_label:
-            raise InvalidArgument(
-                f"label {label}: compartments not supported under policy {self.policy.name!r} (its views are not "
-                "kept per label); use a level without categories"
-            )
-
-    @property
-    def _views_per_label(self) -> bool:
-        """Whether the policy's views can be kept per label: shadowing before matching, statistics per view."""
-        return self.policy.shadow_before_match and not self.policy.global_statistics
+        views_per_label = self.policy.shadow_before_match and not self.policy.global_statistics
+        refuse_label(
+            label,
+            Integrity.parse(floor),
+            self.storage.capabilities,
+            type(self.storage).__name__,
+            policy=self.policy.name,
+            views_per_label=views_per_label,
+        )
 
     # -- the auditor's views (sessions never read these) ---------------------------------------------
 

@@ -5,28 +5,12 @@ What every backend must do with the semantics is the contract suite's (tests/tes
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta, timezone
-
 import pytest
 
 from memlab import InvalidArgument, MemoryStore, Ranking
 from memlab.labels import Label
 from memlab.store import Snapshot, utc_text
 from tests.conftest import FIXED_TIME, fixed_clock
-
-
-@pytest.mark.parametrize(
-    "moment",
-    [
-        datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=UTC),
-        datetime(2026, 1, 1, 0, 30, tzinfo=timezone(timedelta(hours=5, minutes=30))),  # the day before in UTC
-        datetime(1999, 12, 31, 23, 59, 59, 999999, tzinfo=timezone(timedelta(hours=-8))),
-        datetime(2026, 6, 1, 12, 0),  # naive: local time
-    ],
-)
-def test_utc_text_is_isoformat_in_utc_to_the_microsecond(moment):
-    # Guards: utc_text skipping astimezone for a non-UTC zone (the local wall time written as UTC).
-    assert utc_text(moment) == moment.astimezone(UTC).isoformat(timespec="microseconds")
 
 
 def test_a_session_is_recorded_and_a_duplicate_id_refused():

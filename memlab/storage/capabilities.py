@@ -14,8 +14,9 @@ Examples:
 from __future__ import annotations
 
 from memlab.errors import InvalidArgument
+from memlab.labels import Integrity, Label
 
-__all__ = ["CAPABILITIES", "BACKENDS", "require"]
+__all__ = ["CAPABILITIES", "BACKENDS", "require", "refuse_label"]
 
 CAPABILITIES = {
     "compartments": "labels with categories: a view per label, gated by level and categories (memlab.labels)",
@@ -57,3 +58,39 @@ def require(capabilities: frozenset[str], capability: str, what: str, backend: s
         raise InvalidArgument(f"unknown capability {capability!r}; known capabilities: {', '.join(CAPABILITIES)}")
     if capability not in capabilities:
         raise InvalidArgument(f"{what}: {backend} lacks {capability} ({CAPABILITIES[capability]})")
+
+
+def refuse_label(
+    label: Label, floor: Integrity, capabilities: frozenset[str], backend: str, *, policy: str, views_per_label: bool
+) -> None:
+    """Refuse a label (and a floor) a store cannot keep: categories, or an integrity or floor other than the
+    defaults, on a backend without ``compartments`` or ``integrity``; categories or a floor under a policy whose
+    views are not kept per label (``views_per_label`` False: shadowing after matching, global statistics).
+
+    Raises:
+        InvalidArgument: naming the backend, the policy, or the integrity.
+    """
+    if not label.trusted or floor is not Integrity.UNTRUSTED:
+        what = f"label {label}" if floor is Integrity.UNTRUSTED else f"floor {floor}"
+        if "integrity" not in capabilities:
+            raise InvalidArgument(
+                f"{what}: integrity not supported by this store's backend ({backend}); "
+                "use trusted labels and the default floor"
+            )
+        if floor is not Integrity.UNTRUSTED and not views_per_label:
+            raise InvalidArgument(
+                f"{what}: integrity not supported under policy {policy!r} (its views are not kept per "
+                "reader); use the default floor"
+            )
+    if not label.categories:
+        return
+    if "compartments" not in capabilities:
+        raise InvalidArgument(
+            f"label {label}: compartments not supported by this store's backend ({backend}); "
+            "use a level without categories"
+        )
+    if not views_per_label:
+        raise InvalidArgument(
+            f"label {label}: compartments not supported under policy {policy!r} (its views are not "
+            "kept per label); use a level without categories"
+        )

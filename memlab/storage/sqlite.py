@@ -228,8 +228,8 @@ class SqliteStorage:
     def add_session(
         self, session_id: str, agent: str, taint: Label, created_at: str, floor: Integrity = Integrity.UNTRUSTED
     ) -> None:
-        """Record a session (its starting taint, the floor it reads at): a taken id is refused now (``InvalidArgument``);
-        the row is written in the next write transaction (every call writes its audit row), or by ``flush_sessions``."""
+        """Record a session (its starting taint, the floor it reads at): a taken id is refused now
+        (``InvalidArgument``); the row is written in the next write transaction, or by ``flush_sessions``."""
         with self._lock:
             floor_text = None if floor is Integrity.UNTRUSTED else str(floor)
             self._sessions.add(session_id, agent, str(as_taint(taint)), created_at, floor_text)

@@ -14,8 +14,7 @@ proceed in parallel.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -29,14 +28,14 @@ from memlab.storage.capabilities import BACKENDS
 from memlab.storage.chain import json_strings
 from memlab.storage.label_codes import stored
 from memlab.storage.lexical import lazy_terms, make_snippet
-from memlab.storage.postgres.connection import Connection, label_of
+from memlab.storage.postgres.auditor import AuditorReads
+from memlab.storage.postgres.connection import label_of
 from memlab.storage.postgres.purge import Owner, purge_key
 from memlab.storage.postgres.schema import RANKINGS, indexing_config
 from memlab.storage.postgres.sql import (
     AUDIT_COLUMNS,
     COLUMNS,
     Head,
-    label_from,
     lock_head,
     lock_keys,
     memory_of,
@@ -50,7 +49,7 @@ from memlab.storage.seal import chain_rows, deletion, seal
 from memlab.storage.verify import Verification
 
 
-class PostgresStorage(Connection):
+class PostgresStorage(AuditorReads):
     """Memories in a PostgreSQL database, gated by row-level security.
 
     Args:
@@ -434,57 +433,6 @@ class PostgresStorage(Connection):
             label_of(event.taint),
             lambda cursor, head: self._append_audits(cursor, event.agent, head, [event]),
         )
-
-    def agents(self) -> list[str]:
-        """Every agent that has saved in this store, by name."""
-        return self._as_owner(
-            lambda cursor: [row[0] for row in cursor.execute("SELECT DISTINCT agent FROM memories ORDER BY agent")]
-        )
-
-    def audit_rows(self, agent: str | None = None) -> Iterator[dict[str, Any]]:
-        """The audit (of ``agent`` only, when given) in the order it was written; ``seq`` numbers the events of
-        one agent at one taint (each its own chain)."""
-        where, parameters = ("", ()) if agent is None else ("WHERE agent = %s", (agent,))
-        rows = self._rows(f"SELECT {AUDIT_COLUMNS} FROM audit {where} ORDER BY id", parameters)
-        return ({**row, "records": json.loads(row["records"]), "notes": json.loads(row["notes"])} for row in rows)
-
-    def history_rows(self, agent: str, key: str | None = None) -> Iterator[dict[str, Any]]:
-        """Every version of ``key`` (of every key when None), by key, label, then version; ``distrust`` names what
-        lowered the session that saved it."""
-        rows = self._rows(
-            "SELECT key, classification, categories, integrity, version, content, tags, source, occurred_at, "
-            f"saved_at, saved_by, deleted_at, deleted_by, distrust FROM memories WHERE agent = %s "
-            f"{'' if key is None else 'AND key = %s'} "
-            "ORDER BY key, classification, categories, integrity DESC, version",
-            (agent,) if key is None else (agent, key),
-        )
-        # A version's classification is its label (``CONFIDENTIAL:hr@untrusted``), exactly its level when it has no
-        # categories and is trusted.
-        return (
-            {
-                **{name: value for name, value in row.items() if name not in {"categories", "integrity"}},
-                "classification": str(label_from(row["classification"], row["categories"], row["integrity"])),
-                "tags": json.loads(row["tags"]),
-                "distrust": tuple(row["distrust"]),
-            }
-            for row in rows
-        )
-
-    def session_rows(self) -> Iterator[dict[str, Any]]:
-        return iter(
-            self._rows("SELECT id, agent, taint AS initial_taint, created_at FROM sessions ORDER BY created_at, id")
-        )
-
-    def taint_event_rows(self) -> Iterator[dict[str, Any]]:
-        return iter(self._rows("SELECT session_id, at, from_level, to_level, reason FROM taint_events ORDER BY id"))
-
-    def _rows(self, sql: str, parameters: tuple = ()) -> list[dict[str, Any]]:
-        def work(cursor):
-            cursor.execute(sql, parameters)
-            names = [column.name for column in cursor.description]
-            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-
-        return self._as_owner(work)
 
     def verify(self) -> Verification:
         """Recompute every agent's audit chain and check every version against it (``memlab.storage.verify``),
