@@ -41,11 +41,15 @@ from typing import Any
 
 from memlab.errors import InvalidArgument
 
-__all__ = ["Ranking", "COLUMNS", "MAX_WEIGHT", "when_words", "RankingFile", "RankingFileError", "read", "write"]
+__all__ = ["Ranking", "COLUMNS", "DEMOTED_UNTRUSTED", "MAX_WEIGHT", "when_words", "RankingFile", "RankingFileError", "read", "write"]
 
 # Reciprocal rank fusion of FTS5 and MiniLM, tuned on LoCoMo like the rest (see Ranking.hybrid).
 HYBRID_DENSE = 0.75
 HYBRID_K = 1.0
+
+# The trust-demoted ranking's factor (Ranking.untrusted) in the poisoning lab's row: an untrusted memory must score
+# twice a trusted one's to rank above it. A fixed, round choice, not tuned on any collection (docs/poisoning-lab.md).
+DEMOTED_UNTRUSTED = 0.5
 
 # The indexed columns, in index order (see memlab.storage.fts_tables.indexed_columns).
 COLUMNS = ("key", "content", "tags", "source", "when")
@@ -72,6 +76,11 @@ class Ranking:
             store needs an embedder, ``memlab.search.dense``), scaled per query by the dense ranking's agreement
             with FTS5's (``memlab.storage.vectors._agreement``).
         fusion_k: the k of reciprocal rank fusion, ``lexical / (k + rank) + dense * agreement / (k + rank')``.
+        untrusted: the trust-demoted ranking's factor, in ``(0, 1]``: an untrusted version's final score is
+            multiplied by it (divided, when negative: moved towards worse either way) before the results are cut,
+            so an attacker's memory must out-score a trusted one by that factor to rank above it. 1 (the default)
+            ranks by relevance alone; the poisoning lab's ``trust-demoted`` row uses ``DEMOTED_UNTRUSTED``. It
+            reorders only what the session may read (a trusted floor sees no untrusted version to demote).
     """
 
     key: float = 1.0
@@ -83,16 +92,29 @@ class Ranking:
     lexical: float = 1.0
     dense: float = 0.0
     fusion_k: float = 1.0
+    untrusted: float = 1.0
 
     def __post_init__(self) -> None:
         for field in fields(self):
             value = getattr(self, field.name)
+            if field.name == "untrusted" and _in_range(value) and not 0 < value <= 1:
+                raise InvalidArgument(f"Ranking.untrusted must be a factor in (0, 1], not {value!r}")
             if not _in_range(value):
                 raise InvalidArgument(
                     f"Ranking.{field.name} must be a finite number in [0, {MAX_WEIGHT:g}], not {value!r}"
                 )
         if self.lexical == 0 and self.dense == 0:
             raise InvalidArgument("a Ranking needs lexical > 0 or dense > 0: with both 0 nothing ranks")
+
+    @property
+    def demotes_untrusted(self) -> bool:
+        """Whether untrusted versions' scores are scaled down (``untrusted < 1``)."""
+        return self.untrusted < 1
+
+    def demoted(self, score: float) -> float:
+        """An untrusted version's ``score`` under this ranking: times ``untrusted`` when positive, divided by it
+        when negative (towards worse either way; scores are higher-better)."""
+        return score * self.untrusted if score >= 0 else score / self.untrusted
 
     @property
     def uses_dense(self) -> bool:
@@ -129,8 +151,11 @@ class Ranking:
         return tuple(float(getattr(self, column)) for column in COLUMNS)
 
     def as_dict(self) -> dict[str, float]:
-        """Every parameter by name: what results record of the ranking that produced them."""
-        return {name: float(value) for name, value in asdict(self).items()}
+        """Every parameter by name: what results record of the ranking that produced them. ``untrusted``, added
+        after format version 1, only when set (below 1): a file or a result of a ranking without it reads the same
+        as one written before it existed, and stays readable where it was."""
+        values = {name: float(value) for name, value in asdict(self).items()}
+        return values if self.demotes_untrusted else {k: v for k, v in values.items() if k not in OPTIONAL_PARAMETERS}
 
     def save(self, path: str | Path, *, tuned_on: dict[str, Any] | None = None, figures: Any = None) -> Path:
         """Write this ranking to a JSON file ``Ranking.load`` reads, with what it was tuned on and its figures.
@@ -199,7 +224,8 @@ def when_words(occurred_at: str | None) -> str | None:
 #      "tuned_on": {"collection": "...", "documents": 7, "queries": 5, "date": "2026-12-01", ...},
 #      "figures": {...}}
 #
-# ``read`` trusts nothing in it: every one of the nine parameters must be present, nothing else may be, and each
+# ``read`` trusts nothing in it: every one of the nine parameters above must be present (``untrusted``, added later,
+# may be left out: 1), nothing else may be, and each
 # must be a finite number in ``[0, MAX_WEIGHT]``; a file of a newer format version is refused rather than half
 # understood. Each refusal is a ``RankingFileError`` naming the file and the field. A ranking orders what a
 # session may see and nothing else, so whatever a file holds cannot widen a session's view.
@@ -209,6 +235,8 @@ VERSION = 1
 REQUIRED = ("format", "version", "ranking")
 OPTIONAL = ("tuned_on", "figures")
 PARAMETERS = tuple(field.name for field in fields(Ranking))
+# Parameters a file may leave out (added after format version 1 was written; the default then applies).
+OPTIONAL_PARAMETERS = ("untrusted",)
 
 
 class RankingFileError(InvalidArgument):
@@ -312,20 +340,21 @@ def _ranking(path: Path, values: Any) -> Ranking:
     if not isinstance(values, dict):
         raise RankingFileError(path, "ranking", f"must be an object of parameters, not {_kind(values)}")
     for name in PARAMETERS:
-        if name not in values:
+        if name not in values and name not in OPTIONAL_PARAMETERS:
             raise RankingFileError(path, f"ranking.{name}", f"missing; a ranking holds {', '.join(PARAMETERS)}")
     unknown = sorted(set(values) - set(PARAMETERS))
     if unknown:
         raise RankingFileError(
             path, f"ranking.{unknown[0]}", f"unknown parameter; a ranking holds {', '.join(PARAMETERS)}"
         )
-    for name in PARAMETERS:
+    given = [name for name in PARAMETERS if name in values]
+    for name in given:
         if not _in_range(values[name]):
             raise RankingFileError(
                 path, f"ranking.{name}", f"must be a finite number in [0, {MAX_WEIGHT:g}], not {values[name]!r}"
             )
     try:
-        return Ranking(**{name: float(values[name]) for name in PARAMETERS})
+        return Ranking(**{name: float(values[name]) for name in given})
     except InvalidArgument as error:
         raise RankingFileError(path, "ranking", str(error)) from None
 

@@ -10,7 +10,7 @@ from functools import partial
 from typing import Any, NamedTuple
 
 from memlab.errors import IntegrityError
-from memlab.labels import Label
+from memlab.labels import Integrity, Label
 from memlab.levels import Level
 from memlab.records import Hit
 from memlab.search.analyzers import Analyzer, SnippetTerms
@@ -234,6 +234,19 @@ class LexicalSearch:
                 total = _row_count(self._conn, table)
                 self._boosted |= {(table, term): 2 * matched >= total for term, matched in rows}
         return [term for term in terms if self._boosted[table, term]]
+
+    def demoted(self, ranked: list[Ranked], ranking: Ranking) -> list[Ranked]:
+        """``ranked`` reordered by the trust-demoted ranking (``Ranking.untrusted``): each untrusted version's score
+        made ``ranking.demoted(score)``, the order otherwise kept among equals. Rows not yet read (dense search's)
+        are read here and kept with their versions, for ``hits``."""
+        unread = [r.memory_id for r in ranked if r.row is None]
+        found = self._rows(unread) if unread else {}
+        rescored = []
+        for item in ranked:
+            row = item.row if item.row is not None else found[item.memory_id]
+            untrusted = memory_of(row).integrity is Integrity.UNTRUSTED
+            rescored.append(item._replace(score=ranking.demoted(item.score) if untrusted else item.score, row=row))
+        return sorted(rescored, key=lambda item: -item.score)
 
     def _rows(self, ids: list[int]) -> dict[int, tuple[Any, ...]]:
         """The rows (``memories`` columns, as ``memory_of`` reads them) of the versions ``ids``, by id."""

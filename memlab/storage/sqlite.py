@@ -15,9 +15,8 @@ nothing is read or written unaudited, and concurrent processes queue on the writ
 module an idea: ``agents`` (ids and indexed levels), ``pending_sessions``, ``new_versions`` (a save's rows),
 ``indexes`` (the effective view and FTS5 upkeep), ``reads`` (what a session reads of a view), ``lexical`` (FTS5
 ranking, the second gate, hits), ``vectors`` (dense search and fusion), ``erasure`` (purge) and ``audit`` (the
-chained audit and the auditor's views); ``opening`` checks a file before any of them is made. The one state
-they share is ``view_changes.ViewChanges``; what each keeps is dropped by its ``forget`` when the file changed
-under the connection (``SqliteStorage._forget``).
+chained audit, the auditor's views); ``opening`` checks a file before any is made. The one state they share is
+``view_changes.ViewChanges``; each one's ``forget`` drops what it keeps when the file changed (``_forget``).
 """
 
 from __future__ import annotations
@@ -418,7 +417,7 @@ class SqliteStorage:
             vector = self._vectors.query_vector(query, ranking)  # outside the write lock, like a save's vectors
             self._vectors.backfill(self._agents.id_of(agent), self._write)
         fused = ranking.uses_dense and ranking.lexical > 0
-        depth = max(limit, FUSION_DEPTH) if fused else limit
+        depth = max(limit, FUSION_DEPTH) if fused or ranking.demotes_untrusted else limit
         with self._write():
             agent_id, indexed = self._agents.get(agent)
             lexical, dense = [], []
@@ -428,6 +427,8 @@ class SqliteStorage:
                 dense = self._vectors.dense(agent_id, self._reads.view_of(agent_id, taint), vector, depth)
             self._lexical.check_in_view(agent_id, lexical + dense)
             ranked = fuse(lexical, dense, ranking) if fused else lexical or dense
+            if ranking.demotes_untrusted:  # read FUSION_DEPTH deep too: the order does not depend on the limit
+                ranked = self._lexical.demoted(ranked, ranking)
             hits = self._lexical.hits(ranked[:limit], match, query)
             self._audit.append([audit(hits)])
         return hits
