@@ -1,17 +1,21 @@
 """The poisoning lab's rows: the defences and the rankings, named and refused as the lab's arguments."""
 
+import dataclasses
+
 import pytest
 
 from memlab import InvalidArgument
 from memlab.poison import DEFENCES
 from memlab.poison.rows import defences_of, rankings_of
 from memlab.search import dense
+from memlab.search.ranking import DEMOTED_UNTRUSTED
 
 
-def test_all_four_defences_by_default_in_order():
+def test_all_five_defences_by_default_in_order():
     assert [row.name for row in defences_of(None)] == [
         "integrity-ignored",
         "labels-only",
+        "trust-demoted",
         "floor-trusted",
         "low-water-mark",
     ]
@@ -25,7 +29,14 @@ def test_the_policy_lab_variants_are_rows_when_named():
     ]
 
 
-@pytest.mark.parametrize("rows", [["trust-demoted"], [], "labels-only", ["labels-only", "labels-only"]])
+def test_the_trust_demoted_row_ranks_by_the_documented_factor_and_no_other_row_does():
+    base = rankings_of(["lexical"])[0]["lexical"].ranking
+    assert DEFENCES["trust-demoted"].ranking(base) == dataclasses.replace(base, untrusted=DEMOTED_UNTRUSTED)
+    assert DEMOTED_UNTRUSTED == 0.5
+    assert all(row.ranking(base) == base for row in DEFENCES.values() if row.name != "trust-demoted")
+
+
+@pytest.mark.parametrize("rows", [["trust-promoted"], [], "labels-only", ["labels-only", "labels-only"]])
 def test_an_unknown_repeated_or_missing_row_is_refused_naming_rows(rows):
     with pytest.raises(InvalidArgument, match="rows"):
         defences_of(rows)

@@ -30,6 +30,7 @@ def test_every_row_says_its_poison_rate_benign_density_k_tier_and_ranking(table)
     assert [row for row, _ in table.index[::2]] == [
         "integrity-ignored",
         "labels-only",
+        "trust-demoted",
         "floor-trusted",
         "low-water-mark",
     ]
@@ -123,7 +124,14 @@ def no_store(monkeypatch):
         ({"k": (1, 50), "depth": 20}, r"k must be .* depth 20"),
         ({"k": 0}, r"k must be"),
         ({"depth": 101}, r"depth must be an integer from 1 to 100"),
-        ({"rows": ["trust-demoted"]}, r"unknown rows"),
+        ({"rows": ["trust-promoted"]}, r"unknown rows"),
+        ({"rate": [0.1, 0.1]}, r"rate must be one number or distinct numbers"),
+        ({"rate": [0.1, 2]}, r"rate must be"),
+        ({"rate": True}, r"rate must be"),
+        ({"seed": 1.5}, r"seed must be an integer"),
+        ({"seed": "1"}, r"seed must be an integer"),
+        ({"variants": []}, r"variants"),
+        ({"variants": ["match", "match"]}, r"variants must be distinct"),
         ({"rankings": ["bm25"]}, r"rankings"),
     ],
 )
@@ -170,3 +178,31 @@ def test_what_the_low_water_mark_catches_a_store_whose_reads_never_lower_launder
     never = variants.loc["reads-never-lower"]
     assert (never["saves on poison"], never["laundered saves"], never["saves caught"]) == (2, 2, 0)
     assert never["available saves"] == 1.0  # every answer, poisoned ones included, reaches a trusted floor
+
+
+def test_trust_demotion_by_hand(table):
+    """Each match outranks its judged memory by less than twice (tests/test_trust_demotion.py shows the factor):
+    demoted, it falls to second, out of the top 1 but still in the top 5; and since the victim's search still
+    returns it, the read lowers the victim and every answer is saved untrusted (nothing laundered, nothing
+    available to a trusted floor): demotion changes what ranks first, not what is read."""
+    demoted = table.xs("trust-demoted", level="row")
+    assert demoted.loc[1, ["ASR-r@k", "ASR-r@k all"]].tolist() == [0.0, 0.0]
+    assert demoted.loc[5, "ASR-r@k"] == 1.0
+    assert demoted.loc[1, "target nDCG@10 poisoned"] == demoted.loc[1, "target nDCG@10 clean"] == 1.0
+    assert demoted.loc[1, ["saves on poison", "laundered saves", "available saves"]].tolist() == [0, 0, 0.0]
+    assert table.loc[("labels-only", 1), "ASR-r@k"] == 1.0  # the same store, ranked by relevance alone
+
+
+def test_several_rates_are_the_single_rate_runs_side_by_side():
+    """One load per ranking, restored for each rate and defence: nothing one run writes reaches the next."""
+    both = run(toy(), rate=[0.3, 0.5], seed=2)
+    alone = pd.concat([run(toy(), rate=0.3, seed=2), run(toy(), rate=0.5, seed=2)], ignore_index=True)
+    pd.testing.assert_frame_equal(both, alone)
+    assert list(dict.fromkeys(both["rate"])) == [0.3, 0.5]
+
+
+def test_progress_is_called_once_per_measured_store():
+    calls = []
+    run(toy(), rate=[0.3, 0.5], seed=2, rows=["labels-only", "floor-trusted"], progress=calls.append)
+    assert len(calls) == runner.steps(["lexical"], ["labels-only", "floor-trusted"], [0.3, 0.5]) == 4
+    assert calls[0] == "lexical labels-only 0.3"

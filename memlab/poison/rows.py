@@ -7,6 +7,9 @@ Defences:
   memlab's own; what differs is that nothing is marked untrusted).
 - ``labels-only``: the host lowers the attacker's sessions; victims read with the default floor (every grade), so
   trust first decides shadowing and reads lower the victim; a fresh victim session per question.
+- ``trust-demoted``: as ``labels-only``, ranked by the trust-demoted ranking: every untrusted version's score
+  scaled by ``memlab.search.ranking.DEMOTED_UNTRUSTED`` (``Ranking.untrusted``), so a poison must out-score the
+  trusted memory it contradicts twice over to rank above it.
 - ``floor-trusted``: as ``labels-only``, the victims' floor TRUSTED: no untrusted version is ever read.
 - ``low-water-mark``: as ``labels-only``, but one victim session per agent answers every question in turn, as
   a long-lived agent would: once a read lowered it, every later save is untrusted. Its row shows what the mark
@@ -19,8 +22,6 @@ Two policy-lab variants are rows too, not run by default (``rows=[...]`` names t
 - ``reads-never-lower``: as ``low-water-mark`` under the ``reads-never-lower`` policy: a read of poison leaves
   the victim trusted, so the answers resting on it are laundered (the low-water mark's ``saves caught``).
 
-The trust-demoted ranking (untrusted scores scaled down) needs a change in the store's ranking and is not a row.
-
 Rankings are rows of the relevance lab (``memlab.eval.configurations``): ``lexical`` (its ``memlab`` row, FTS5
 with context and the tag boost), ``dense`` and ``hybrid`` (MiniLM; skipped, with the reason, without
 ``memlab[dense]``).
@@ -28,11 +29,13 @@ with context and the tag boost), ``dense`` and ``hybrid`` (MiniLM; skipped, with
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memlab.errors import InvalidArgument
 from memlab.eval.configurations import CONFIGURATIONS, Configuration
+from memlab.search.ranking import DEMOTED_UNTRUSTED, Ranking
 
 __all__ = ["Defence", "DEFENCES", "RANKINGS", "defences_of", "rankings_of"]
 
@@ -47,6 +50,7 @@ class Defence:
         floor: The victims' floor (``"untrusted"``: every grade; ``"trusted"``: trusted versions only).
         long_session: One victim session per agent for every question, not one per question.
         policy: The store's policy (``memlab.policies``), None for memlab's own.
+        demote: Rank by the trust-demoted ranking (the ranking's ``untrusted`` set to ``DEMOTED_UNTRUSTED``).
         default: Run when ``rows`` names none.
     """
 
@@ -55,7 +59,12 @@ class Defence:
     floor: str = "untrusted"
     long_session: bool = False
     policy: str | None = None
+    demote: bool = False
     default: bool = True
+
+    def ranking(self, ranking: Ranking) -> Ranking:
+        """The ranking the victims search by under this defence, from the ranking row's ``ranking``."""
+        return dataclasses.replace(ranking, untrusted=DEMOTED_UNTRUSTED) if self.demote else ranking
 
 
 DEFENCES: dict[str, Defence] = {
@@ -63,6 +72,7 @@ DEFENCES: dict[str, Defence] = {
     for row in (
         Defence("integrity-ignored", trusted_writes=True),
         Defence("labels-only"),
+        Defence("trust-demoted", demote=True),
         Defence("floor-trusted", floor="trusted"),
         Defence("low-water-mark", long_session=True),
         Defence("no-trust-first", policy="untrusted-shadows", default=False),

@@ -25,7 +25,7 @@ Examples:
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -36,22 +36,46 @@ from memlab.eval.configurations import Configuration
 from memlab.eval.locomo import load_locomo
 from memlab.eval.runner import cached_embedder, load
 from memlab.labels import Integrity
-from memlab.poison.generate import Poison, generate, judged_targets
+from memlab.poison.generate import VARIANTS, Poison, generate, judged_targets
 from memlab.poison.measures import benign_reads, injection_success, retrieval_success, share, utility
 from memlab.poison.rows import Defence, defences_of, rankings_of
 from memlab.poison.tiers import check_tier, inject
-from memlab.store import MemoryStore
+from memlab.store import MemoryStore, Snapshot
 
-__all__ = ["run", "targets_for", "check_rate", "check_k", "MAX_DEPTH"]
+__all__ = ["run", "steps", "targets_for", "check_rate", "check_rates", "check_seed", "check_k", "MAX_DEPTH"]
 
 MAX_DEPTH = 100  # memory_search's cap
 
 
 def check_rate(rate: object) -> float:
     """``rate`` if it is a number strictly between 0 and 1; else an InvalidArgument naming ``rate``."""
-    if not isinstance(rate, int | float) or not 0 < rate < 1:
+    if not isinstance(rate, int | float) or isinstance(rate, bool) or not 0 < rate < 1:
         raise InvalidArgument(f"rate must be a number strictly between 0 and 1 (poisoned / all memories), not {rate!r}")
     return float(rate)
+
+
+def check_rates(rate: object) -> tuple[float, ...]:
+    """``rate`` (a number or a sequence of distinct numbers) as a tuple, each checked by ``check_rate``."""
+    rates = tuple(rate) if isinstance(rate, Sequence) and not isinstance(rate, str) else (rate,)
+    if not rates or len(set(rates)) != len(rates):
+        raise InvalidArgument(f"rate must be one number or distinct numbers strictly between 0 and 1, not {rate!r}")
+    return tuple(check_rate(each) for each in rates)
+
+
+def _variants(variants: object) -> tuple[str, ...]:
+    """``variants`` as a tuple if it is a non-empty sequence of distinct names (``generate`` knows which exist)."""
+    if isinstance(variants, str) or not isinstance(variants, Sequence) or not variants:
+        raise InvalidArgument(f"variants must be a non-empty list of poison variants, not {variants!r}")
+    if len(set(variants)) != len(variants):
+        raise InvalidArgument(f"variants must be distinct, not {list(variants)!r}")
+    return tuple(variants)
+
+
+def check_seed(seed: object) -> int:
+    """``seed`` if it is an integer (the same seed gives the same table); else an InvalidArgument naming it."""
+    if type(seed) is not int:
+        raise InvalidArgument(f"seed must be an integer, not {seed!r}")
+    return seed
 
 
 def check_k(k: object, depth: object) -> tuple[int, ...]:
@@ -65,71 +89,117 @@ def check_k(k: object, depth: object) -> tuple[int, ...]:
     return ks
 
 
-def targets_for(collection: Collection, rate: float) -> int:
-    """How many target questions make the poisoned share of memories ``rate`` (two poisons each), at least one and
-    at most the judged questions: the poisons p solve p / (documents + p) = rate."""
+def targets_for(collection: Collection, rate: float, per_target: int = 2) -> int:
+    """How many target questions make the poisoned share of memories ``rate`` (``per_target`` poisons each), at
+    least one and at most the judged questions: the poisons p solve p / (documents + p) = rate."""
     wanted = rate * len(collection.documents) / (1 - rate)
-    return max(1, min(len(judged_targets(collection)), round(wanted / 2)))
+    return max(1, min(len(judged_targets(collection)), round(wanted / per_target)))
 
 
 def run(
     collection: Collection | None = None,
     *,
     tier: str = "direct",
-    rate: float = 0.01,
+    rate: float | Sequence[float] = 0.01,
     k: int | Sequence[int] = (1, 5, 10),
     seed: int = 0,
     rows: Sequence[str] | None = None,
     rankings: Sequence[str] = ("lexical",),
+    variants: Sequence[str] = VARIANTS,
     depth: int = 10,
     cache: str | Path | bool = True,
+    progress: Callable[[str], None] | None = None,
 ) -> pd.DataFrame:
-    """Attack ``collection`` (LoCoMo by default) by ``tier`` at poison ``rate``, under each defence and ranking.
+    """Attack ``collection`` (LoCoMo by default) by ``tier`` at each poison ``rate``, under each defence and ranking.
 
     Args:
         collection: the victim's memories and questions (the relevance lab's format).
         tier: ``direct``, ``query`` or ``content`` (``memlab.poison.tiers``).
-        rate: the share of poisoned memories wanted, in (0, 1); the table gives the share reached.
+        rate: the share of poisoned memories wanted, in (0, 1), or several; the table gives the share reached.
         k: the cut-offs of ASR-r@k, each from 1 to ``depth``.
         seed: draws the target questions and the swapped words; the same seed gives the same table.
-        rows: defences (``memlab.poison.rows.DEFENCES``), all by default.
+        rows: defences (``memlab.poison.rows.DEFENCES``), the default ones when None.
         rankings: ``lexical``, ``dense``, ``hybrid``; one that cannot run here is left out and named in
             ``table.attrs["skipped"]`` with why.
+        variants: the poisons made per target (``memlab.poison.generate``): ``match`` and ``overwrite`` by
+            default; ``trigger`` (chosen against the dense model) needs ``memlab[dense]``.
         depth: how many results each question keeps (S@10 and nDCG@10 look at 10).
         cache: the dense rankings' embedding cache (``memlab.eval.runner.cached_embedder``).
+        progress: called with a short description after each store is measured (a progress bar's ``update``).
 
     Returns:
-        One row per defence, ranking and k: ``row``, ``ranking``, ``tier``, ``k``, ``rate``, ``poison rate``
+        One row per rate, defence, ranking and k: ``row``, ``ranking``, ``tier``, ``k``, ``rate``, ``poison rate``
         (poisons / all memories), ``benign density`` (mean benign memories in a target question's namespace),
         ``targets``, ``poisons``, ``ISR``, ``ISR overwrite``, ``ASR-r@k``, ``ASR-r@k all``, UD over the
         victim's questions (``target S@10 clean`` ... ``target p nDCG@10``) and over all (``all S@10 clean`` ...),
         ``available reads``, ``available saves``, ``saves on poison``, ``laundered saves``, ``saves caught``.
 
     Raises:
-        InvalidArgument: an unknown tier, row or ranking, a rate outside (0, 1), a k outside 1..depth, or a
-            collection without a judged question, each naming the argument; before any store is made.
+        InvalidArgument: an unknown tier, row, ranking or variant, a rate outside (0, 1), a k outside 1..depth, a
+            seed that is not an integer, or a collection without a judged question, each naming the argument;
+            before any store is made.
     """
     tier = check_tier(tier)
-    rate = check_rate(rate)
+    rates = check_rates(rate)
     ks = check_k(k, depth)
+    seed = check_seed(seed)
     defences = defences_of(rows)
+    variants = _variants(variants)
     configurations, skipped = rankings_of(rankings)
     collection = collection if collection is not None else load_locomo()
-    poisons = generate(collection, targets_for(collection, rate), seed=seed)
+    embedder = cached_embedder("minilm", cache) if "trigger" in variants else None
+    plans = [
+        (each, generate(collection, targets_for(collection, each, len(variants)), seed=seed,
+                        **({} if variants == VARIANTS else {"variants": variants, "embedder": embedder})))
+        for each in rates
+    ]  # fmt: skip
     frames = []
     for name, configuration in configurations.items():
         with _store(configuration, cache) as store:
             load(store, collection, context=configuration.context)
             clean = _search(store, collection, [], floor="untrusted", depth=depth)
-        for defence in defences:
-            with _store(configuration, cache, policy=defence.policy) as store:
-                load(store, collection, context=configuration.context)
-                measured = _attack(store, collection, poisons, tier, defence, clean, depth=depth, ks=ks)
-            about = {"row": defence.name, "ranking": name, "tier": tier}
-            frames += [{**about, "k": each["k"], "rate": rate, **each} for each in measured]
+            loaded = store.snapshot()  # each defence starts from the loaded store, restored, not loaded again
+            for each, poisons in plans:
+                for defence in defences:
+                    with _victims_store(store, loaded, configuration, defence, collection, cache) as attacked:
+                        measured = _attack(attacked, collection, poisons, tier, defence, clean, depth=depth, ks=ks)
+                    about = {"row": defence.name, "ranking": name, "tier": tier}
+                    frames += [{**about, "k": one["k"], "rate": each, **one} for one in measured]
+                    if progress is not None:
+                        progress(f"{name} {defence.name} {each:g}")
     table = pd.DataFrame(frames)
     table.attrs["skipped"] = skipped
     return table
+
+
+def steps(rankings: Sequence[str], rows: Sequence[str] | None, rate: float | Sequence[float]) -> int:
+    """How many times ``run`` calls ``progress`` for these arguments (the rankings that can run here)."""
+    return len(rankings_of(rankings)[0]) * len(defences_of(rows)) * len(check_rates(rate))
+
+
+@contextlib.contextmanager
+def _victims_store(
+    store: MemoryStore,
+    loaded: Snapshot,
+    configuration: Configuration,
+    defence: Defence,
+    collection: Collection,
+    cache: str | Path | bool,
+) -> Iterator[MemoryStore]:
+    """The loaded store as ``defence`` runs it: ``store`` restored to ``loaded`` and ranked as the defence says;
+    a fresh store, loaded again, for a defence under another policy."""
+    if defence.policy is not None:
+        with _store(configuration, cache, policy=defence.policy) as other:
+            load(other, collection, context=configuration.context)
+            other.ranking = defence.ranking(configuration.ranking)
+            yield other
+        return
+    store.restore(loaded)
+    store.ranking = defence.ranking(configuration.ranking)
+    try:
+        yield store
+    finally:
+        store.ranking = configuration.ranking
 
 
 @contextlib.contextmanager
