@@ -30,7 +30,7 @@ from memlab.policy import Policy
 from memlab.search import analyzers
 
 TINY = Path(__file__).parent / "fixtures" / "trec-tiny"
-COMMANDS = ["demo", "check", "eval", "serve", "import", "migrate", "verify", "classroom", "cache"]
+COMMANDS = ["demo", "check", "eval", "poison", "serve", "import", "migrate", "verify", "classroom", "cache"]
 
 
 def _help(capsys, *argv: str) -> str:

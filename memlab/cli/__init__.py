@@ -1,15 +1,15 @@
 """memlab: classification-gated persistent memory for LLM agents — evaluate analyzers on agent memories
-(`eval`), look for leaks in policies (`check`), serve memory to an agent over MCP (`serve`), load memories
-in bulk (`import`), check a store's tamper-evident audit (`verify`), move a single-file store into a store
-folder (`migrate`), walk through sessions, shadowing and the audit (`demo`), or serve the classroom lesson
-in a browser (`classroom`)."""
+(`eval`), measure memory-poisoning attacks against each defence (`poison`), look for leaks in policies (`check`),
+serve memory to an agent over MCP (`serve`), load memories in bulk (`import`), check a store's tamper-evident
+audit (`verify`), move a single-file store into a store folder (`migrate`), walk through sessions, shadowing and
+the audit (`demo`), or serve the classroom lesson in a browser (`classroom`)."""
 
 from __future__ import annotations
 
 import argparse
 
 from memlab import __version__
-from memlab.cli import cache, check, classroom, demo, evaluate, serve, stores
+from memlab.cli import cache, check, classroom, demo, evaluate, poison, serve, stores
 from memlab.cli_output import HelpFormatter, defaults_from_environment, exit_codes_text, quiet_on_closed_pipe
 
 __all__ = ["main"]
@@ -19,6 +19,7 @@ _COMMANDS = (
     demo.add_demo,
     check.add_check,
     evaluate.add_eval,
+    poison.add_poison,
     serve.add_serve,
     stores.add_import,
     stores.add_migrate,
