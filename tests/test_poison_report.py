@@ -46,3 +46,15 @@ def test_write_puts_the_table_the_guarantees_and_the_chart_in_the_folder(table, 
     assert [path.name for path in paths] == ["poison.csv", "guarantees.csv", "poison.png"]
     pd.testing.assert_frame_equal(pd.read_csv(paths[0]), table.reset_index(drop=True), check_dtype=False)
     assert chart(table, tmp_path / "again.png", k=1).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_page_table_is_one_line_per_ranking_and_defence_at_one_rate(table):
+    from memlab.poison.report import at_rate
+
+    found = at_rate(table, 0.5)
+    assert list(found.index.names) == ["ranking", "defence"] and len(found) == 5
+    assert [column for column in found.columns if column.startswith("ASR")] == ["ASR-r@1", "ASR-r@5"]
+    measured = table[(table["rate"] == 0.5) & (table["k"] == 5)].set_index("row")["ASR-r@k"]
+    assert found.xs("lexical")["ASR-r@5"].to_dict() == measured.to_dict()
+    assert found.loc[("lexical", "floor-trusted"), ["ISR", "ASR-r@1", "laundered"]].tolist() == [0, 0, 0]
+    assert at_rate(table).equals(at_rate(table, 0.5))  # the median of two rates is the higher

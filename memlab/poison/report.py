@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["SUMMARY", "summary", "draw", "chart", "write"]
+__all__ = ["SUMMARY", "summary", "at_rate", "draw", "chart", "write"]
 
 SUMMARY = (
     "poison rate",
@@ -54,6 +54,33 @@ def summary(table: pd.DataFrame, k: int = 10) -> pd.DataFrame:
     return at_k[["rate", "row", "ranking", *SUMMARY]].reset_index(drop=True)
 
 
+def at_rate(table: pd.DataFrame, rate: float | None = None) -> pd.DataFrame:
+    """The poisoning lab's page table: at one ``rate`` (the run's median rate when None), per ranking and defence,
+    ISR, ASR-r@k at each k measured, the victims' nDCG@10 clean and poisoned with the paired test's p, the benign
+    reads and answers a trusted floor still gets, and the answers laundered."""
+    rates = sorted(set(table["rate"]))
+    rate = rates[len(rates) // 2] if rate is None else rate
+    chosen = table[table["rate"] == rate]
+    first = chosen[chosen["k"] == chosen["k"].min()].set_index(["ranking", "row"], drop=False)
+    columns = {
+        "ISR": first["ISR"],
+        "ISR overwrite": first["ISR overwrite"],
+        **{
+            f"ASR-r@{k}": chosen[chosen["k"] == k].set_index(["ranking", "row"])["ASR-r@k"]
+            for k in sorted(set(chosen["k"]))
+        },
+        "nDCG@10 clean": first["target nDCG@10 clean"],
+        "nDCG@10 poisoned": first["target nDCG@10 poisoned"],
+        "UD p": first["target p nDCG@10"],
+        "reads kept": first["available reads"],
+        "answers kept": first["available saves"],
+        "laundered": first["laundered saves"],
+    }
+    found = pd.DataFrame(columns)
+    found.index.names = ["ranking", "defence"]
+    return found
+
+
 def draw(figure, table: pd.DataFrame, k: int = 10) -> None:
     """On ``figure``: per ranking, ASR-r@k against the poison rate reached, a line per defence (top), and the
     victims' nDCG@10 poisoned minus clean (bottom)."""
@@ -73,9 +100,12 @@ def draw(figure, table: pd.DataFrame, k: int = 10) -> None:
         top.set_title(f"{ranking} ranking")
         top.set_ylim(-0.05, 1.05)
         bottom.axhline(0, linewidth=0.6, color="grey")
-        bottom.set_xlabel("poisoned memories (% of all)")
-        if len(set(at_k["poison rate"])) > 2:
+        bottom.set_xlabel("poisoned memories, share of all")
+        rates = sorted(set(ranked["poison rate"] * 100))
+        if len(rates) > 2:
             top.set_xscale("log")
+        bottom.set_xticks(rates, [f"{rate:.2g}%" for rate in rates], minor=False)
+        bottom.minorticks_off()
     axes[0][0].set_ylabel(f"ASR-r@{k}: a poison in the top {k}")
     axes[1][0].set_ylabel("UD: nDCG@10 poisoned - clean")
     axes[0][-1].legend(loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False)
