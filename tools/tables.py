@@ -32,6 +32,7 @@ RESULTS = "data/results/locomo"
 CHECK_RESULTS = "data/results/check.json"
 TUNED = "data/results/locomo-tuned"
 BENCHMARKS = "benchmarks/results"
+POISON = "data/results/poison"
 
 
 def results_date(path: str) -> str | None:
@@ -100,6 +101,28 @@ def policy_lab(date: str | None) -> str:
         f" on 2 cores):"
         f"\n\n```\n{check.table_text(frame)}\n```"
     )
+
+
+def poisoning(collection: str, command: str) -> Callable[[str | None], str]:
+    """The poisoning lab's table at its middle rate, from the committed ``memlab poison`` results of ``collection``."""
+
+    def make(date: str | None) -> str:
+        import pandas as pd
+
+        from memlab.poison.report import at_rate
+
+        table = pd.read_csv(ROOT / POISON / collection / "poison.csv")
+        rates = sorted(set(table["rate"]))
+        middle = rates[len(rates) // 2]
+        first = table[(table["rate"] == middle)].iloc[0]
+        return (
+            f"`{command}`, committed {date or 'in this tree'} (`python tools/tables.py` writes this table from "
+            f"`{POISON}/{collection}/poison.csv`): rate {middle:g}, {first['targets']} targets, {first['poisons']} "
+            f"poisons ({first['poison rate']:.2%} of the memories), tier {first['tier']}.\n\n```\n"
+            f"{at_rate(table, middle).round(3).to_string()}\n```"
+        )
+
+    return make
 
 
 def recording(name: str) -> Recording:
@@ -201,6 +224,11 @@ TABLES: dict[str, tuple[str, Callable[[str | None], str], str]] = {
     "tuning": ("docs/relevance-lab.md", tuning, TUNED),
     "policy-lab": ("docs/policy-lab.md", policy_lab, CHECK_RESULTS),
     "benchmark-targets": ("docs/benchmarks.md", headline, BENCHMARKS),
+    "poisoning-locomo": (
+        "docs/poisoning-lab.md",
+        poisoning("locomo", f"memlab poison --out {POISON}/locomo"),
+        f"{POISON}/locomo/poison.csv",
+    ),
     "storage-floor": ("docs/storage.md", floor_figures, f"{BENCHMARKS}/bench_floor-wave6-merged.txt"),
     **{
         f"bench:{path.stem}": ("benchmarks/README.md", benchmark_output(path.stem), f"{BENCHMARKS}/{path.name}")
