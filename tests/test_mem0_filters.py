@@ -53,7 +53,10 @@ CASES = [
     ({"OR": [{"category": "urgent"}, {"priority": {"gte": 9}}]}, False),
     ({"NOT": [{"category": "archived"}, {"status": "deleted"}]}, True),
     ({"NOT": [{"category": "work"}]}, False),
-    ({"user_id": "alice", "AND": [{"OR": [{"category": "work"}, {"category": "x"}]}, {"NOT": [{"archived": True}]}]}, True),
+    (
+        {"user_id": "alice", "AND": [{"OR": [{"category": "work"}, {"category": "x"}]}, {"NOT": [{"archived": 1}]}]},
+        True,
+    ),
     ({"AND": []}, True),
 ]
 

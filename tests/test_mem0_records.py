@@ -68,7 +68,8 @@ def test_an_item_has_mem0s_fields_and_the_versions_label_not_the_metadatas():
     assert list(found)[:7] == ["id", "memory", "hash", "metadata", "score", "created_at", "updated_at"]
     assert found["metadata"] == {"classification": "PUBLIC", "integrity": "trusted"}
     assert (found["classification"], found["integrity"]) == ("INTERNAL", "trusted")
-    assert (found["created_at"], found["updated_at"]) == ("2025-01-01T00:00:00+00:00", "2026-01-02T00:00:00.000000+00:00")
+    assert found["created_at"] == "2025-01-01T00:00:00+00:00"  # the first version's, kept by updates
+    assert found["updated_at"] == "2026-01-02T00:00:00.000000+00:00"  # this version's saved_at
     assert (found["user_id"], found["run_id"], found["role"]) == ("alice", "r1", "user")
     assert records.item(_memory(["personal"]))["metadata"] is None  # another door's tag says nothing here
 

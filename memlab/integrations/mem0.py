@@ -217,7 +217,9 @@ class Memory:
         if timestamp is not None:
             raise InvalidArgument("timestamp is a mem0 Platform parameter; the open-source Memory does not take it")
         if memory_type is not None:
-            raise InvalidArgument(f"memory_type {memory_type!r}: procedural memories need an LLM's summary, not bundled")
+            raise InvalidArgument(
+                f"memory_type {memory_type!r}: a procedural memory needs an LLM's summary (none bundled)"
+            )
         scope = _scope_of(user_id=user_id, agent_id=agent_id, run_id=run_id)
         metadata = records.metadata_of(metadata)
         expires = records.expiration(expiration_date)
@@ -325,13 +327,12 @@ class Memory:
         Raises:
             InvalidArgument: no scope (``reset`` deletes everything).
         """
-        try:
-            scope = _scope_of(user_id=user_id, agent_id=agent_id, run_id=run_id)
-        except InvalidArgument:
+        if user_id is None and agent_id is None and run_id is None:
             raise InvalidArgument(
-                "At least one filter is required to delete all memories. If you want to delete all memories, "
-                "use the `reset()` method."
-            ) from None
+                "At least one of user_id, agent_id or run_id is required to delete all memories. If you want to "
+                "delete all memories, use the `reset()` method."
+            )
+        scope = _scope_of(user_id=user_id, agent_id=agent_id, run_id=run_id)
         with self._lock:
             self._delete_each(self._listed(scope, scope))
         return {"message": "Memories deleted successfully!"}
@@ -438,9 +439,7 @@ class Memory:
             self._session.memory_get(memory_id)  # the gated, audited read; it also checks the id as a key
             reading = reader(self._session.taint, self._session.floor)
             rows = self._store.history(memory_id, self.agent).to_dict("records")
-            readable = [
-                row for row in rows if self._store.policy.readable(Label.parse(row["classification"]), reading)
-            ]
+            readable = [row for row in rows if self._store.policy.readable(Label.parse(row["classification"]), reading)]
             entries = records.history(memory_id, readable)
             for entry in entries:
                 if entry["integrity"] != str(Integrity.TRUSTED):

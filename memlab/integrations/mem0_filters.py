@@ -130,9 +130,13 @@ def _apply(present: bool, value: Any, name: str, operand: Any) -> bool:
     if name == "nin":
         return not (present and any(_equal(value, one) for one in operand))
     if name in _ORDER:
-        comparable = (_is_number(value) and _is_number(operand)) or (isinstance(value, str) and isinstance(operand, str))
-        return present and comparable and _ORDER[name](value, operand)
+        return present and _comparable(value, operand) and _ORDER[name](value, operand)
     return present and _contains(value, operand, fold=name == "icontains")
+
+
+def _comparable(value: Any, operand: Any) -> bool:
+    """Two numbers, or two strings: what an ordering compares."""
+    return (_is_number(value) and _is_number(operand)) or (isinstance(value, str) and isinstance(operand, str))
 
 
 def _contains(value: Any, operand: Any, *, fold: bool) -> bool:

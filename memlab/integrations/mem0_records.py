@@ -230,7 +230,8 @@ def messages_of(messages: Any) -> list[dict[str, str]]:
     checked = []
     for number, message in enumerate(messages):
         if not isinstance(message, Mapping):
-            raise InvalidArgument(f"messages[{number}] must be a dict with role and content, not {type(message).__name__}")
+            kind = type(message).__name__
+            raise InvalidArgument(f"messages[{number}] must be a dict with role and content, not {kind}")
         role, content, name = message.get("role"), message.get("content"), message.get("name")
         if not isinstance(role, str) or not isinstance(content, str):
             raise InvalidArgument(f"messages[{number}] must have a text role and a text content")
