@@ -46,18 +46,16 @@ from typing import Any
 from memlab import arguments
 from memlab.errors import InvalidArgument, NotFound
 from memlab.integrations import mem0_records as records
-from memlab.integrations.mem0_filters import ENTITY_IDS, check, matches
+from memlab.integrations import mem0_scope as scoping
+from memlab.integrations.mem0_filters import ENTITY_IDS
+from memlab.integrations.mem0_scope import CONFIG_KEYS
 from memlab.labels import Integrity, Label, LabelLike, reader
 from memlab.levels import Level
 from memlab.records import Memory as Version
 from memlab.store import MemoryStore
 
-__all__ = ["Memory", "AsyncMemory", "MemoryNotFound", "DEFAULT_TOP_K", "CONFIG_KEYS"]
+__all__ = ["Memory", "AsyncMemory", "MemoryNotFound", "CONFIG_KEYS"]
 
-DEFAULT_TOP_K = 20
-"""How many results ``search`` and ``get_all`` return unless asked (mem0 2.x's ``top_k``)."""
-CONFIG_KEYS = ("store", "taint", "agent", "integrity", "floor", "extractor")
-"""What ``Memory.from_config`` takes: ``Memory``'s own arguments."""
 _UNSET: Any = object()
 Extractor = Callable[..., Any]
 
@@ -129,15 +127,7 @@ class Memory:
             >>> Memory.from_config({"taint": "INTERNAL"}).taint
             Label('INTERNAL')
         """
-        if not isinstance(config_dict, Mapping):
-            raise InvalidArgument(f"config_dict must be a dict, not {type(config_dict).__name__}")
-        unknown = sorted(str(key) for key in config_dict if key not in CONFIG_KEYS)
-        if unknown:
-            raise InvalidArgument(
-                f"unknown configuration {', '.join(unknown)}: memlab's mem0 API takes {', '.join(CONFIG_KEYS)} "
-                "(it bundles no LLM, embedder or vector store; pass extractor= for inference)"
-            )
-        return cls(**dict(config_dict))
+        return cls(**scoping.config_of(config_dict))
 
     def __repr__(self) -> str:
         return f"Memory(agent={self.agent!r}, taint={self.taint})"
@@ -220,7 +210,7 @@ class Memory:
             raise InvalidArgument(
                 f"memory_type {memory_type!r}: a procedural memory needs an LLM's summary (none bundled)"
             )
-        scope = _scope_of(user_id=user_id, agent_id=agent_id, run_id=run_id)
+        scope = scoping.scope_of(user_id=user_id, agent_id=agent_id, run_id=run_id)
         metadata = records.metadata_of(metadata)
         expires = records.expiration(expiration_date)
         chat = records.messages_of(messages)
@@ -233,7 +223,7 @@ class Memory:
                 ]
             else:
                 source = records.transcript(chat)
-                saves = [(fact, {}, source) for fact in self._extract(chat, prompt)]
+                saves = [(fact, {}, source) for fact in records.facts_of(self._extractor, chat, prompt)]
             pending = [
                 {
                     "key": str(uuid.uuid4()),
@@ -249,19 +239,8 @@ class Memory:
             result = {"id": version.key, "memory": version.content, "event": "ADD"}
             if not infer:
                 result |= {"actor_id": named["actor_id"], "role": named["role"]}
-            results.append(result | _label(version))
+            results.append(result | records.label_of(version))
         return {"results": results}
-
-    def _extract(self, chat: list[dict[str, str]], prompt: str | None) -> list[str]:
-        if self._extractor is None:
-            raise InvalidArgument(
-                "add(infer=True) needs the extractor the host passes (Memory(extractor=messages -> list of facts)): "
-                "memlab bundles no LLM; or add(..., infer=False) saves the messages as they are"
-            )
-        facts = self._extractor(chat) if prompt is None else self._extractor(chat, prompt=prompt)
-        if not isinstance(facts, list | tuple) or not all(isinstance(fact, str) for fact in facts):
-            raise InvalidArgument(f"the extractor must return a list of strings (facts), not {facts!r:.80}")
-        return list(dict.fromkeys(fact for fact in facts if fact.strip()))
 
     def update(
         self,
@@ -332,7 +311,7 @@ class Memory:
                 "At least one of user_id, agent_id or run_id is required to delete all memories. If you want to "
                 "delete all memories, use the `reset()` method."
             )
-        scope = _scope_of(user_id=user_id, agent_id=agent_id, run_id=run_id)
+        scope = scoping.scope_of(user_id=user_id, agent_id=agent_id, run_id=run_id)
         with self._lock:
             self._delete_each(self._listed(scope, scope))
         return {"message": "Memories deleted successfully!"}
@@ -376,8 +355,8 @@ class Memory:
         Raises:
             InvalidArgument: no scope, a bad filter or an id that contradicts ``filters``.
         """
-        scope, where = _where(filters, user_id=user_id, agent_id=agent_id, run_id=run_id)
-        count = _count(top_k, limit)
+        scope, where = scoping.where_of(filters, user_id=user_id, agent_id=agent_id, run_id=run_id)
+        count = scoping.count_of(top_k, limit)
         with self._lock:
             found = self._listed(scope, where, show_expired=show_expired)
         found.sort(key=lambda memory: (records.filter_fields(memory)["created_at"], memory.key))
@@ -416,15 +395,15 @@ class Memory:
             raise InvalidArgument("explain and reference_date are not offered: memlab's score is one bm25 ranking")
         if threshold is not None and not (isinstance(threshold, int | float) and threshold >= 0):
             raise InvalidArgument(f"threshold must be a number at least 0, not {threshold!r}")
-        scope, where = _where(filters, user_id=user_id, agent_id=agent_id, run_id=run_id)
-        count = _count(top_k, limit)
+        scope, where = scoping.where_of(filters, user_id=user_id, agent_id=agent_id, run_id=run_id)
+        count = scoping.count_of(top_k, limit)
         with self._lock:
             hits = self._session.memory_search(query.strip(), max_results=arguments.MAX_RESULTS_CAP)
         today = self._store.now()[:10]
         found = [
             records.item(hit.memory, score=hit.score)
             for hit in hits
-            if _selected(hit.memory, where, None if show_expired else today)
+            if scoping.selected(hit.memory, where, None if show_expired else today)
             and (threshold is None or hit.score >= threshold)
         ]
         return {"results": found[:count]}
@@ -454,58 +433,7 @@ class Memory:
         name = next(name for name in ENTITY_IDS if name in scope)
         today = None if show_expired else self._store.now()[:10]
         listed = self._session.memory_list(tag=f"{name}:{scope[name]}")
-        return [memory for memory in listed if _selected(memory, where, today)]
-
-
-def _label(version: Version) -> dict[str, str]:
-    return {"classification": str(version.classification), "integrity": str(version.integrity)}
-
-
-def _selected(memory: Version, where: Mapping[str, Any], today: str | None) -> bool:
-    """Whether a memory passes the filter, and has not expired before ``today`` (None: expired ones count)."""
-    fields = records.filter_fields(memory)
-    if today is not None and fields.get("expiration_date", "9999-12-31") < today:
-        return False
-    return matches(fields, where)
-
-
-def _scope_of(**ids: Any) -> dict[str, str]:
-    """The ids given, checked; at least one."""
-    scope = {name: checked for name, value in ids.items() if (checked := records.entity_id(value, name))}
-    if not scope:
-        raise InvalidArgument("At least one of 'user_id', 'agent_id', or 'run_id' must be provided.")
-    return scope
-
-
-def _where(filters: Any, **ids: Any) -> tuple[dict[str, str], dict[str, Any]]:
-    """The scope and the whole filter of a search or listing: ``filters`` (checked) with the top-level ids of mem0
-    1.x merged in; a top-level id that contradicts the filter's is refused."""
-    where = {} if filters is None else filters
-    check(where)
-    where = {name: value for name, value in where.items() if not (name in ENTITY_IDS and value is None)}
-    for name, value in ids.items():
-        given = records.entity_id(value, name)
-        if given is None:
-            continue
-        if name in where and records.entity_id(where[name], name) != given:
-            raise InvalidArgument(f"{name}={given!r} contradicts filters[{name!r}]={where[name]!r}")
-        where[name] = given
-    scope = {name: records.entity_id(where[name], name) for name in ENTITY_IDS if name in where}
-    if not scope:
-        raise InvalidArgument(
-            "filters must contain at least one of: user_id, agent_id, run_id. Example: filters={'user_id': 'u1'}"
-        )
-    return scope, where | scope
-
-
-def _count(top_k: Any, limit: Any) -> int:
-    """How many results: ``top_k`` (mem0 2.x) or ``limit`` (1.x), not both; a whole number at least 0."""
-    if top_k is not None and limit is not None:
-        raise InvalidArgument("give top_k or limit (mem0 1.x's name for it), not both")
-    count = DEFAULT_TOP_K if top_k is None and limit is None else (top_k if limit is None else limit)
-    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-        raise InvalidArgument(f"top_k must be a whole number at least 0, not {count!r}")
-    return count
+        return [memory for memory in listed if scoping.selected(memory, where, today)]
 
 
 def _in_a_thread(name: str) -> Any:
@@ -547,20 +475,9 @@ class AsyncMemory:
         """Close the store, when this object opened it."""
         self.sync.close()
 
-    @property
-    def store(self) -> MemoryStore:
-        """The memlab store."""
-        return self.sync.store
-
-    @property
-    def taint(self) -> Label:
-        """The session's label."""
-        return self.sync.taint
-
-    @property
-    def integrity(self) -> Integrity:
-        """The session's integrity now."""
-        return self.sync.integrity
+    store = property(lambda self: self.sync.store, doc="The memlab store.")
+    taint = property(lambda self: self.sync.taint, doc="The session's label.")
+    integrity = property(lambda self: self.sync.integrity, doc="The session's integrity now.")
 
     add = _in_a_thread("add")
     get = _in_a_thread("get")

@@ -23,7 +23,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from memlab import arguments
@@ -46,6 +46,8 @@ __all__ = [
     "transcript",
     "expiration",
     "history",
+    "facts_of",
+    "label_of",
 ]
 
 PROMOTED = ("user_id", "agent_id", "run_id", "actor_id", "role", "expiration_date")
@@ -201,9 +203,7 @@ def item(memory: Memory, *, score: Any = _NO_SCORE) -> dict[str, Any]:
     found["created_at"] = fields.created_at or memory.saved_at
     found["updated_at"] = memory.saved_at
     found |= {name: fields.promoted[name] for name in PROMOTED if name in fields.promoted}
-    found["classification"] = str(memory.classification)
-    found["integrity"] = str(memory.integrity)
-    return found
+    return found | label_of(memory)
 
 
 def filter_fields(memory: Memory) -> dict[str, Any]:
@@ -310,3 +310,26 @@ def history(memory_id: str, versions: Sequence[Mapping[str, Any]]) -> list[dict[
             }
         )
     return entries
+
+
+def facts_of(extractor: Callable[..., Any] | None, messages: list[dict[str, str]], prompt: str | None) -> list[str]:
+    """The facts ``extractor`` takes from ``messages`` (given ``prompt=`` when there is one): its list of strings,
+    blank ones left out and each said once.
+
+    Raises:
+        InvalidArgument: no extractor (memlab bundles no LLM), or one that returns anything but a list of strings.
+    """
+    if extractor is None:
+        raise InvalidArgument(
+            "add(infer=True) needs the extractor the host passes (Memory(extractor=messages -> list of facts)): "
+            "memlab bundles no LLM; or add(..., infer=False) saves the messages as they are"
+        )
+    facts = extractor(messages) if prompt is None else extractor(messages, prompt=prompt)
+    if not isinstance(facts, list | tuple) or not all(isinstance(fact, str) for fact in facts):
+        raise InvalidArgument(f"the extractor must return a list of strings (facts), not {facts!r:.80}")
+    return list(dict.fromkeys(fact for fact in facts if fact.strip()))
+
+
+def label_of(memory: Memory) -> dict[str, str]:
+    """A saved version's ``classification`` and ``integrity``, as a result carries them."""
+    return {"classification": str(memory.classification), "integrity": str(memory.integrity)}
