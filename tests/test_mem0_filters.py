@@ -53,6 +53,7 @@ CASES = [
     ({"OR": [{"category": "urgent"}, {"priority": {"gte": 9}}]}, False),
     ({"NOT": [{"category": "archived"}, {"status": "deleted"}]}, True),
     ({"NOT": [{"category": "work"}]}, False),
+    ({"NOT": [{"category": "work"}, {"status": "deleted"}]}, False),  # none of them may match, not "not all"
     (
         {"user_id": "alice", "AND": [{"OR": [{"category": "work"}, {"category": "x"}]}, {"NOT": [{"archived": 1}]}]},
         True,
