@@ -228,6 +228,11 @@ def test_search_counts_thresholds_and_refusals(store):
     assert m.search("tennis", user_id="u", top_k=0) == {"results": []}
     assert m.search("tennis", user_id="u", threshold=1e9) == {"results": []}
     assert len(m.search("tennis", user_id="u", rerank=True)["results"]) == 5  # no reranker: a no-op, as in mem0
+    assert [r["memory"] for r in m.get_all(user_id="u", top_k=2)["results"]] == [
+        "tennis match number 0",
+        "tennis match number 1",
+    ]
+    assert len(m.get_all(user_id="u", limit=4)["results"]) == 4 and len(m.get_all(user_id="u")["results"]) == 5
     for bad in (
         {"query": "  "},
         {"query": "tennis", "top_k": 2, "limit": 2},

@@ -214,25 +214,25 @@ class Memory:
         metadata = records.metadata_of(metadata)
         expires = records.expiration(expiration_date)
         chat = records.messages_of(messages)
-        with self._lock:
-            if not infer:
-                saves = [
-                    (message["content"], {"role": message["role"], "actor_id": message.get("name")}, None)
-                    for message in chat
-                    if message["role"] != "system"
-                ]
-            else:
-                source = records.transcript(chat)
-                saves = [(fact, {}, source) for fact in records.facts_of(self._extractor, chat, prompt)]
-            pending = [
-                {
-                    "key": str(uuid.uuid4()),
-                    "content": text,
-                    "tags": records.tags_for(scope, metadata, expiration_date=expires, **named),
-                    "source": source,
-                }
-                for text, named, source in saves
+        if not infer:
+            saves = [
+                (message["content"], {"role": message["role"], "actor_id": message.get("name")}, None)
+                for message in chat
+                if message["role"] != "system"
             ]
+        else:  # the extractor (an LLM call, mostly) runs outside the lock: other calls need not wait for it
+            source = records.transcript(chat)
+            saves = [(fact, {}, source) for fact in records.facts_of(self._extractor, chat, prompt)]
+        pending = [
+            {
+                "key": str(uuid.uuid4()),
+                "content": text,
+                "tags": records.tags_for(scope, metadata, expiration_date=expires, **named),
+                "source": source,
+            }
+            for text, named, source in saves
+        ]
+        with self._lock:
             saved = self._session.memory_save_many(pending, batch_size=max(len(pending), 1)) if pending else []
         results = []
         for version, (_, named, _) in zip(saved, saves, strict=True):
