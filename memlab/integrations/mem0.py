@@ -449,7 +449,8 @@ def _in_a_thread(name: str) -> Any:
 
 class AsyncMemory:
     """mem0's ``AsyncMemory``: ``Memory``'s methods as coroutines, each run in a worker thread; calls on one object
-    run one at a time (its session's order is the audit's). The arguments are ``Memory``'s.
+    run one at a time (its session's order is the audit's). The arguments are ``Memory``'s; the extractor is a plain
+    function too, run in the worker thread.
 
     Examples:
         >>> memory = AsyncMemory(extractor=lambda messages: ["Travels to SF"])
