@@ -445,6 +445,18 @@ def test_an_untrusted_version_shadowed_by_a_trusted_one_lowers_the_reader_of_its
     assert m.integrity.name == "UNTRUSTED"
 
 
+def test_only_the_host_lowers_the_memory_and_a_bad_source_changes_nothing(store):
+    m = Memory(store, taint="INTERNAL")
+    with pytest.raises(InvalidArgument):
+        m.lower_integrity(source="")
+    assert m.add("before", user_id="u", infer=False)["results"][0]["integrity"] == "trusted"
+    assert m.lower_integrity(source="https://example.com/page", reason="summarised a web page").name == "UNTRUSTED"
+    (row,) = m.add("after", user_id="u", infer=False)["results"]
+    assert (row["classification"], row["integrity"]) == ("INTERNAL@untrusted", "untrusted")
+    assert store.session("INTERNAL", "mem0").memory_get(row["id"]).distrust == ("https://example.com/page",)
+    assert asyncio.run(AsyncMemory(store).lower_integrity(source="tool:web")).name == "UNTRUSTED"
+
+
 def test_a_public_memory_observes_the_same_whatever_a_confidential_one_does(store):
     def observe(m):
         return (
