@@ -11,6 +11,7 @@ import pytest
 from memlab import MemoryStore
 from memlab.integrations.mem0 import Memory, MemoryNotFound
 from memlab.integrations.mem0_filters import matches
+from tests.backends import BACKENDS, open_store
 
 WORDS = ("tennis", "lisbon", "coffee", "budget", "atlas", "dentist")
 SCOPES = ({"user_id": "alice"}, {"user_id": "bob"}, {"user_id": "alice", "agent_id": "bot"}, {"agent_id": "bot"})
@@ -65,9 +66,23 @@ class Model:
 
 @pytest.mark.parametrize("seed", range(6))
 def test_random_calls_at_one_label_give_what_a_model_of_mem0_gives(seed):
-    rng = random.Random(seed)
-    m, model = Memory(taint="INTERNAL"), Model()
-    for _ in range(60):
+    with MemoryStore() as store:
+        _run_against_the_model(Memory(store, taint="INTERNAL"), random.Random(seed), steps=60)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_on_every_backend_the_calls_give_what_the_model_gives_and_public_sees_nothing(backend):
+    with open_store(backend) as store:
+        _run_against_the_model(Memory(store, taint="INTERNAL"), random.Random(7), steps=25)
+        public = Memory(store, taint="PUBLIC")
+        assert all(public.get_all(**scope) == {"results": []} for scope in SCOPES)
+        assert public.search("tennis lisbon coffee", user_id="alice") == {"results": []}
+        assert store.verify().ok
+
+
+def _run_against_the_model(m, rng, *, steps):
+    model = Model()
+    for _ in range(steps):
         ids = list(model.memories)
         action = rng.choice(["add", "add", "update", "delete", "delete_all", "read"])
         if action == "add":
