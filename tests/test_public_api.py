@@ -28,6 +28,7 @@ PUBLIC_MODULES = (
     "memlab.widgets",
     "memlab.storage",
     "memlab.integrations.langgraph",
+    "memlab.integrations.mem0",
 )
 _FENCE = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
 

@@ -2,4 +2,6 @@
 
 ``memlab.integrations.langgraph``: ``MemlabStore``, LangGraph's long-term memory store
 (``pip install 'memlab[langgraph]'``).
+
+``memlab.integrations.mem0``: ``Memory`` and ``AsyncMemory``, mem0's memory API over gated sessions (no extra).
 """
