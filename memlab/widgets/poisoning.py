@@ -184,7 +184,7 @@ def poisoning_figure(
         axis.set_ylabel(label)
         axis.set_xlabel("poison rate (poisoned / all memories)")
         if marked is not None:
-            axis.axvline(marked, color=INK, linestyle=":", linewidth=1, alpha=0.6)
+            axis.axvline(marked, color=INK, linestyle=":", linewidth=1, alpha=0.6, gid="rate")
     axes[0].set_title(f"{tier} tier, {ranking} ranking", loc="left", fontsize=10)
     handles = [
         Line2D([], [], color=COLOURS[place % len(COLOURS)], marker=MARKERS[place % len(MARKERS)],
