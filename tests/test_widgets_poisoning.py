@@ -103,6 +103,7 @@ def test_the_slider_moves_over_the_tables_rates_and_the_table_and_chart_follow(t
     lab.rate.value = 0.2
     assert lab.shown["poison rate"].iloc[0] == pytest.approx(2 / 5)
     assert "40.00% of the memories poisoned" in lab.table.value and "no-trust-first" in lab.table.value
+    assert ">40.00%</td>" in lab.table.value  # the rate reached, unrounded
     assert lab.chart.value != before and "currentColor" in lab.chart.value
     lab.k.value = 1
     assert "ASR-r@1" in lab.table.value and "ASR-r@1" in lab.chart.value

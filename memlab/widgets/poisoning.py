@@ -260,7 +260,8 @@ class PoisoningLab(Panel):
         reached = self.shown["poison rate"].iloc[0] if len(self.shown) else self.rate.value
         self.table.value = (
             f"<p><b>{html.escape(self.ranking.value)}</b>, {html.escape(self.tier.value)} tier: "
-            f"{reached:.2%} of the memories poisoned</p>" + html_table(self.shown.round(3))
+            f"{reached:.2%} of the memories poisoned</p>"
+            + html_table(self.shown.round(3).assign(**{"poison rate": self.shown["poison rate"].map("{:.2%}".format)}))
         )
         figure = poisoning_figure(self.results, ranking=self.ranking.value, rate=self.rate.value, **picks)
         self.chart.value = figure._repr_html_()
