@@ -111,3 +111,18 @@ def test_the_slider_moves_over_the_tables_rates_and_the_table_and_chart_follow(t
     assert [value for _, value in lab.rate.options] == [0.3] and lab.rate.value == 0.3
     assert (lab.shown["poison rate"] == table.loc[table["tier"] == "query", "poison rate"].iloc[0]).all()
     assert lab.k.value == 1  # a pick the new tier also has is kept
+
+
+def test_a_column_the_widget_does_not_know_tells_rows_apart_and_is_never_averaged(table):
+    """A table may gain a text column (a poison variant, say): its rows are shown and drawn apart, named by it.
+    Guards: by_rate's pivot averaging the rows a column it does not know tells apart."""
+    trigger = table.assign(variant="plain")
+    trigger = pd.concat([trigger, trigger.assign(variant="trigger", **{"ASR-r@k": 0.5})], ignore_index=True)
+    shown = at_rate(trigger, 0.5)
+    assert shown.columns[:2].tolist() == ["row", "variant"] and len(shown) == 2 * len(ROWS)
+    wide = by_rate(trigger)
+    assert "labels-only · trigger" in wide.columns and set(wide["integrity-ignored · trigger"]) == {0.5}
+    assert set(wide["integrity-ignored · plain"]) == {1.0}
+    assert choices(trigger)["rows"][:2] == ["integrity-ignored · plain", "labels-only · plain"]
+    lab = mw.poisoning_lab(trigger)
+    assert "floor-trusted · trigger" in lab.chart.value

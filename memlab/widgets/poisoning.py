@@ -2,7 +2,8 @@
 
 Everything is read from a results table (``memlab.poison.results``: ``memlab.poison.run`` tables, cached as CSV):
 its tiers, rates, rankings, k and defence rows are offered as they are found in it, so a table with more rows
-(another defence, another rate) needs no change here. ``at_rate`` is the table at one rate, ``poisoning_figure``
+(another defence, another rate) needs no change here, and a text column it does not know (a poison variant, say)
+tells rows apart in the table and the chart, never averaged over. ``at_rate`` is the table at one rate, ``poisoning_figure``
 the chart (ASR-r@k against the poison rate per defence, UD beside it), ``PoisoningLab`` the two under a slider.
 
 UD here is what the attack costs the victim's own questions: ``target S@10 clean`` minus ``target S@10
@@ -44,6 +45,20 @@ def _ordered(values: pd.Series) -> list:
     return list(dict.fromkeys(values.tolist()))
 
 
+def _kinds(table: pd.DataFrame) -> list[str]:
+    """Columns of text beside ``row``, ``ranking`` and ``tier`` (a poison variant, say): each tells rows apart too."""
+    known = {"row", "ranking", "tier"}
+    return [name for name in table.columns if name not in known and not pd.api.types.is_numeric_dtype(table[name])]
+
+
+def _series(rows: pd.DataFrame) -> pd.Series:
+    """Each row's defence as the chart names it: ``row``, with any other text column's value beside it."""
+    kinds = _kinds(rows)
+    if not kinds:
+        return rows["row"]
+    return rows[["row", *kinds]].astype(str).agg(" · ".join, axis=1)
+
+
 def choices(table: pd.DataFrame, tier: str | None = None) -> dict[str, list]:
     """What ``table`` offers: its ``tiers`` (in table order), and for ``tier`` (the first by default) its ``rates``
     (ascending), ``rankings``, ``k`` (ascending) and defence ``rows`` (in table order).
@@ -61,7 +76,7 @@ def choices(table: pd.DataFrame, tier: str | None = None) -> dict[str, list]:
         "rates": sorted(set(rows["rate"].tolist())),
         "rankings": _ordered(rows["ranking"]),
         "k": sorted(set(rows["k"].tolist())),
-        "rows": _ordered(rows["row"]),
+        "rows": _ordered(_series(rows)),
     }
 
 
@@ -118,7 +133,7 @@ def at_rate(
     rows, k = _picked(table, tier, ranking, k)
     rate = _known("rate", rate, choices(table, tier)["rates"])
     rows = _with_ud(rows[rows["rate"] == rate])
-    kept = [c for c in ("row", "ranking", "poison rate", *MEASURES, *COUNTS) if c in rows.columns]
+    kept = [c for c in ("row", *_kinds(rows), "ranking", "poison rate", *MEASURES, *COUNTS) if c in rows.columns]
     shown = rows[kept].rename(columns={"ASR-r@k": f"ASR-r@{k}", "ASR-r@k all": f"ASR-r@{k} all"})
     return shown.reset_index(drop=True)
 
@@ -137,11 +152,11 @@ def by_rate(
     """
     ranking = ranking if ranking is not None else choices(table, tier)["rankings"][0]
     rows, _ = _picked(table, tier, ranking, k)
-    rows = _with_ud(rows)
+    rows = _with_ud(rows).assign(series=lambda frame: _series(frame))
     if measure not in rows.columns:
         raise InvalidArgument(f"the table has no measure {measure!r}")
-    wide = rows.pivot_table(index="poison rate", columns="row", values=measure, sort=True)
-    return wide[_ordered(rows["row"])]
+    wide = rows.pivot_table(index="poison rate", columns="series", values=measure, sort=True)
+    return wide[_ordered(rows["series"])].rename_axis(columns="row")
 
 
 def _percent(value: float) -> str:
