@@ -2,9 +2,10 @@
 
 Everything is read from a results table (``memlab.poison.results``: ``memlab.poison.run`` tables, cached as CSV):
 its tiers, rates, rankings, k and defence rows are offered as they are found in it, so a table with more rows
-(another defence, another rate) needs no change here, and a text column it does not know (a poison variant, say)
-tells rows apart in the table and the chart, never averaged over. ``at_rate`` is the table at one rate, ``poisoning_figure``
-the chart (ASR-r@k against the poison rate per defence, UD beside it), ``PoisoningLab`` the two under a slider.
+(another defence, another rate) needs no change here, and a text column it does not know (a poison variant,
+say) tells rows apart in the table and the chart, never averaged over. ``at_rate`` is the table at one rate,
+``poisoning_figure`` the chart (ASR-r@k against the poison rate per defence, UD beside it), ``PoisoningLab`` the
+two under a slider.
 
 UD here is what the attack costs the victim's own questions: ``target S@10 clean`` minus ``target S@10
 poisoned`` (the share of target questions that had a relevant memory in the top 10 and lost it).
