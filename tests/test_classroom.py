@@ -12,7 +12,7 @@ from memlab import widgets as mw
 from memlab.classprogress import ClassStore, token_digest
 from memlab.widgets import classpage
 from memlab.widgets.classpage import CLASS_ENV, TOKEN_ENV, StudentPage, TeacherPage, agent_for, class_page, twins
-from memlab.widgets.classroom import EXERCISES, GET_ANSWER, VERSION_SEEN, Seat, _seen_by_hr
+from memlab.widgets.classroom import EXERCISES, GET_ANSWER, REACHES, VERSION_SEEN, Seat, _seen_by_hr
 
 
 def click(lesson, session_id, tool, **form):
@@ -99,6 +99,41 @@ def test_exercise_4_a_save_after_escalating_is_classified_at_the_new_taint(lesso
     lesson.exercise(4).check_button.click()
     assert "✔ right" in lesson.exercise(4).feedback.value
     assert [level for level, b in team.escalate_buttons.items() if not b.disabled] == [Level.RESTRICTED]
+
+
+def stranger_saves(lesson, key, content):
+    """A stranger's chat: the host feeds public-chat untrusted content, and it saves ``key``."""
+    public = lesson.simulator.panel("public-chat")
+    public.source.value = "chat:stranger"
+    public.feed_button.click()
+    click(lesson, "public-chat", "memory_save", key=key, content=content)
+
+
+def test_exercise_5_a_strangers_memory_reaches_labels_only_never_a_trusted_floor(lesson):
+    """Issue 36: predict whether the poisoned memory reaches a trusted session under labels only and under a floor
+    of TRUSTED; the check reads both views from the store, adding no session and no audit row.
+    Guards: the floor ignored when the check reads the view (both halves then say yes)."""
+    fifth = predict_and_check(lesson, 5, REACHES[True, False])
+    assert "Not yet" in fifth.feedback.value
+    click(lesson, "team-chat", "memory_save", key="dana-allergy", content="Dana is allergic to nuts")
+    stranger_saves(lesson, "dana-snacks", "Dana loves nuts")
+    calls, sessions = len(lesson.store.audit()), len(lesson.store.sessions())
+    fifth.check_button.click()
+    assert "✔ right" in fifth.feedback.value
+    assert (len(lesson.store.audit()), len(lesson.store.sessions())) == (calls, sessions)
+    hr = lesson.simulator.panel("hr-review")
+    assert "dana-snacks" in hr.view.value and str(hr.session.integrity) == "trusted"  # seen, not read: still trusted
+    fifth.answer_button.click()
+    assert "floor of TRUSTED never sees" in fifth.answer.value
+
+
+def test_exercise_5_an_overwrite_reaches_no_one_trust_first(lesson):
+    """The stranger saves under the trusted memory's own key: no session gets it, and the check says so (the
+    answer read from the store, not fixed). Guards: _stranger_reaches_hr answering the scripted choice."""
+    click(lesson, "team-chat", "memory_save", key="dana-allergy", content="Dana is allergic to nuts")
+    stranger_saves(lesson, "dana-allergy", "Dana is not allergic to nuts")
+    fifth = predict_and_check(lesson, 5, REACHES[True, False])
+    assert "✘ not quite" in fifth.feedback.value and f"the store says {REACHES[False, False]}" in fifth.feedback.value
 
 
 def test_reset_starts_a_new_lesson_and_the_teacher_view_follows_it(lesson):
@@ -251,7 +286,7 @@ def test_the_teacher_follows_every_student_across_kernels(klass):
     teacher = TeacherPage(klass, klass.store())  # a kernel of its own: nothing but the class store in common
     table = teacher.table.value
     assert "3 students joined" in table
-    assert all(name in table for name in ("Ada", "Bo", "Cy")) and table.count("1 of 4") == 3
+    assert all(name in table for name in ("Ada", "Bo", "Cy")) and table.count(f"1 of {len(EXERCISES)}") == 3
     assert "memory_save k → ok" in table
     first = teacher.histograms.value.split("<p><b>")[1]
     assert f"{html.escape(EXERCISES[0].choices[0])}: <b>1</b>" in first
@@ -309,7 +344,7 @@ def test_the_teacher_resets_one_student_or_the_class(klass):
         page.follow_resets()
     assert ada.lesson.seat.agent == f"{ada.student}-3" and bo.lesson.seat.agent == f"{bo.student}-2"
     teacher.refresh()
-    assert teacher.table.value.count("0 of 4") == 2
+    assert teacher.table.value.count(f"0 of {len(EXERCISES)}") == 2
 
 
 # -- issue 33: an attack round by a student with only a browser (the page's own websocket) -------------------------

@@ -56,7 +56,7 @@ def _text(output: dict) -> str:
     return "".join(text) + "".join(data.get("text/html", ""))
 
 
-MINE = ["01_tour", "02_shadowing", "03_audit_trail", "05_policy_leaks", "06_classroom"]
+MINE = ["01_tour", "02_shadowing", "03_audit_trail", "05_policy_leaks", "06_classroom", "07_memory_poisoning"]
 
 
 def test_the_classroom_opens_clean_and_speaks_of_the_page():
@@ -78,6 +78,7 @@ def test_the_classroom_opens_clean_and_speaks_of_the_page():
         ("stemming_lab", "04_stemming_relevance"),
         ("policy_lab", "05_policy_leaks"),
         ("classroom", "06_classroom"),
+        ("poisoning_lab", "07_memory_poisoning"),
     ],
 )
 def test_the_widgets_appear_in_the_notebooks(factory, notebook):
@@ -228,6 +229,7 @@ def test_the_tours_tables_fit_at_1024_px_and_scroll_inside_their_output(marker):
         ("02_shadowing", "visibility_figure(store"),
         ("03_audit_trail", "audit_timeline_figure(audit)"),
         ("04_stemming_relevance", "measures_figure(results)"),
+        ("07_memory_poisoning", "poisoning_figure(table"),
     ],
 )
 def test_the_charts_follow_the_pages_theme(name, marker):
@@ -240,3 +242,18 @@ def test_the_charts_follow_the_pages_theme(name, marker):
     shown = outputs[0]["data"]["text/html"]
     assert "<svg" in shown and "currentColor" in shown
     assert "#ffffff" not in shown.lower() and "#000000" not in shown  # no white box, no black unseen on a dark page
+
+
+def test_the_poisoning_table_fits_at_1024_px_and_is_read_from_the_cached_results():
+    """Issue 36: 07's table of the defences at one rate, every ranking, read from data/results/poison/locomo.csv
+    (never a list of rows of its own). Guards: the table printed as text, or made from a hard-coded list of rows."""
+    outputs = _output_of("07_memory_poisoning", "at_rate(table")
+    assert [output["output_type"] for output in outputs] == ["execute_result"]
+    table = outputs[0]["data"]["text/html"]
+    assert "<table" in table and "ASR-r@10</th>" in table and "UD S@10</th>" in table
+    from memlab.poison import results
+
+    cached = results(ROOT / "data" / "results" / "poison" / "locomo.csv")
+    for defence in cached["row"].unique():
+        assert table.count(f">{defence}<") == cached["ranking"].nunique()  # a row per defence and ranking
+    assert _narrowest(table) <= FITS_1024

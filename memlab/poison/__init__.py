@@ -3,9 +3,11 @@
 ``generate`` makes poisons from a collection (``memlab.poison.generate``), ``inject`` writes them by one of the
 three attack tiers (``memlab.poison.tiers``), the measures are named as the papers name them
 (``memlab.poison.measures``: ISR, ASR-r@k, UD, availability) and ``run`` tabulates them per defence and ranking
-(``memlab.poison.rows``, ``memlab.poison.runner``) as a DataFrame.
+(``memlab.poison.rows``, ``memlab.poison.runner``) as a DataFrame; ``results`` reads such tables back from a CSV
+(``memlab.poison.cached``: the bundled LoCoMo results by default).
 """
 
+from memlab.poison.cached import RESULTS_PATH, results
 from memlab.poison.generate import VARIANTS, Poison, contradict, generate, judged_targets
 from memlab.poison.measures import benign_reads, injection_success, retrieval_success, utility
 from memlab.poison.rows import DEFENCES, RANKINGS, Defence
@@ -30,4 +32,6 @@ __all__ = [
     "RANKINGS",
     "run",
     "targets_for",
+    "results",
+    "RESULTS_PATH",
 ]

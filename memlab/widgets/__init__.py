@@ -14,7 +14,9 @@ Examples:
       and where integrity was lowered.
     - ``stemming_lab(collection, analyzers, agent)`` — terms per analyzer and side-by-side results.
     - ``policy_lab(choices)`` — run a leak check on a policy variant and read its counterexample.
-    - ``classroom()`` — a lesson: four exercises (predict, do, check) on a simulator, and a teacher's view.
+    - ``poisoning_lab(table)`` — the poisoning lab's results: a slider over the poison rate, ASR-r@k and UD per
+      defence as a table and a chart.
+    - ``classroom()`` — a lesson: five exercises (predict, do, check) on a simulator, and a teacher's view.
     - ``class_page()`` — under ``memlab classroom --class DIR|URL``: a student's page or the teacher's; else None.
     - ``table(frame, level_column)`` — a DataFrame as a compact table that fits the page (or scrolls inside it).
 """
@@ -34,6 +36,7 @@ from memlab.widgets.audit import AuditViewer, filter_audit, taint_timeline
 from memlab.widgets.classroom import Classroom
 from memlab.widgets.figures import audit_timeline_figure, measures_figure, visibility_figure
 from memlab.widgets.inspector import ShadowInspector
+from memlab.widgets.poisoning import PoisoningLab, at_rate, poisoning_figure
 from memlab.widgets.policylab import PolicyLab, run_check, steps_table, verdict
 from memlab.widgets.render import clock_time, highlight, html_table, level_row
 from memlab.widgets.simulator import SessionSimulator, SessionSpec, run_tool, tool_arguments
@@ -46,6 +49,7 @@ __all__ = [
     "audit_viewer",
     "stemming_lab",
     "policy_lab",
+    "poisoning_lab",
     "classroom",
     "class_page",
     "in_class",
@@ -56,6 +60,9 @@ __all__ = [
     "AuditViewer",
     "StemmingLab",
     "PolicyLab",
+    "PoisoningLab",
+    "at_rate",
+    "poisoning_figure",
     "tool_arguments",
     "run_tool",
     "shadow_table",
@@ -130,6 +137,17 @@ def policy_lab(choices: Sequence[Policy | str] | None = None) -> PolicyLab:
         ['strict', 'frozen-taint']
     """
     return PolicyLab(choices)
+
+
+def poisoning_lab(table: pd.DataFrame) -> PoisoningLab:
+    """A ``PoisoningLab`` over ``table`` (``memlab.poison.results()``: the bundled LoCoMo results by default).
+
+    Examples:
+        >>> from memlab.poison import results
+        >>> [label for label, _ in poisoning_lab(results("data/results/poison/locomo.csv")).rate.options][:3]
+        ['0.1%', '0.5%', '1%']
+    """
+    return PoisoningLab(table)
 
 
 def classroom() -> Classroom:

@@ -1,4 +1,4 @@
-"""The classroom: a lesson in four exercises on a live simulator, each with a prediction and a check.
+"""The classroom: a lesson in five exercises on a live simulator, each with a prediction and a check.
 
 A student commits a prediction (picking an answer locks it in), does the exercise with the simulator's
 buttons, and presses "check": the verdict is read from the store's state (its versions and its audit), never
@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 import pandas as pd
 
+from memlab.labels import Integrity, Label
 from memlab.levels import Level
 from memlab.store import MemoryStore
 from memlab.widgets.audit import AuditViewer
@@ -144,6 +145,31 @@ def _payslip_level(store: MemoryStore, seat: Seat) -> str | None:
     return mine.sort_values("saved_at")["classification"].iloc[-1]
 
 
+REACHES = {
+    (True, False): "labels only: yes, marked ⚠ untrusted · floor TRUSTED: no",
+    (False, False): "labels only: no · floor TRUSTED: no",
+    (True, True): "labels only: yes · floor TRUSTED: yes",
+}
+"""Whether a stranger's memory reaches hr-review, by (under labels only, under a floor of TRUSTED)."""
+
+
+def _stranger_reaches_hr(store: MemoryStore, seat: Seat) -> str | None:
+    """Whether an untrusted memory is in hr-review's effective view under labels only (its own floor: every grade)
+    and under a floor of TRUSTED, once the agent's memory holds a trusted version and an untrusted one."""
+    versions = store.versions(seat.agent)
+    live = versions[versions["deleted_at"].isna()]
+    grades = {Label.parse(label).integrity for label in live["classification"]}
+    if grades != {Integrity.TRUSTED, Integrity.UNTRUSTED}:
+        return None
+
+    def reaches(floor: Integrity) -> bool:
+        view = effective_view(store, seat.agent, Level.CONFIDENTIAL, floor=floor)  # read without a session
+        return any(Label.parse(label).integrity is Integrity.UNTRUSTED for label in view["classification"])
+
+    seen = (reaches(Integrity.UNTRUSTED), reaches(Integrity.TRUSTED))
+    return REACHES.get(seen, "labels only: no · floor TRUSTED: yes")
+
+
 EXERCISES: tuple[Exercise, ...] = (
     Exercise(
         "1 · who sees what",
@@ -192,8 +218,24 @@ EXERCISES: tuple[Exercise, ...] = (
         "lower level. Taint never goes down inside a session: there is no button for it, only a new session starts "
         "low.",
     ),
+    Exercise(
+        "5 · a stranger's memory",
+        "In <b>team-chat</b> save <code>dana-allergy</code> = <code>Dana is allergic to nuts</code>. A stranger "
+        "now talks through <b>public-chat</b>: type <code>chat:stranger</code> as its source and press <b>⚠ feed "
+        "untrusted content</b>, then save <code>dana-snacks</code> = <code>Dana loves nuts</code> in it. "
+        "(public-chat stays untrusted for the rest of the lesson: reset the lesson to start over.)",
+        "hr-review is trusted and reads every grade (labels only). Does the stranger's memory reach it — and would it "
+        "reach a session opened with a floor of TRUSTED?",
+        tuple(REACHES.values()),
+        _stranger_reaches_hr,
+        "save dana-allergy in team-chat, then feed public-chat untrusted content and save dana-snacks in it.",
+        "Labels alone hide nothing: hr-review reads every grade, so the stranger's dana-snacks is in its view, marked "
+        "⚠ untrusted, and a read of it would lower hr-review, so nothing it concludes from it is saved trusted. A "
+        "session with a floor of TRUSTED never sees an untrusted version at all. Had the stranger saved under "
+        "dana-allergy itself, no session would get it: trust first, an untrusted version never shadows a trusted one.",
+    ),
 )
-"""The lesson's four exercises, in order."""
+"""The lesson's five exercises, in order."""
 
 
 TAB_STYLE = (
@@ -392,7 +434,7 @@ class Classroom(Panel):
         ]
 
     def exercise(self, number: int) -> ExercisePanel:
-        """Exercise ``number`` (1 to 4)."""
+        """Exercise ``number`` (1 to 5)."""
         return self.exercises[number - 1]
 
     def reset(self) -> None:
