@@ -245,7 +245,7 @@ def test_the_charts_follow_the_pages_theme(name, marker):
 
 
 def test_the_poisoning_table_fits_at_1024_px_and_is_read_from_the_cached_results():
-    """Issue 36: 07's table of the defences at one rate, every ranking, read from data/results/poison/locomo.csv
+    """Issue 36: 07's table of the defences at one rate, every ranking, read from data/results/poison/locomo/poison.csv
     (never a list of rows of its own). Guards: the table printed as text, or made from a hard-coded list of rows."""
     outputs = _output_of("07_memory_poisoning", "at_rate(table")
     assert [output["output_type"] for output in outputs] == ["execute_result"]

@@ -4,7 +4,7 @@ Usage: python tools/screenshot_poisoning.py
 
 Serves a one-cell notebook with ``memlab classroom --notebook`` (Voila, as tools/screenshot_integrity.py does) and
 takes ``docs/images/poisoning-lab-{light,dark}.png`` with headless Chromium (Debian's ``chromium``, driven by
-Playwright): the bundled LoCoMo results (``data/results/poison/locomo.csv``), the direct tier at 1% poisoned,
+Playwright): the bundled LoCoMo results (``data/results/poison/locomo/poison.csv``), the direct tier at 1% poisoned,
 the lexical ranking, k = 10.
 """
 

@@ -27,7 +27,9 @@ def add_poison(commands: Commands) -> None:
         "locomo-topical, locomo-turns",
     )
     poison.add_argument("--locomo", default=None, help="path of locomo10.json (default: data/locomo10.json)")
-    poison.add_argument("--tier", default="direct", help="how the poisons are written: direct, query or content")
+    poison.add_argument(
+        "--tier", default="direct", help="how the poisons are written: direct, query or content, or several, comma-separated"
+    )
     poison.add_argument(
         "--rate", default=_RATES, help=f"comma-separated poison rates, each in (0, 1) (default {_RATES})"
     )
@@ -77,7 +79,7 @@ def run_poison(args: argparse.Namespace) -> int:
     except MemlabError as error:
         print(f"memlab poison: {error}", file=sys.stderr)
         return 2
-    total = runner.steps(chosen["rankings"], chosen["rows"], chosen["rate"])
+    total = runner.steps(chosen["rankings"], chosen["rows"], chosen["rate"], chosen["tier"])
     with tqdm(total=total, desc=collection.name, unit="store", disable=not sys.stderr.isatty()) as bar:
         table = runner.run(collection, progress=lambda _: bar.update(), **chosen)
     guarantees = checked(table, verdicts())
@@ -96,11 +98,10 @@ def _arguments(args: argparse.Namespace) -> dict:
     flag."""
     from memlab.poison import runner
     from memlab.poison.rows import defences_of, rankings_of
-    from memlab.poison.tiers import check_tier
 
     depth = _flag("--depth", lambda text: runner.check_k(1, _number(text, int, "depth")) and int(text), args.depth)
     chosen = {
-        "tier": _flag("--tier", check_tier, args.tier),
+        "tier": _flag("--tier", lambda text: runner.check_tiers(_list(text)) and _list(text), args.tier),
         "rate": _flag("--rate", lambda text: runner.check_rates([_number(r, float, "rate") for r in _list(text)]), args.rate),
         "k": _flag("--k", lambda text: runner.check_k([_number(k, int, "k") for k in _list(text)], depth), args.k),
         "seed": _flag("--seed", lambda text: runner.check_seed(_number(text, int, "seed")), args.seed),
@@ -141,7 +142,8 @@ def _print_table(table, guarantees, name: str, k: int) -> None:
     from memlab.poison import report
 
     with pd.option_context("display.width", 220, "display.max_columns", 30, "display.max_rows", 400):
-        print(f"\nPoisoning {name}: tier {table['tier'].iloc[0]}, k = {k} (memlab poison; docs/poisoning-lab.md)")
+        tiers = ", ".join(dict.fromkeys(table["tier"]))
+        print(f"\nPoisoning {name}: tier {tiers}, k = {k} (memlab poison; docs/poisoning-lab.md)")
         for ranking, why in table.attrs.get("skipped", {}).items():
             print(f"skipped ranking {ranking!r}: it {why}")
         print(report.summary(table, k).round(3).to_string(index=False))

@@ -1,11 +1,11 @@
 """The poisoning lab's results as kept on disk: a CSV of ``memlab.poison.run`` tables, read back as one DataFrame.
 
 A run of every tier, rate and ranking on LoCoMo takes minutes; notebook 07 and the poisoning widget read the
-bundled table (``data/results/poison/locomo.csv``) instead, in the columns ``run`` returns. The table may hold
+bundled table (``data/results/poison/locomo/poison.csv``) instead, in the columns ``run`` returns. The table may hold
 any rows, tiers, rates, rankings and k: readers take them from it, never from a list of their own.
 
 Examples:
-    >>> table = results("data/results/poison/locomo.csv")
+    >>> table = results("data/results/poison/locomo/poison.csv")
     >>> sorted(table["tier"].unique())
     ['content', 'direct', 'query']
 """
@@ -20,7 +20,7 @@ from memlab.errors import InvalidArgument
 
 __all__ = ["RESULTS_PATH", "REQUIRED", "results"]
 
-RESULTS_PATH = Path("data") / "results" / "poison" / "locomo.csv"
+RESULTS_PATH = Path("data") / "results" / "poison" / "locomo" / "poison.csv"
 """The bundled results on LoCoMo, relative to the working directory (as ``memlab.eval.LOCOMO_PATH`` is)."""
 
 REQUIRED = ("row", "ranking", "tier", "k", "rate", "poison rate", "ISR", "ISR overwrite", "ASR-r@k")
@@ -35,7 +35,7 @@ def results(path: str | Path | None = None) -> pd.DataFrame:
         InvalidArgument: no file at ``path``, or one without the columns of ``REQUIRED`` (naming those missing).
 
     Examples:
-        >>> results("data/results/poison/locomo.csv").query("row == 'floor-trusted'")["ASR-r@k"].max().item()
+        >>> results("data/results/poison/locomo/poison.csv").query("row == 'floor-trusted'")["ASR-r@k"].max().item()
         0.0
     """
     path = Path(path) if path is not None else RESULTS_PATH

@@ -51,13 +51,16 @@ def summary(table: pd.DataFrame, k: int = 10) -> pd.DataFrame:
     """``table``'s rows at cut-off ``k``: rate, defence (``row``), ranking and the ``SUMMARY`` columns, in the order
     the run made them."""
     at_k = table[table["k"] == k]
-    return at_k[["rate", "row", "ranking", *SUMMARY]].reset_index(drop=True)
+    tiers = ["tier"] if at_k["tier"].nunique() > 1 else []
+    return at_k[[*tiers, "rate", "row", "ranking", *SUMMARY]].reset_index(drop=True)
 
 
-def at_rate(table: pd.DataFrame, rate: float | None = None) -> pd.DataFrame:
+def at_rate(table: pd.DataFrame, rate: float | None = None, tier: str | None = None) -> pd.DataFrame:
     """The poisoning lab's page table: at one ``rate`` (the run's median rate when None), per ranking and defence,
     ISR, ASR-r@k at each k measured, the victims' nDCG@10 clean and poisoned with the paired test's p, the benign
-    reads and answers a trusted floor still gets, and the answers laundered."""
+    reads and answers a trusted floor still gets, and the answers laundered; of ``tier`` (the first in the table
+    when None)."""
+    table = table[table["tier"] == (tier if tier is not None else table["tier"].iloc[0])]
     rates = sorted(set(table["rate"]))
     rate = rates[len(rates) // 2] if rate is None else rate
     chosen = table[table["rate"] == rate]
@@ -82,9 +85,9 @@ def at_rate(table: pd.DataFrame, rate: float | None = None) -> pd.DataFrame:
 
 
 def draw(figure, table: pd.DataFrame, k: int = 10) -> None:
-    """On ``figure``: per ranking, ASR-r@k against the poison rate reached, a line per defence (top), and the
+    """On ``figure``, for the table's first tier: per ranking, ASR-r@k against the poison rate reached, a line per defence (top), and the
     victims' nDCG@10 poisoned minus clean (bottom)."""
-    at_k = table[table["k"] == k]
+    at_k = table[(table["k"] == k) & (table["tier"] == table["tier"].iloc[0])]
     rankings = list(dict.fromkeys(at_k["ranking"]))
     axes = figure.subplots(2, len(rankings), squeeze=False, sharex=True, sharey="row")
     for column, ranking in enumerate(rankings):

@@ -42,7 +42,7 @@ from memlab.poison.rows import Defence, defences_of, rankings_of
 from memlab.poison.tiers import check_tier, inject
 from memlab.store import MemoryStore, Snapshot
 
-__all__ = ["run", "steps", "targets_for", "check_rate", "check_rates", "check_seed", "check_k", "MAX_DEPTH"]
+__all__ = ["run", "steps", "targets_for", "check_rate", "check_rates", "check_tiers", "check_seed", "check_k", "MAX_DEPTH"]
 
 MAX_DEPTH = 100  # memory_search's cap
 
@@ -69,6 +69,14 @@ def _variants(variants: object) -> tuple[str, ...]:
     if len(set(variants)) != len(variants):
         raise InvalidArgument(f"variants must be distinct, not {list(variants)!r}")
     return tuple(variants)
+
+
+def check_tiers(tier: object) -> tuple[str, ...]:
+    """``tier`` (a name or a sequence of distinct names) as a tuple, each checked by ``check_tier``."""
+    tiers = tuple(tier) if isinstance(tier, Sequence) and not isinstance(tier, str) else (tier,)
+    if not tiers or len(set(tiers)) != len(tiers):
+        raise InvalidArgument(f"tier must be one tier or distinct tiers, not {tier!r}")
+    return tuple(check_tier(each) for each in tiers)
 
 
 def check_seed(seed: object) -> int:
@@ -99,7 +107,7 @@ def targets_for(collection: Collection, rate: float, per_target: int = 2) -> int
 def run(
     collection: Collection | None = None,
     *,
-    tier: str = "direct",
+    tier: str | Sequence[str] = "direct",
     rate: float | Sequence[float] = 0.01,
     k: int | Sequence[int] = (1, 5, 10),
     seed: int = 0,
@@ -114,7 +122,7 @@ def run(
 
     Args:
         collection: the victim's memories and questions (the relevance lab's format).
-        tier: ``direct``, ``query`` or ``content`` (``memlab.poison.tiers``).
+        tier: ``direct``, ``query`` or ``content`` (``memlab.poison.tiers``), or several.
         rate: the share of poisoned memories wanted, in (0, 1), or several; the table gives the share reached.
         k: the cut-offs of ASR-r@k, each from 1 to ``depth``.
         seed: draws the target questions and the swapped words; the same seed gives the same table.
@@ -128,7 +136,7 @@ def run(
         progress: called with a short description after each store is measured (a progress bar's ``update``).
 
     Returns:
-        One row per rate, defence, ranking and k: ``row``, ``ranking``, ``tier``, ``k``, ``rate``, ``poison rate``
+        One row per tier, rate, defence, ranking and k: ``row``, ``ranking``, ``tier``, ``k``, ``rate``, ``poison rate``
         (poisons / all memories), ``benign density`` (mean benign memories in a target question's namespace),
         ``targets``, ``poisons``, ``ISR``, ``ISR overwrite``, ``ASR-r@k``, ``ASR-r@k all``, UD over the
         victim's questions (``target S@10 clean`` ... ``target p nDCG@10``) and over all (``all S@10 clean`` ...),
@@ -139,7 +147,7 @@ def run(
             seed that is not an integer, or a collection without a judged question, each naming the argument;
             before any store is made.
     """
-    tier = check_tier(tier)
+    tiers = check_tiers(tier)
     rates = check_rates(rate)
     ks = check_k(k, depth)
     seed = check_seed(seed)
@@ -159,22 +167,25 @@ def run(
             load(store, collection, context=configuration.context)
             clean = _search(store, collection, [], floor="untrusted", depth=depth)
             loaded = store.snapshot()  # each defence starts from the loaded store, restored, not loaded again
-            for each, poisons in plans:
-                for defence in defences:
-                    with _victims_store(store, loaded, configuration, defence, collection, cache) as attacked:
-                        measured = _attack(attacked, collection, poisons, tier, defence, clean, depth=depth, ks=ks)
-                    about = {"row": defence.name, "ranking": name, "tier": tier}
-                    frames += [{**about, "k": one["k"], "rate": each, **one} for one in measured]
-                    if progress is not None:
-                        progress(f"{name} {defence.name} {each:g}")
+            for tier in tiers:
+                for each, poisons in plans:
+                    for defence in defences:
+                        with _victims_store(store, loaded, configuration, defence, collection, cache) as attacked:
+                            measured = _attack(attacked, collection, poisons, tier, defence, clean, depth=depth, ks=ks)
+                        about = {"row": defence.name, "ranking": name, "tier": tier}
+                        frames += [{**about, "k": one["k"], "rate": each, **one} for one in measured]
+                        if progress is not None:
+                            progress(" ".join(([tier] if len(tiers) > 1 else []) + [name, defence.name, f"{each:g}"]))
     table = pd.DataFrame(frames)
     table.attrs["skipped"] = skipped
     return table
 
 
-def steps(rankings: Sequence[str], rows: Sequence[str] | None, rate: float | Sequence[float]) -> int:
+def steps(
+    rankings: Sequence[str], rows: Sequence[str] | None, rate: float | Sequence[float], tier: str | Sequence[str] = "direct"
+) -> int:
     """How many times ``run`` calls ``progress`` for these arguments (the rankings that can run here)."""
-    return len(rankings_of(rankings)[0]) * len(defences_of(rows)) * len(check_rates(rate))
+    return len(rankings_of(rankings)[0]) * len(defences_of(rows)) * len(check_rates(rate)) * len(check_tiers(tier))
 
 
 @contextlib.contextmanager

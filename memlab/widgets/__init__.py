@@ -144,7 +144,7 @@ def poisoning_lab(table: pd.DataFrame) -> PoisoningLab:
 
     Examples:
         >>> from memlab.poison import results
-        >>> [label for label, _ in poisoning_lab(results("data/results/poison/locomo.csv")).rate.options][:3]
+        >>> [label for label, _ in poisoning_lab(results("data/results/poison/locomo/poison.csv")).rate.options][:3]
         ['0.1%', '0.5%', '1%']
     """
     return PoisoningLab(table)

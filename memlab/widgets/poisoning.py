@@ -12,7 +12,7 @@ poisoned`` (the share of target questions that had a relevant memory in the top 
 
 Examples:
     >>> from memlab.poison import results
-    >>> at_rate(results("data/results/poison/locomo.csv"), 0.01, ranking="lexical").loc[0, "ASR-r@10"].item()
+    >>> at_rate(results("data/results/poison/locomo/poison.csv"), 0.01, ranking="lexical").loc[0, "ASR-r@10"].item()
     1.0
 """
 
@@ -66,7 +66,7 @@ def choices(table: pd.DataFrame, tier: str | None = None) -> dict[str, list]:
 
     Examples:
         >>> from memlab.poison import results
-        >>> choices(results("data/results/poison/locomo.csv"), "query")["rates"]
+        >>> choices(results("data/results/poison/locomo/poison.csv"), "query")["rates"]
         [0.01]
     """
     tiers = _ordered(table["tier"])
@@ -128,7 +128,7 @@ def at_rate(
 
     Examples:
         >>> from memlab.poison import results
-        >>> at_rate(results("data/results/poison/locomo.csv"), 0.01, tier="query", ranking="dense")["row"][0]
+        >>> at_rate(results("data/results/poison/locomo/poison.csv"), 0.01, tier="query", ranking="dense")["row"][0]
         'integrity-ignored'
     """
     rows, k = _picked(table, tier, ranking, k)
@@ -148,7 +148,7 @@ def by_rate(
 
     Examples:
         >>> from memlab.poison import results
-        >>> set(by_rate(results("data/results/poison/locomo.csv"), ranking="lexical")["floor-trusted"])
+        >>> set(by_rate(results("data/results/poison/locomo/poison.csv"), ranking="lexical")["floor-trusted"])
         {0.0}
     """
     ranking = ranking if ranking is not None else choices(table, tier)["rankings"][0]
@@ -176,7 +176,7 @@ def poisoning_figure(
 
     Examples:
         >>> from memlab.poison import results
-        >>> [axis.get_ylabel() for axis in poisoning_figure(results("data/results/poison/locomo.csv")).axes]
+        >>> [axis.get_ylabel() for axis in poisoning_figure(results("data/results/poison/locomo/poison.csv")).axes]
         ['ASR-r@10 (target questions)', 'UD: S@10 lost (target questions)']
     """
     tier = tier if tier is not None else choices(table)["tiers"][0]
@@ -226,7 +226,7 @@ class PoisoningLab(Panel):
 
     Examples:
         >>> from memlab.poison import results
-        >>> lab = PoisoningLab(results("data/results/poison/locomo.csv"))
+        >>> lab = PoisoningLab(results("data/results/poison/locomo/poison.csv"))
         >>> lab.rate.value = 0.05; lab.shown.set_index("row").loc["floor-trusted", "ASR-r@10"].item()
         0.0
     """
