@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from memlab import InvalidArgument
-from memlab.eval import Document, load_locomo
+from memlab.eval import Document, load_locomo, load_trec
 from memlab.eval.runner import cached_embedder
 from memlab.poison import ALL_VARIANTS, VARIANTS, generate, trigger
 from memlab.search import dense
@@ -98,8 +98,12 @@ def test_variants_come_in_the_order_asked_and_the_match_keeps_its_key_with_or_wi
         ("q-pet", "trigger"),
         ("q-pet", "match"),
     ]
-    alone = {p.id: p for p in generate(collection, 2, seed=0)}
-    assert all(alone[p.id] == p for p in both if p.variant == "match")
+    # asking for triggers changes neither which questions are drawn nor their match poisons
+    agents = load_trec("tests/fixtures/trec-agents")
+    for seed in range(3):
+        alone = generate(agents, 3, seed=seed)
+        with_triggers = generate(agents, 3, seed=seed, variants=ALL_VARIANTS, embedder=bag_of(agents))
+        assert [p for p in with_triggers if p.variant != "trigger"] == alone
     assert VARIANTS == ("match", "overwrite") and ALL_VARIANTS == ("match", "overwrite", "trigger")
 
 

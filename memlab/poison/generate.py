@@ -168,14 +168,12 @@ def generate(
         match = f"{target.key}-{index + 1}"
         while (query.agent, match) in taken:  # a new key, never a benign memory's nor another poison's
             match += "-1"
-        taken.add((query.agent, match))
-        aims.append((query, target, claim, {"match": arguments.key(match), "overwrite": target.key}))
-    for query, _, _, keys in aims:  # after every match's key: a match's key is the same with or without triggers
-        triggered = f"{keys['match']}-1"
+        triggered = f"{match}-1"
         while (query.agent, triggered) in taken:
             triggered += "-1"
-        taken.add((query.agent, triggered))
-        keys["trigger"] = arguments.key(triggered)
+        taken |= {(query.agent, match), (query.agent, triggered)}
+        keys = {"match": arguments.key(match), "overwrite": target.key, "trigger": arguments.key(triggered)}
+        aims.append((query, target, claim, keys))
     words: list[tuple[str, ...]] = [()] * len(aims)
     if model is not None:
         pool = trigger.vocabulary(collection, seed)
