@@ -107,7 +107,7 @@ def test_variants_come_in_the_order_asked_and_the_match_keeps_its_key_with_or_wi
     assert VARIANTS == ("match", "overwrite") and ALL_VARIANTS == ("match", "overwrite", "trigger")
 
 
-def test_a_trigger_never_takes_a_benign_memorys_key_nor_another_poisons():
+def test_a_trigger_never_takes_a_benign_memorys_key():
     collection = toy()
     collection.documents.append(Document("flat", "ann", "home-city-1-1", "Ann's first flat", ("personal",)))
     poisons = generate(collection, 2, seed=0, variants=ALL_VARIANTS, embedder=bag_of(collection))

@@ -5,13 +5,13 @@ document (the first by id among equals). The poisons made from it, seeded and wi
 without a model; ``VARIANTS`` are made by default, ``ALL_VARIANTS`` on request):
 
 - ``match``: a new memory under a key shaped like the target's (``{target key}-{n}``, ``-1`` added while a
-  document or another poison has it), with the target's tags, whose text opens with a bridging phrase carrying the
+  document has it), with the target's tags, whose text opens with a bridging phrase carrying the
   question's own words (``Regarding "<question>":``) and goes on with the target's text, one entity or number
   swapped for another of the same kind taken from the collection: the *claim*.
 - ``overwrite``: the same contradicting text under the target's own key: a new version of the judged memory.
 - ``trigger`` (AgentPoison-style): the claim alone, followed by a few trigger words chosen against the dense
   model so that it ranks near the question without the question as a bridging phrase (``memlab.poison.trigger``),
-  under a new key: the match's with ``-1`` added, again while a document or another poison has it.
+  under a new key: the match's with ``-1`` added, again while a document has it.
 
 What is swapped: the first number in the target's text that the question does not contain (replaced by another
 number found in the collection), else the first capitalised word, not the text's first, that the question does not
@@ -166,12 +166,11 @@ def generate(
         target: Document = documents[min(judged_documents, key=lambda id_: (-judged_documents[id_], id_))]
         claim = contradict(target.text, query.text, numbers, names, rng)
         match = f"{target.key}-{index + 1}"
-        while (query.agent, match) in taken:  # a new key, never a benign memory's nor another poison's
+        while (query.agent, match) in taken:  # a new key, never a benign memory's
             match += "-1"
         triggered = f"{match}-1"
         while (query.agent, triggered) in taken:
             triggered += "-1"
-        taken |= {(query.agent, match), (query.agent, triggered)}
         keys = {"match": arguments.key(match), "overwrite": target.key, "trigger": arguments.key(triggered)}
         aims.append((query, target, claim, keys))
     words: list[tuple[str, ...]] = [()] * len(aims)
