@@ -147,9 +147,11 @@ def test_an_embedder_that_is_not_one_is_refused():
 def test_with_the_packaged_model_the_trigger_reaches_the_dense_top_as_the_match_does_without_copying_the_question(
     tmp_path,
 ):
-    """On LoCoMo, MiniLM: the bare claim ranks far down for its question; its four trigger words bring it to the
-    top of the dense ranking as often as the match's whole question does (measured on 40 targets: 32 first against
-    the match's 27, docs/poisoning-lab.md), and at least one is not a word of the question."""
+    """On LoCoMo, MiniLM: the bare claim ranks far down for its question (117 summed over these 12 targets); its
+    trigger words never lower it and bring it to the top of the dense ranking as the match's whole question does:
+    on these 12, summed ranks 19 against the match's 20 and 7 firsts against 6, and not only with the question's
+    own words. The two are level, not one ahead: over 40 targets of seeds 0, 1, 2 the trigger's mean dense rank is
+    1.38, 1.35, 2.58 against the match's 1.57, 1.18, 1.55 (benchmarks/bench_poison_trigger.py)."""
     collection = load_locomo()
     if dense.missing():
         with pytest.raises(InvalidArgument, match="variants: 'trigger'"):
