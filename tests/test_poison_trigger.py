@@ -139,9 +139,11 @@ def test_a_trigger_without_a_dense_model_is_refused_naming_variants(monkeypatch)
     assert len(generate(toy(), 2, variants=["trigger"], embedder=bag_of(toy()))) == 2  # nor a model of one's own
 
 
-def test_an_embedder_that_is_not_one_is_refused():
+def test_an_embedder_that_is_not_one_or_an_unknown_name_is_refused():
     with pytest.raises(InvalidArgument, match="embedder must be an Embedder or a name"):
         generate(toy(), 2, variants=["trigger"], embedder=42)
+    with pytest.raises(InvalidArgument, match="unknown embedder 'bert'"):
+        generate(toy(), 2, variants=["trigger"], embedder="bert")
 
 
 def test_with_the_packaged_model_the_trigger_reaches_the_dense_top_as_the_match_does_without_copying_the_question(

@@ -13,8 +13,14 @@ greedy coordinate ascent, one word a step, for all target questions at once:
    question, if it is higher than the text's; a question stops searching when no shortlisted word raises it.
 
 Per question the cost is at most ``WORDS × SHORTLIST`` embeddings of a memory-sized text; through the embedding
-cache (``memlab.eval.runner.cached_embedder``) a second run embeds nothing. The vectors decide every choice and ties
-go to the word first in the pool's order, so the same seed and model give the same poisons.
+cache (``memlab.eval.runner.cached_embedder``) a second run embeds nothing (LoCoMo, 130 questions: about 18 s of
+CPU on an empty cache, 0.3 s on the filled one; ``benchmarks/bench_poison_trigger.py``). The vectors decide every
+choice and ties go to the word first in the pool's order, so the same seed and model give the same poisons.
+
+What the words buy (the same benchmark; LoCoMo, MiniLM, 40 questions, seeds 0, 1, 2): the bare claim's mean rank
+under the store's dense ranking, 12 to 26, becomes 1.3 to 2.6, level with the match poison's 1.2 to 1.6 (which
+carries the whole question), with about half of the words not the question's; under the lexical ranking the
+trigger is first for 72-75% of its questions, the match for all.
 
 Examples:
     A model whose vectors count a text's letters "a" and "b": the claim "bbb" is pulled towards the question "a"
