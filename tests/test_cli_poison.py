@@ -41,6 +41,8 @@ def unjudged(tmp_path) -> Path:
         (["--rows", "labels-only,firewall"], "--rows: unknown rows ['firewall']"),
         (["--rankings", "bm25"], "--rankings: unknown or repeated rankings"),
         (["--collection", "no-such-folder"], "--collection: "),
+        (["--tier", "direct,email"], "--tier: unknown tier 'email'"),
+        (["--variants", "match,typo"], "--variants: variants: unknown ['typo']"),
     ],
 )
 def test_a_refused_run_names_its_flag_exits_2_and_writes_nothing(tmp_path, monkeypatch, capsys, argv, message):

@@ -131,6 +131,9 @@ def no_store(monkeypatch):
         ({"seed": 1.5}, r"seed must be an integer"),
         ({"seed": "1"}, r"seed must be an integer"),
         ({"variants": []}, r"variants"),
+        ({"variants": ["match", "typo"]}, r"variants: unknown"),
+        ({"tier": ["direct", "direct"]}, r"tier must be one tier or distinct tiers"),
+        ({"tier": ["direct", "email"]}, r"unknown tier 'email'"),
         ({"variants": ["match", "match"]}, r"variants must be distinct"),
         ({"rankings": ["bm25"]}, r"rankings"),
     ],
@@ -206,3 +209,32 @@ def test_progress_is_called_once_per_measured_store():
     run(toy(), rate=[0.3, 0.5], seed=2, rows=["labels-only", "floor-trusted"], progress=calls.append)
     assert len(calls) == runner.steps(["lexical"], ["labels-only", "floor-trusted"], [0.3, 0.5]) == 4
     assert calls[0] == "lexical labels-only 0.3"
+
+
+def test_several_tiers_are_the_single_tier_runs_side_by_side():
+    both = run(toy(), tier=["direct", "content"], rate=0.5, seed=1, rows=["labels-only"])
+    alone = pd.concat(
+        [run(toy(), tier=tier, rate=0.5, seed=1, rows=["labels-only"]) for tier in ("direct", "content")],
+        ignore_index=True,
+    )
+    pd.testing.assert_frame_equal(both, alone)
+
+
+def test_the_trigger_variant_makes_three_poisons_a_target_and_keeps_the_rate():
+    """With three variants, a rate asks for fewer targets (three poisons each); the trigger poisons are read by a
+    default floor like the matches (new keys) and never by a trusted floor."""
+    from tests.backends import WordsEmbedder
+
+    assert targets_for(toy(), 0.5, 3) == 1
+    import memlab.poison.runner as module
+
+    original = module.cached_embedder
+    module.cached_embedder = lambda name, cache: WordsEmbedder() if name == "minilm" else original(name, cache)
+    try:
+        table = run(toy(), rate=0.5, seed=0, variants=["match", "overwrite", "trigger"]).set_index(["row", "k"])
+    finally:
+        module.cached_embedder = original
+    labels = table.loc[("labels-only", 1)]
+    assert (labels["targets"], labels["poisons"]) == (1, 3)
+    assert labels["ISR"] == pytest.approx(2 / 3)  # the match and the trigger read, the overwrite shadowed
+    assert table.loc[("floor-trusted", 1), "ISR"] == 0.0

@@ -47,7 +47,10 @@ def add_poison(commands: Commands) -> None:
         "skipped without it)",
     )
     poison.add_argument(
-        "--variants", default="match,overwrite", help="comma-separated poison variants (default match,overwrite)"
+        "--variants",
+        default="match,overwrite",
+        help="comma-separated poison variants: match, overwrite, trigger (chosen against the dense model; needs "
+        "memlab[dense]) (default match,overwrite)",
     )
     poison.add_argument("--depth", default="10", help="results kept per question (default 10)")
     poison.add_argument(
@@ -97,6 +100,7 @@ def _arguments(args: argparse.Namespace) -> dict:
     """Each flag's value as ``memlab.poison.run`` takes it, checked before anything is loaded; a refusal names its
     flag."""
     from memlab.poison import runner
+    from memlab.poison.generate import check_variants
     from memlab.poison.rows import defences_of, rankings_of
 
     depth = _flag("--depth", lambda text: runner.check_k(1, _number(text, int, "depth")) and int(text), args.depth)
@@ -107,7 +111,7 @@ def _arguments(args: argparse.Namespace) -> dict:
         "seed": _flag("--seed", lambda text: runner.check_seed(_number(text, int, "seed")), args.seed),
         "rows": None if args.rows is None else _flag("--rows", lambda text: defences_of(_list(text)) and _list(text), args.rows),
         "rankings": _flag("--rankings", lambda text: rankings_of(_list(text)) and _list(text), args.rankings),
-        "variants": _list(args.variants),
+        "variants": _flag("--variants", lambda text: check_variants(_list(text)) and _list(text), args.variants),
         "depth": depth,
     }  # fmt: skip
     return chosen

@@ -36,7 +36,7 @@ from memlab.eval.configurations import Configuration
 from memlab.eval.locomo import load_locomo
 from memlab.eval.runner import cached_embedder, load
 from memlab.labels import Integrity
-from memlab.poison.generate import VARIANTS, Poison, generate, judged_targets
+from memlab.poison.generate import VARIANTS, Poison, check_variants, generate, judged_targets
 from memlab.poison.measures import benign_reads, injection_success, retrieval_success, share, utility
 from memlab.poison.rows import Defence, defences_of, rankings_of
 from memlab.poison.tiers import check_tier, inject
@@ -60,15 +60,6 @@ def check_rates(rate: object) -> tuple[float, ...]:
     if not rates or len(set(rates)) != len(rates):
         raise InvalidArgument(f"rate must be one number or distinct numbers strictly between 0 and 1, not {rate!r}")
     return tuple(check_rate(each) for each in rates)
-
-
-def _variants(variants: object) -> tuple[str, ...]:
-    """``variants`` as a tuple if it is a non-empty sequence of distinct names (``generate`` knows which exist)."""
-    if isinstance(variants, str) or not isinstance(variants, Sequence) or not variants:
-        raise InvalidArgument(f"variants must be a non-empty list of poison variants, not {variants!r}")
-    if len(set(variants)) != len(variants):
-        raise InvalidArgument(f"variants must be distinct, not {list(variants)!r}")
-    return tuple(variants)
 
 
 def check_tiers(tier: object) -> tuple[str, ...]:
@@ -152,13 +143,13 @@ def run(
     ks = check_k(k, depth)
     seed = check_seed(seed)
     defences = defences_of(rows)
-    variants = _variants(variants)
+    variants = check_variants(variants)
     configurations, skipped = rankings_of(rankings)
     collection = collection if collection is not None else load_locomo()
     embedder = cached_embedder("minilm", cache) if "trigger" in variants else None
     plans = [
-        (each, generate(collection, targets_for(collection, each, len(variants)), seed=seed,
-                        **({} if variants == VARIANTS else {"variants": variants, "embedder": embedder})))
+        (each, generate(collection, targets_for(collection, each, len(variants)), seed=seed, variants=variants,
+                        embedder=embedder))
         for each in rates
     ]  # fmt: skip
     frames = []
