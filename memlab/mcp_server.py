@@ -5,7 +5,9 @@ every ``tools/call`` goes through ``memlab.tools.call`` — the store's pre-tool
 ``classification`` argument is stripped and the attempt audited), validation, the gates and the audit are
 exactly those of the Python tool layer. A result with an ``"error"`` key comes back as an MCP tool error
 (``isError: true``) whose text is ``"<code>: <message>"``. The tools are listed with memlab's own JSON
-Schemas (``memlab.tools.SCHEMAS``) and the server's ``instructions`` are ``memlab/SPINE.md``. The spine is
+Schemas (``memlab.tools.SCHEMAS``), a ``title`` and an ``outputSchema`` (``Tool.output_schema``: what the tool
+returns, or the error result), which every ``structuredContent`` validates against, errors included; the server's
+``instructions`` are ``memlab/SPINE.md``. The spine is
 also the prompt ``memory-spine``, and the session's recall the resource ``memory://recall``: each recall is
 one audited ``memory_recall`` call of the session, as ``memlab.mcp_resources`` says.
 
@@ -165,8 +167,10 @@ def build(session: Session) -> Server:
             tools=[
                 types.Tool(
                     name=tool.name,
+                    title=tool.title,
                     description=tool.description,
                     input_schema=tool.schema()["parameters"],
+                    output_schema=tool.output_schema(),
                     annotations=annotations(tool),
                 )
                 for tool in tooldefs.model_tools()
