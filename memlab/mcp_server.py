@@ -7,7 +7,8 @@ exactly those of the Python tool layer. A result with an ``"error"`` key comes b
 (``isError: true``) whose text is ``"<code>: <message>"``. The tools are listed with memlab's own JSON
 Schemas (``memlab.tools.SCHEMAS``), a ``title`` and an ``outputSchema`` (``Tool.output_schema``: what the tool
 returns, or the error result), which every ``structuredContent`` validates against, errors included; the server's
-``instructions`` are ``memlab/SPINE.md``. The spine is
+``instructions`` are ``memlab/SPINE.md``. A request before ``initialize`` (but ``ping``) is refused with JSON-RPC's
+invalid request (``-32600``) naming the method and that ``initialize`` comes first. The spine is
 also the prompt ``memory-spine``, and the session's recall the resource ``memory://recall``: each recall is
 one audited ``memory_recall`` call of the session, as ``memlab.mcp_resources`` says.
 
@@ -62,7 +63,7 @@ from typing import Any, Literal
 
 import anyio
 from mcp import ClientSession, types
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
@@ -211,6 +212,25 @@ def build(session: Session) -> Server:
         log.info("integrity of session %s lowered by %s", session.id, params.source)
         return LowerIntegrityResult(integrity=str(integrity), taint=str(session.taint))
 
+    async def refuse_before_initialize(ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
+        # MCP's lifecycle has a client send initialize first and nothing but ping until it is answered, and names no
+        # error for a client that does not. The SDK answers invalid params (-32602) with empty data, which reads as a
+        # fault in the params; this is JSON-RPC's invalid request (-32600): not a request the server takes now,
+        # naming the method and what comes first. A method the server does not serve keeps the SDK's -32601.
+        if (
+            ctx.request_id is not None
+            and ctx.method not in ("initialize", "ping")
+            and ctx.session.client_params is None
+            and server.get_request_handler(ctx.method) is not None
+        ):
+            raise MCPError(
+                code=types.INVALID_REQUEST,
+                message=f"{ctx.method!r} came before 'initialize': an MCP client sends 'initialize' first and waits "
+                "for its answer (only 'ping' may come earlier)",
+                data={"method": ctx.method, "expected": "initialize"},
+            )
+        return await call_next(ctx)
+
     server: Server[Any] = Server(
         "memlab",
         version=__version__,
@@ -221,6 +241,7 @@ def build(session: Session) -> Server:
     )
     server.add_request_handler(ESCALATE_METHOD, EscalateParams, escalate_taint)
     server.add_request_handler(LOWER_INTEGRITY_METHOD, LowerIntegrityParams, lower_integrity_of_session)
+    server.middleware.append(refuse_before_initialize)
     return server
 
 

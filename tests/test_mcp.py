@@ -1,8 +1,11 @@
 """``memlab serve`` driven by the MCP SDK's own stdio client, in real subprocesses on a real database file."""
 
 import json
+import queue
 import re
+import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import anyio
@@ -608,3 +611,42 @@ def test_servers_at_two_compartments_on_one_file_see_only_their_own_and_a_server
         ]
         assert store.session(taint="CONFIDENTIAL:hr").memory_get("salary").content == "Sam earns 90k"
         assert store.verify().ok
+
+
+def exchange(process: subprocess.Popen, lines: queue.Queue, message: dict) -> dict:
+    """Send one JSON-RPC message to a raw ``memlab serve`` and read its one reply (stdout carries only replies)."""
+    process.stdin.write(json.dumps(message) + "\n")
+    process.stdin.flush()
+    return json.loads(lines.get(timeout=60))
+
+
+def test_a_request_before_initialize_is_refused_naming_what_comes_first_and_nothing_runs(tmp_path):
+    # Guards: build() without its refuse_before_initialize middleware (the SDK's -32602 "Invalid request parameters"
+    # with empty data, which reads as a fault in the params).
+    db = tmp_path / "memories"
+    command = [sys.executable, "-m", "memlab.cli", "serve", "--db", str(db), "--taint", "INTERNAL"]
+    process = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in process.stdout], daemon=True).start()
+    try:
+        save = {"name": "memory_save", "arguments": {"key": "k", "content": "v"}}
+        for number, (method, params) in enumerate([("tools/list", {}), ("tools/call", save)], start=1):
+            reply = exchange(process, lines, {"jsonrpc": "2.0", "id": number, "method": method, "params": params})
+            assert reply["error"] == {
+                "code": types.INVALID_REQUEST,
+                "message": f"'{method}' came before 'initialize': an MCP client sends 'initialize' first and waits "
+                "for its answer (only 'ping' may come earlier)",
+                "data": {"method": method, "expected": "initialize"},
+            }
+        assert exchange(process, lines, {"jsonrpc": "2.0", "id": 3, "method": "ping"})["result"] == {}
+        unknown = exchange(process, lines, {"jsonrpc": "2.0", "id": 4, "method": "memlab/nothing"})
+        assert unknown["error"]["code"] == types.METHOD_NOT_FOUND
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        assert exchange(process, lines, {"jsonrpc": "2.0", "id": 5, "method": "initialize", "params": hello})["result"]
+        listed = exchange(process, lines, {"jsonrpc": "2.0", "id": 6, "method": "tools/list"})
+        assert [tool["name"] for tool in listed["result"]["tools"]] == list(tools.TOOL_NAMES)
+    finally:
+        process.stdin.close()
+        process.wait(timeout=60)
+    with MemoryStore(db) as store:
+        assert store.audit()["tool"].tolist() == []  # the early tools/call ran nothing, not even an audit row
