@@ -7,7 +7,9 @@ and write memlab memories through ``Session.call`` — hooks, validation, the po
 audit exactly as for any other door.
 
 - A namespace tuple is an agent, its labels joined by ``/``: ``("users", "ann")`` is agent ``users/ann``. A
-  label must be a non-empty string without ``/`` (nor ``.`` or NUL, as LangGraph's own stores require).
+  label must be a non-empty string without ``/`` (nor ``.`` or NUL, as LangGraph's own stores require), and a
+  name memlab keeps as given (``memlab.integrations.langgraph_names``: in NFC, so two look-alikes are refused, not
+  merged).
 - An item is the memory under its key; its value dict is the memory's content as JSON text, so full-text
   search indexes every word of it, field names and string values alike. A memory another door saved as
   plain text (the tools, MCP) reads as ``{"content": text}``.
@@ -75,8 +77,10 @@ class MemlabStore(BaseStore):
     ``InMemoryStore`` stamps a put; every version stays in memlab's history), and its classification and integrity
     (``MemlabItem``, ``MemlabSearchItem``: LangGraph's items with two more fields, in ``dict()`` too). Without a
     query, ``search`` returns a namespace's items by key, namespaces by name; with one, memlab's ranking
-    (``SearchItem.score``) over the best ``SEARCH_DEPTH`` hits of each namespace. TTLs and per-item ``index``
-    fields are refused: memlab keeps every memory until it is deleted or purged and indexes every memory whole.
+    (``SearchItem.score``) over the best ``offset + limit`` hits of each namespace (all of ``SEARCH_DEPTH`` with a
+    filter, which may drop any). A prefix or suffix may be a list, as LangGraph takes it; a filter is
+    ``memlab.integrations.langgraph_filter``'s (dotted paths, infinite bounds). TTLs and per-item ``index`` fields are
+    refused: memlab keeps every memory until it is deleted or purged and indexes every memory whole.
 
     Integrity is one low-water mark for the whole store, as the taint is one label: it starts at ``integrity``
     (and ``taint``'s ``@untrusted``), and goes down when the host says the graph was fed untrusted content
@@ -86,11 +90,13 @@ class MemlabStore(BaseStore):
     namespace, so one holding an untrusted memory lowers the store too (its name is an untrusted writer's). A
     ``floor`` of TRUSTED hides every untrusted memory from every operation, as a memory above the taint is hidden.
 
-    Bad input is refused before anything of its batch runs, unaudited (no call was made): a namespace label
-    that is empty, not a string, or holds ``/``, ``.`` or NUL (``InvalidNamespaceError``); a value that is not a
-    JSON object, an unknown filter operator, a ``ttl`` or an ``index`` (``InvalidArgument``). What memlab's own
-    validation refuses — a key, a value whose JSON is over the content limit — is refused by the call, audited,
-    with nothing written; a hook's ``Denied`` likewise.
+    Bad input is refused before anything of its batch runs, unaudited (no call was made): a namespace memlab would
+    not keep as the agent name given — a label empty, not a string, holding ``/``, ``.``, NUL, surrounding
+    whitespace, a control or zero-width character, not in Unicode NFC, or a joined name over ``MAX_AGENT_CHARS``
+    (``InvalidNamespaceError``, ``memlab.integrations.langgraph_names``); a key memlab would refuse or keep
+    otherwise (NFC), a value that is not a JSON object or whose JSON is over the content limit, a query over its
+    limit, an unknown filter operator, a ``ttl`` or an ``index`` (``InvalidArgument``). Only a hook's ``Denied``
+    comes from the call itself, audited, with nothing of that op written.
 
     Examples:
         >>> from memlab import MemoryStore
