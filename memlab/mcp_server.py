@@ -67,6 +67,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ConfigDict
 
 from memlab import __version__, mcp_resources, tooldefs, tools
@@ -216,9 +217,11 @@ def build(session: Session) -> Server:
         # MCP's lifecycle has a client send initialize first and nothing but ping until it is answered, and names no
         # error for a client that does not. The SDK answers invalid params (-32602) with empty data, which reads as a
         # fault in the params; this is JSON-RPC's invalid request (-32600): not a request the server takes now,
-        # naming the method and what comes first. A method the server does not serve keeps the SDK's -32601.
+        # naming the method and what comes first. A method the server does not serve keeps the SDK's -32601, and a
+        # request of the protocol without a handshake (2026-07-28: its envelope says who the client is) passes.
         if (
             ctx.request_id is not None
+            and ctx.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS
             and ctx.method not in ("initialize", "ping")
             and ctx.session.client_params is None
             and server.get_request_handler(ctx.method) is not None

@@ -12,7 +12,7 @@ import anyio
 import pytest
 from mcp import MCPError, types
 
-from memlab import Level, MemoryStore, spine, tools
+from memlab import Level, MemoryStore, spine, tooldefs, tools
 from memlab.mcp_server import escalate
 from tests.conftest import fixed_clock
 from tests.mcp_client import ROOT, call, connect, connect_all, default_command, parsed, run
@@ -30,6 +30,10 @@ def test_the_five_tools_errors_and_the_host_escalation_over_stdio(tmp_path):
             assert [tool.name for tool in listed] == list(tools.TOOL_NAMES)
             assert [tool.input_schema for tool in listed] == [schema["parameters"] for schema in tools.SCHEMAS]
             assert [tool.description for tool in listed] == [schema["description"] for schema in tools.SCHEMAS]
+            # Each with a title and the outputSchema the SDK's client validates every successful result against.
+            assert [(tool.title, tool.output_schema) for tool in listed] == [
+                (tooldefs.get(tool.name).title, tooldefs.get(tool.name).output_schema()) for tool in listed
+            ]
             assert [tool.annotations.read_only_hint for tool in listed] == [False, True, True, True, False]
             assert listed[4].annotations.destructive_hint is True
 
@@ -650,3 +654,19 @@ def test_a_request_before_initialize_is_refused_naming_what_comes_first_and_noth
         process.wait(timeout=60)
     with MemoryStore(db) as store:
         assert store.audit()["tool"].tolist() == []  # the early tools/call ran nothing, not even an audit row
+
+
+def test_a_request_of_the_protocol_without_a_handshake_is_served_without_initialize(tmp_path):
+    # Guards: refuse_before_initialize judging by client_params alone (a 2026-07-28 client, whose envelope may carry
+    # no client info, was then refused every request).
+    command = [sys.executable, "-m", "memlab.cli", "serve", "--db", str(tmp_path / "memories"), "--taint", "INTERNAL"]
+    process = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in process.stdout], daemon=True).start()
+    envelope = {"_meta": {types.PROTOCOL_VERSION_META_KEY: "2026-07-28", types.CLIENT_CAPABILITIES_META_KEY: {}}}
+    try:
+        listed = exchange(process, lines, {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": envelope})
+    finally:
+        process.stdin.close()
+        process.wait(timeout=60)
+    assert [tool["name"] for tool in listed["result"]["tools"]] == list(tools.TOOL_NAMES)
