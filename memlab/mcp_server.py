@@ -8,7 +8,8 @@ exactly those of the Python tool layer. A result with an ``"error"`` key comes b
 Schemas (``memlab.tools.SCHEMAS``), a ``title`` and an ``outputSchema`` (``Tool.output_schema``: what the tool
 returns, or the error result), which every ``structuredContent`` validates against, errors included; the server's
 ``instructions`` are ``memlab/SPINE.md``. A request before ``initialize`` (but ``ping``) is refused with JSON-RPC's
-invalid request (``-32600``) naming the method and that ``initialize`` comes first. The spine is
+invalid request (``-32600``) naming the method and that ``initialize`` comes first; a request of the protocol
+without a handshake (2026-07-28) is served. The spine is
 also the prompt ``memory-spine``, and the session's recall the resource ``memory://recall``: each recall is
 one audited ``memory_recall`` call of the session, as ``memlab.mcp_resources`` says.
 

@@ -102,7 +102,7 @@ def serve_by_hand(db, *, terminal: bool) -> str:
     os.close(terminal_fd)
     written = b""
     try:
-        while not written.endswith(b"\n") and select.select([main_fd], [], [], 120)[0]:
+        while not written.endswith(b"\n") and select.select([main_fd], [], [], 60)[0]:
             written += os.read(main_fd, 1024)
         process.stdin.close()
         assert process.wait(timeout=120) == 0 and process.stdout.read() == b""
