@@ -5,7 +5,11 @@ every ``tools/call`` goes through ``memlab.tools.call`` — the store's pre-tool
 ``classification`` argument is stripped and the attempt audited), validation, the gates and the audit are
 exactly those of the Python tool layer. A result with an ``"error"`` key comes back as an MCP tool error
 (``isError: true``) whose text is ``"<code>: <message>"``. The tools are listed with memlab's own JSON
-Schemas (``memlab.tools.SCHEMAS``) and the server's ``instructions`` are ``memlab/SPINE.md``. The spine is
+Schemas (``memlab.tools.SCHEMAS``), a ``title`` and an ``outputSchema`` (``Tool.output_schema``: what the tool
+returns, or the error result), which every ``structuredContent`` validates against, errors included; the server's
+``instructions`` are ``memlab/SPINE.md``. A request before ``initialize`` (but ``ping``) is refused with JSON-RPC's
+invalid request (``-32600``) naming the method and that ``initialize`` comes first; a request of the protocol
+without a handshake (2026-07-28) is served. The spine is
 also the prompt ``memory-spine``, and the session's recall the resource ``memory://recall``: each recall is
 one audited ``memory_recall`` call of the session, as ``memlab.mcp_resources`` says.
 
@@ -60,10 +64,11 @@ from typing import Any, Literal
 
 import anyio
 from mcp import ClientSession, types
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ConfigDict
 
 from memlab import __version__, mcp_resources, tooldefs, tools
@@ -165,8 +170,10 @@ def build(session: Session) -> Server:
             tools=[
                 types.Tool(
                     name=tool.name,
+                    title=tool.title,
                     description=tool.description,
                     input_schema=tool.schema()["parameters"],
+                    output_schema=tool.output_schema(),
                     annotations=annotations(tool),
                 )
                 for tool in tooldefs.model_tools()
@@ -207,6 +214,27 @@ def build(session: Session) -> Server:
         log.info("integrity of session %s lowered by %s", session.id, params.source)
         return LowerIntegrityResult(integrity=str(integrity), taint=str(session.taint))
 
+    async def refuse_before_initialize(ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
+        # MCP's lifecycle has a client send initialize first and nothing but ping until it is answered, and names no
+        # error for a client that does not. The SDK answers invalid params (-32602) with empty data, which reads as a
+        # fault in the params; this is JSON-RPC's invalid request (-32600): not a request the server takes now,
+        # naming the method and what comes first. A method the server does not serve keeps the SDK's -32601, and a
+        # request of the protocol without a handshake (2026-07-28: its envelope says who the client is) passes.
+        if (
+            ctx.request_id is not None
+            and ctx.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS
+            and ctx.method not in ("initialize", "ping")
+            and ctx.session.client_params is None
+            and server.get_request_handler(ctx.method) is not None
+        ):
+            raise MCPError(
+                code=types.INVALID_REQUEST,
+                message=f"{ctx.method!r} came before 'initialize': an MCP client sends 'initialize' first and waits "
+                "for its answer (only 'ping' may come earlier)",
+                data={"method": ctx.method, "expected": "initialize"},
+            )
+        return await call_next(ctx)
+
     server: Server[Any] = Server(
         "memlab",
         version=__version__,
@@ -217,6 +245,7 @@ def build(session: Session) -> Server:
     )
     server.add_request_handler(ESCALATE_METHOD, EscalateParams, escalate_taint)
     server.add_request_handler(LOWER_INTEGRITY_METHOD, LowerIntegrityParams, lower_integrity_of_session)
+    server.middleware.append(refuse_before_initialize)
     return server
 
 

@@ -35,11 +35,13 @@ from typing import Any
 from memlab import arguments
 from memlab.arguments import DEFAULT_MAX_RESULTS, MAX_RESULTS_CAP, quoted
 from memlab.errors import InvalidArgument
+from memlab.labels import Integrity
+from memlab.levels import Level
 from memlab.recall import budget
 from memlab.records import Hit, Memory
 from memlab.registry import Registry
 
-__all__ = ["Parameter", "Tool", "TOOLS", "Render", "model_tools", "bind", "get"]
+__all__ = ["Parameter", "Tool", "TOOLS", "ERROR_RESULT", "Render", "model_tools", "bind", "get"]
 
 Render = Callable[[Mapping[str, Any], Any], dict[str, Any]]
 """How a tool's result becomes the JSON a model reads: ``render(arguments, result)``, the arguments validated."""
@@ -72,6 +74,10 @@ class Tool:
     _: KW_ONLY
     render: Render | None = None
     """The result as the model's JSON; None only for a host's tool, which no model's door returns."""
+    title: str = ""
+    """A short name a person reads (MCP's ``title``: a host shows it in its list of tools)."""
+    result: Mapping[str, Any] | None = None
+    """The JSON Schema of what ``render`` returns; ``output_schema`` adds the error result every call may give."""
     read_only: bool = False
     """True: the tool changes no memory (MCP's ``readOnlyHint``; the checkers' high sessions draw only the others)."""
     destructive: bool = True
@@ -86,6 +92,8 @@ class Tool:
     def __post_init__(self) -> None:
         if self.for_model and self.render is None:
             raise InvalidArgument(f"tool {self.name!r} is offered to models, so it needs a render")
+        if self.for_model and (not self.title or self.result is None):
+            raise InvalidArgument(f"tool {self.name!r} is offered to models, so it needs a title and a result schema")
         object.__setattr__(self, "method", f"_{self.name}")
 
     def schema(self) -> dict[str, Any]:
@@ -101,6 +109,14 @@ class Tool:
                 "additionalProperties": False,
             },
         }
+
+    def output_schema(self) -> dict[str, Any]:
+        """The JSON Schema every result of the tool validates against (a fresh copy): what ``render`` returns, or
+        ``{"error": {"code", "message"}}`` (``memlab.tools.call``'s answer to a call that failed). MCP's
+        ``outputSchema``: an object at the root, as the protocol requires."""
+        if self.result is None:
+            raise InvalidArgument(f"tool {self.name!r} is the host's: it has no result schema")
+        return {"type": "object", "oneOf": [copy.deepcopy(dict(self.result)), copy.deepcopy(ERROR_RESULT)]}
 
     def bind(self, given: Mapping[str, Any]) -> dict[str, Any]:
         """Validate ``given`` and return the arguments cleaned, optional ones filled in.
@@ -201,6 +217,53 @@ def _deleted(given: Mapping[str, Any], memory: Memory) -> dict[str, Any]:
     }
 
 
+# What each render returns, as JSON Schema (MCP's outputSchema): a result with any other shape fails the tests that
+# validate every tool's results (tests/test_mcp_server.py).
+
+
+def _object(required: Mapping[str, Any], optional: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """An object with exactly these fields: ``required`` always, ``optional`` when given."""
+    return {
+        "type": "object",
+        "properties": {**required, **(optional or {})},
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+_TEXT = {"type": "string"}
+_LABEL = {"type": "string", "pattern": f"^({'|'.join(level.name for level in Level)})(:[^@]+)?(@untrusted)?$"}
+"""A classification as results write it: ``LEVEL``, ``LEVEL:cat,cat``, either with ``@untrusted``."""
+_WHAT = {"key": _TEXT, "classification": _LABEL, "integrity": {"enum": [str(grade) for grade in Integrity]}}
+_CONTENT = {"content": _TEXT, "tags": {"type": "array", "items": _TEXT}}
+_CONTEXT = {"source": _TEXT, "occurred_at": _TEXT}
+_MEMORY = {**_WHAT, **_CONTENT, "saved_at": _TEXT}
+
+ERROR_RESULT: dict[str, Any] = _object(
+    {"error": _object({"code": {"type": "string", "pattern": "^[a-z_]+$"}, "message": _TEXT})}
+)
+"""A failed call's result (``memlab.tools.call``): the error's code and memlab's message."""
+
+_SAVED = _object({"saved": {"const": True}, **_WHAT, "version": {"type": "integer", "minimum": 1}})
+_GOT = {
+    "oneOf": [
+        _object({"found": {"const": True}, **_MEMORY}, _CONTEXT),
+        _object({"found": {"const": False}, "key": _TEXT}),
+    ]
+}
+_FOUND = _object(
+    {
+        "query": _TEXT,
+        "results": {
+            "type": "array",
+            "items": _object({**_WHAT, **_CONTENT, "score": {"type": "number"}, "snippet": _TEXT}),
+        },
+    }
+)
+_LISTED = _object({"memories": {"type": "array", "items": _object(_MEMORY, _CONTEXT)}})
+_DELETED = _object({"deleted": {"const": True}, **_WHAT})
+
+
 TOOLS: Registry[Tool] = Registry("tool", Tool)
 """Every tool, the host's included, in the order a model is offered them."""
 
@@ -229,6 +292,8 @@ for _tool in (
             Parameter("occurred_at", arguments.occurred_at),
         ),
         render=_saved,
+        title="Save a memory",
+        result=_SAVED,
         destructive=False,  # a save adds a version; the older ones stay
     ),
     Tool(
@@ -237,6 +302,8 @@ for _tool in (
         "a higher classification shadow lower ones.",
         (_key("The key of the memory to retrieve."),),
         render=_got,
+        title="Get a memory",
+        result=_GOT,
         read_only=True,
     ),
     Tool(
@@ -262,6 +329,8 @@ for _tool in (
             ),
         ),
         render=_found,
+        title="Search memories",
+        result=_FOUND,
         read_only=True,
     ),
     Tool(
@@ -269,6 +338,8 @@ for _tool in (
         "List all accessible memories, optionally filtered by tag.",
         (Parameter("tag", arguments.tag, {"type": "string", "description": "Tag to filter by."}),),
         render=_listed,
+        title="List memories",
+        result=_LISTED,
         read_only=True,
     ),
     Tool(
@@ -277,11 +348,14 @@ for _tool in (
         "record is hidden but kept for audit.",
         (_key("The key of the memory to delete."),),
         render=_deleted,
+        title="Delete a memory",
+        result=_DELETED,
     ),
     Tool(
         "memory_recall",
         "The effective view rendered as a system-prompt section (Session.recall): the host's, not a model's.",
         (Parameter("budget_chars", budget, required=True),),
+        title="Recall the effective view",
         read_only=True,
         for_model=False,
     ),

@@ -4,13 +4,19 @@ protocol starts. Serving over stdio to a real MCP client is tests/test_mcp.py's.
 from __future__ import annotations
 
 import argparse
+import os
+import pty
+import select
+import subprocess
+import sys
 
 import pytest
 
 from memlab import Ranking
 from memlab.cli import main
-from memlab.cli.serve import serving_store
+from memlab.cli.serve import serving_store, shown
 from memlab.errors import InvalidArgument
+from tests.mcp_client import ROOT
 
 
 @pytest.fixture(autouse=True)
@@ -81,3 +87,49 @@ def test_a_dense_ranking_file_is_refused_before_the_store_is_opened(tmp_path):
     with pytest.raises(InvalidArgument, match="ranking.dense: this ranking uses dense retrieval"):
         serving_store(namespace(db=str(tmp_path / "s.db"), ranking=str(path)))
     assert not (tmp_path / "s.db").exists()
+
+
+def serve_by_hand(db, *, terminal: bool) -> str:
+    """What ``memlab serve`` writes to stderr before any host speaks, stderr a terminal (a pty) or a pipe; stdin is
+    then closed, so the server ends."""
+    command = [sys.executable, "-m", "memlab.cli", "serve", "--db", str(db), "--taint", "INTERNAL", "--agent", "sam"]
+    if not terminal:
+        done = subprocess.run(command, input="", capture_output=True, text=True, timeout=120, cwd=ROOT)
+        assert done.returncode == 0 and done.stdout == ""
+        return done.stderr
+    main_fd, terminal_fd = pty.openpty()
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=terminal_fd, cwd=ROOT)
+    os.close(terminal_fd)
+    written = b""
+    try:
+        while not written.endswith(b"\n") and select.select([main_fd], [], [], 60)[0]:
+            written += os.read(main_fd, 1024)
+        process.stdin.close()
+        assert process.wait(timeout=120) == 0 and process.stdout.read() == b""
+        while select.select([main_fd], [], [], 0.2)[0]:  # anything more it wrote before it ended
+            try:
+                written += os.read(main_fd, 1024)
+            except OSError:  # the terminal's other end is closed: nothing more
+                break
+    finally:
+        os.close(main_fd)
+    return written.decode().replace("\r\n", "\n")
+
+
+def test_serve_run_by_hand_in_a_terminal_says_in_one_line_it_is_waiting_for_a_host(tmp_path):
+    # Guards: run_serve printing nothing (a person at a terminal sees a server that looks hung).
+    db = tmp_path / "memories"
+    assert serve_by_hand(db, terminal=True) == (
+        f"memlab serve: serving agent 'sam' at INTERNAL in {db} over stdio; waiting for a host (it speaks MCP on "
+        "stdin; Ctrl-C stops)\n"
+    )
+
+
+def test_serve_started_by_a_host_writes_nothing_to_stderr(tmp_path):
+    # Guards: the line printed whatever stderr is (a host's log of the server then fills with it).
+    assert serve_by_hand(tmp_path / "memories", terminal=False) == ""
+
+
+def test_the_store_is_shown_without_a_urls_user_or_password():
+    assert shown("postgresql://memlab:s3cret@db.example:5433/memories") == "postgresql://db.example:5433/memories"
+    assert shown("/home/sam/.memlab/memories") == "/home/sam/.memlab/memories"

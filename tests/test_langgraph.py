@@ -16,12 +16,12 @@ from langchain_core.language_models.fake_chat_models import FakeMessagesListChat
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
-from langgraph.store.base import InvalidNamespaceError, Item, SearchItem
+from langgraph.store.base import GetOp, InvalidNamespaceError, Item, PutOp, SearchItem, SearchOp
 from langgraph.store.memory import InMemoryStore
 from langmem import create_manage_memory_tool, create_search_memory_tool
 
 from memlab import InvalidArgument, Level, MemoryStore
-from memlab.arguments import MAX_CONTENT_CHARS
+from memlab.arguments import MAX_AGENT_CHARS, MAX_CONTENT_CHARS, MAX_QUERY_CHARS
 from memlab.integrations import langgraph as integration
 from memlab.integrations.langgraph import MemlabStore
 from memlab.labels import Label
@@ -384,8 +384,6 @@ def test_a_bad_namespace_is_refused_before_anything_runs(namespace, message, act
         elif action == "delete":
             graph_store.delete(namespace, "k")
         else:  # straight to batch, past BaseStore's own checks; the good put before it does not run either
-            from langgraph.store.base import PutOp
-
             graph_store.batch([PutOp(("a",), "k", {"text": "x"}), PutOp(namespace, "k", {"text": "x"})])
     assert store.storage.agents() == [] and store.audit().empty
 
@@ -419,13 +417,15 @@ def test_a_value_that_is_not_a_json_object_is_refused_and_nothing_written(value,
     assert store.storage.agents() == [] and store.audit().empty
 
 
-def test_a_value_over_the_content_limit_is_refused_audited_and_nothing_written():
+def test_a_value_over_the_content_limit_is_refused_before_anything_runs():
+    # Guards: _put_content leaving the length to memory_save (then a batch's earlier puts are written first).
     store = MemoryStore()
     graph_store = MemlabStore(store, taint="PUBLIC")
-    with pytest.raises(InvalidArgument, match=f"the limit is {MAX_CONTENT_CHARS}"):
+    with pytest.raises(
+        InvalidArgument, match=f"the value of 'k' in \\('a',\\) as JSON: .* the limit is {MAX_CONTENT_CHARS}"
+    ):
         graph_store.put(("a",), "k", {"text": "x" * MAX_CONTENT_CHARS})
-    assert store.versions("a").empty
-    assert store.audit()[["tool", "outcome"]].values.tolist() == [["memory_save", "invalid_argument"]]
+    assert store.storage.agents() == [] and store.audit().empty
 
 
 def test_a_key_memlab_refuses_is_refused_and_nothing_written():
@@ -455,8 +455,6 @@ def test_an_unknown_filter_operator_is_refused_before_anything_is_read(where, me
 
 
 def test_a_ttl_or_an_index_is_refused_and_nothing_written():
-    from langgraph.store.base import PutOp
-
     store = MemoryStore()
     graph_store = MemlabStore(store, taint="PUBLIC")
     with pytest.raises(NotImplementedError, match="TTL is not supported"):  # BaseStore.put's own refusal
@@ -467,6 +465,79 @@ def test_a_ttl_or_an_index_is_refused_and_nothing_written():
         with pytest.raises(InvalidArgument, match="index must be None"):
             graph_store.put(("a",), "k", {"text": "x"}, index=index)
     assert store.storage.agents() == [] and store.audit().empty
+
+
+GOOD_PUTS = [PutOp(("users", "ann"), "k1", {"text": "x"}), PutOp(("users", "bob"), "k2", {"text": "y"})]
+
+
+@pytest.mark.parametrize(
+    "bad, error, message",
+    [
+        (PutOp(("users", "alice\n"), "k", {"text": "x"}), InvalidNamespaceError, "whitespace"),
+        (PutOp(("users", "al\u200bice"), "k", {"text": "x"}), InvalidNamespaceError, "U\\+200B"),
+        (PutOp(("users", "x" * MAX_AGENT_CHARS), "k", {"text": "x"}), InvalidNamespaceError, "the limit is"),
+        (PutOp(("cafe\u0301",), "k", {"text": "x"}), InvalidNamespaceError, "not in Unicode NFC"),
+        (GetOp(("users", " ann"), "k"), InvalidNamespaceError, "whitespace"),
+        (PutOp(("users",), "cafe\u0301", {"text": "x"}), InvalidArgument, "not in Unicode NFC"),
+        (PutOp(("users",), "k\x00", None), InvalidArgument, "U\\+0000"),
+        (PutOp(("users",), "k", {"text": "x" * MAX_CONTENT_CHARS}), InvalidArgument, "the limit is"),
+        (SearchOp(("users",), {"n": {"$in": [1]}}), InvalidArgument, "unknown operator"),
+        (SearchOp(("users",), query="x" * (MAX_QUERY_CHARS + 1)), InvalidArgument, "query is"),
+    ],
+)
+def test_a_batch_whose_later_op_is_bad_is_refused_whole_with_langgraphs_error_and_writes_nothing(bad, error, message):
+    # Guards: _prepare checking labels only (memlab's own rules then refused the bad op at its call, InvalidArgument,
+    # after the two puts before it were written), each of its key, value and query checks.
+    store = MemoryStore()
+    graph_store = MemlabStore(store, taint="PUBLIC")
+    with pytest.raises(error, match=message):
+        graph_store.batch([*GOOD_PUTS, bad])
+    assert store.storage.agents() == [] and store.audit().empty
+
+
+def test_a_prefix_or_suffix_given_as_a_list_reads_as_the_tuple():
+    # Guards: _prepare without path() (a list prefix refused "must be a tuple", as LangGraph's stores never do).
+    graph_store = MemlabStore(MemoryStore(), taint="PUBLIC")
+    graph_store.put(("users", "ann"), "city", {"text": "Lisbon"})
+    graph_store.put(("teams", "ann"), "city", {"text": "Porto"})
+    assert [item.namespace for item in graph_store.search(["users"])] == [("users", "ann")]
+    assert [item.key for item in graph_store.search(["users", "ann"], query="lisbon")] == ["city"]
+    assert graph_store.list_namespaces(prefix=["users"]) == [("users", "ann")]
+    assert graph_store.list_namespaces(suffix=["ann"]) == [("teams", "ann"), ("users", "ann")]
+    assert graph_store.list_namespaces(prefix=["*", "ann"], max_depth=1) == [("teams",), ("users",)]
+
+
+def test_a_name_that_nfc_would_change_is_refused_not_merged_and_its_nfc_spelling_reads_back_as_put():
+    # Guards: check_key and check_namespace comparing after NFC (a decomposed key then silently overwrote the
+    # composed one, and a search returned a key that was never put).
+    store = MemoryStore()
+    graph_store = MemlabStore(store, taint="PUBLIC")
+    graph_store.put(("caf\u00e9",), "caf\u00e9", {"text": "composed"})
+    with pytest.raises(InvalidNamespaceError, match="not in Unicode NFC"):
+        graph_store.put(("cafe\u0301",), "menu", {"text": "decomposed"})
+    with pytest.raises(InvalidArgument, match="not in Unicode NFC"):
+        graph_store.put(("caf\u00e9",), "cafe\u0301", {"text": "decomposed"})
+    with pytest.raises(InvalidArgument, match="not in Unicode NFC"):
+        graph_store.get(("caf\u00e9",), "cafe\u0301")
+    assert graph_store.get(("caf\u00e9",), "caf\u00e9").value == {"text": "composed"}
+    (hit,) = graph_store.search(("caf\u00e9",), query="composed")
+    assert (hit.namespace, hit.key) == (("caf\u00e9",), "caf\u00e9")
+    assert store.versions("caf\u00e9")["version"].tolist() == [1]
+
+
+@pytest.mark.parametrize("limit, offset", [(1, 0), (3, 2), (10, 0), (5, 20)])
+def test_a_search_ranks_as_deep_as_offset_and_limit_ask_and_returns_the_same_page(limit, offset):
+    # Guards: _search ranking SEARCH_DEPTH hits whatever the page (a limit=10 search cost 1.7x memlab's own).
+    store = MemoryStore()
+    graph_store = MemlabStore(store, taint="PUBLIC")
+    for n in range(40):
+        graph_store.put(("a",), f"k{n:02}", {"text": "atlas " * (n % 7 + 1) + "beta " * (n % 3), "n": n})
+    deep = graph_store.search(("a",), query="atlas beta", limit=100)
+    page = graph_store.search(("a",), query="atlas beta", limit=limit, offset=offset)
+    assert [item.key for item in page] == [item.key for item in deep[offset : offset + limit]]
+    assert len(store.audit()["records"].iloc[-1]) == min(offset + limit, 40)  # what the search call ranked
+    graph_store.search(("a",), query="atlas beta", limit=limit, offset=offset, filter={"n": {"$gte": 0}})
+    assert len(store.audit()["records"].iloc[-1]) == 40  # a filter may drop any: every hit up to SEARCH_DEPTH
 
 
 # -- in a LangGraph graph, with LangMem's memory tools --------------------------------------------------------

@@ -1,15 +1,18 @@
 """``memlab serve`` driven by the MCP SDK's own stdio client, in real subprocesses on a real database file."""
 
 import json
+import queue
 import re
+import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import anyio
 import pytest
 from mcp import MCPError, types
 
-from memlab import Level, MemoryStore, spine, tools
+from memlab import Level, MemoryStore, spine, tooldefs, tools
 from memlab.mcp_server import escalate
 from tests.conftest import fixed_clock
 from tests.mcp_client import ROOT, call, connect, connect_all, default_command, parsed, run
@@ -27,6 +30,10 @@ def test_the_five_tools_errors_and_the_host_escalation_over_stdio(tmp_path):
             assert [tool.name for tool in listed] == list(tools.TOOL_NAMES)
             assert [tool.input_schema for tool in listed] == [schema["parameters"] for schema in tools.SCHEMAS]
             assert [tool.description for tool in listed] == [schema["description"] for schema in tools.SCHEMAS]
+            # Each with a title and the outputSchema the SDK's client validates every successful result against.
+            assert [(tool.title, tool.output_schema) for tool in listed] == [
+                (tooldefs.get(tool.name).title, tooldefs.get(tool.name).output_schema()) for tool in listed
+            ]
             assert [tool.annotations.read_only_hint for tool in listed] == [False, True, True, True, False]
             assert listed[4].annotations.destructive_hint is True
 
@@ -608,3 +615,58 @@ def test_servers_at_two_compartments_on_one_file_see_only_their_own_and_a_server
         ]
         assert store.session(taint="CONFIDENTIAL:hr").memory_get("salary").content == "Sam earns 90k"
         assert store.verify().ok
+
+
+def exchange(process: subprocess.Popen, lines: queue.Queue, message: dict) -> dict:
+    """Send one JSON-RPC message to a raw ``memlab serve`` and read its one reply (stdout carries only replies)."""
+    process.stdin.write(json.dumps(message) + "\n")
+    process.stdin.flush()
+    return json.loads(lines.get(timeout=60))
+
+
+def test_a_request_before_initialize_is_refused_naming_what_comes_first_and_nothing_runs(tmp_path):
+    # Guards: build() without its refuse_before_initialize middleware (the SDK's -32602 "Invalid request parameters"
+    # with empty data, which reads as a fault in the params).
+    db = tmp_path / "memories"
+    command = [sys.executable, "-m", "memlab.cli", "serve", "--db", str(db), "--taint", "INTERNAL"]
+    process = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in process.stdout], daemon=True).start()
+    try:
+        save = {"name": "memory_save", "arguments": {"key": "k", "content": "v"}}
+        for number, (method, params) in enumerate([("tools/list", {}), ("tools/call", save)], start=1):
+            reply = exchange(process, lines, {"jsonrpc": "2.0", "id": number, "method": method, "params": params})
+            assert reply["error"] == {
+                "code": types.INVALID_REQUEST,
+                "message": f"'{method}' came before 'initialize': an MCP client sends 'initialize' first and waits "
+                "for its answer (only 'ping' may come earlier)",
+                "data": {"method": method, "expected": "initialize"},
+            }
+        assert exchange(process, lines, {"jsonrpc": "2.0", "id": 3, "method": "ping"})["result"] == {}
+        unknown = exchange(process, lines, {"jsonrpc": "2.0", "id": 4, "method": "memlab/nothing"})
+        assert unknown["error"]["code"] == types.METHOD_NOT_FOUND
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        assert exchange(process, lines, {"jsonrpc": "2.0", "id": 5, "method": "initialize", "params": hello})["result"]
+        listed = exchange(process, lines, {"jsonrpc": "2.0", "id": 6, "method": "tools/list"})
+        assert [tool["name"] for tool in listed["result"]["tools"]] == list(tools.TOOL_NAMES)
+    finally:
+        process.stdin.close()
+        process.wait(timeout=60)
+    with MemoryStore(db) as store:
+        assert store.audit()["tool"].tolist() == []  # the early tools/call ran nothing, not even an audit row
+
+
+def test_a_request_of_the_protocol_without_a_handshake_is_served_without_initialize(tmp_path):
+    # Guards: refuse_before_initialize judging by client_params alone (a 2026-07-28 client, whose envelope may carry
+    # no client info, was then refused every request).
+    command = [sys.executable, "-m", "memlab.cli", "serve", "--db", str(tmp_path / "memories"), "--taint", "INTERNAL"]
+    process = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in process.stdout], daemon=True).start()
+    envelope = {"_meta": {types.PROTOCOL_VERSION_META_KEY: "2026-07-28", types.CLIENT_CAPABILITIES_META_KEY: {}}}
+    try:
+        listed = exchange(process, lines, {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": envelope})
+    finally:
+        process.stdin.close()
+        process.wait(timeout=60)
+    assert [tool["name"] for tool in listed["result"]["tools"]] == list(tools.TOOL_NAMES)

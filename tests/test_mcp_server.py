@@ -5,13 +5,16 @@ client, in real subprocesses, is tests/test_mcp.py's (and tests/test_mcp_integri
 from __future__ import annotations
 
 import json
+import random
 
 import anyio
+import jsonschema
 import pytest
 from mcp import types
 from mcp.shared.exceptions import MCPError
 
 from memlab import MemoryStore, tooldefs, tools
+from memlab.check import scenarios
 from memlab.labels import Integrity, Label
 from memlab.mcp_server import (
     ESCALATE_METHOD,
@@ -112,3 +115,102 @@ def test_an_escalation_that_also_asks_for_trust_is_refused_whole(extra):
     with pytest.raises(MCPError, match=f"memlab/escalate takes no parameter '{next(iter(extra))}'"):
         handle(build(session), ESCALATE_METHOD, EscalateParams.model_validate({"level": "CONFIDENTIAL", **extra}))
     assert session.taint == Label.parse("INTERNAL@untrusted") and len(store.taint_events()) == 1
+
+
+# -- every tool's results against the outputSchema it is listed with ----------------------------------------------
+
+
+def listed_tools(server) -> dict[str, types.Tool]:
+    return {tool.name: tool for tool in handle(server, "tools/list", None).tools}
+
+
+def conforms(tool: types.Tool, result: types.CallToolResult) -> None:
+    """``result``'s structured content validates against ``tool``'s outputSchema (the MCP spec's MUST)."""
+    jsonschema.Draft202012Validator(tool.output_schema).validate(result.structured_content)
+
+
+def test_every_tool_has_a_title_and_an_output_schema_that_is_a_json_schema_object():
+    # Guards: list_tools without title or output_schema (a host then shows the bare name and cannot validate).
+    for tool in listed_tools(build(MemoryStore().session())).values():
+        assert tool.title and tool.title != tool.name
+        jsonschema.Draft202012Validator.check_schema(tool.output_schema)
+        assert tool.output_schema["type"] == "object"  # MCP: the root of an outputSchema is an object
+
+
+# Each tool's calls: what succeeds, what finds nothing, and what is refused, on a store with memories at several
+# labels and integrities (a compartment, an untrusted save with its source and time).
+CALLS = [
+    ("memory_save", {"key": "plan", "content": "beta in March", "tags": ["project"]}, False),
+    ("memory_save", {"key": "plan"}, True),
+    ("memory_save", {"key": " padded ", "content": "x"}, True),
+    ("memory_save", {"key": "plan", "content": "x", "tags": "project"}, True),
+    ("memory_get", {"key": "user-city"}, False),
+    ("memory_get", {"key": "web"}, False),
+    ("memory_get", {"key": "salary"}, False),
+    ("memory_get", {"key": 3}, True),
+    ("memory_search", {"query": "Lisbon", "max_results": 5}, False),
+    ("memory_search", {"query": "nothing matches this"}, False),
+    ("memory_search", {"query": 5}, True),
+    ("memory_search", {"query": "x", "max_results": 0}, True),
+    ("memory_list", {}, False),
+    ("memory_list", {"tag": "personal"}, False),
+    ("memory_list", {"tag": 7}, True),
+    ("memory_list", {"tag": "x", "extra": 1}, True),
+    ("memory_save", {"key": "after-the-web", "content": "saved untrusted"}, False),
+    ("memory_delete", {"key": "after-the-web"}, False),
+    ("memory_delete", {"key": "after-the-web"}, True),
+    ("memory_delete", {}, True),
+]
+
+
+@pytest.fixture
+def served():
+    store = MemoryStore()
+    store.session("INTERNAL", "main").memory_save("user-city", "Sam lives in Lisbon", tags=["personal"])
+    web = store.session("INTERNAL", "main")
+    web.lower_integrity(source="https://example.com/page")
+    web.memory_save("web", "Lisbon is sunny", source="https://example.com/page", occurred_at="2026-03-01")
+    store.session("CONFIDENTIAL:hr", "main").memory_save("salary", "Sam earns 90k")
+    session = store.session("CONFIDENTIAL:hr", "main")
+    server = build(session)
+    return server, listed_tools(server)
+
+
+def test_every_tools_results_success_and_error_validate_against_its_output_schema(served):
+    # Guards: a render adding or renaming a field (the schema's additionalProperties and required catch it), an
+    # error result in another shape, a classification written otherwise than a label.
+    server, listed = served
+    seen = set()
+    for name, arguments, is_error in CALLS:
+        result = handle(server, "tools/call", types.CallToolRequestParams(name=name, arguments=arguments))
+        assert result.is_error is is_error, (name, arguments, result.structured_content)
+        conforms(listed[name], result)
+        seen.add((name, is_error))
+    assert seen == {(name, error) for name in tools.TOOL_NAMES for error in (False, True)}  # every tool, both ways
+
+
+def test_random_calls_of_every_tool_validate_against_its_output_schema(served):
+    # The checkers' random arguments, and each tool given another tool's arguments: results of every shape.
+    server, listed = served
+    rng = random.Random(37)
+    for _ in range(200):
+        name = rng.choice(tools.TOOL_NAMES)
+        arguments = dict(scenarios.random_arguments(rng, rng.choice([name, *tools.TOOL_NAMES])))
+        result = handle(server, "tools/call", types.CallToolRequestParams(name=name, arguments=arguments))
+        conforms(listed[name], result)
+
+
+def test_a_result_in_another_shape_fails_its_schema():
+    # The schemas are not vacuous: a missing field, an extra one, a bad label or error code each fail.
+    schema = tooldefs.get("memory_save").output_schema()
+    good = {"saved": True, "key": "k", "classification": "INTERNAL@untrusted", "integrity": "untrusted", "version": 1}
+    jsonschema.validate(good, schema)
+    for bad in (
+        {**good, "extra": 1},
+        {key: value for key, value in good.items() if key != "version"},
+        {**good, "classification": "SECRET"},
+        {"error": {"code": "Not Found", "message": "m"}},
+        {"error": {"code": "not_found"}},
+    ):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, schema)

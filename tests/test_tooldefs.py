@@ -1,6 +1,7 @@
 """The one table of tools: a tool added at run time is one table entry and one ``Session`` method, and every door
 (the tool layer, MCP, the checkers' random steps) offers and runs it with no other edit."""
 
+import dataclasses
 import random
 
 import anyio
@@ -19,6 +20,13 @@ COUNT = Tool(
     "Count the accessible memories, optionally those with a tag.",
     (Parameter("tag", arguments.tag, {"type": "string", "description": "Tag to filter by."}),),
     render=lambda given, count: {"count": count, "tag": given["tag"]},
+    title="Count memories",
+    result={
+        "type": "object",
+        "properties": {"count": {"type": "integer"}, "tag": {"type": ["string", "null"]}},
+        "required": ["count", "tag"],
+        "additionalProperties": False,
+    },
     read_only=True,
 )
 
@@ -84,6 +92,7 @@ def test_a_tool_added_at_run_time_is_listed_and_called_over_mcp(registered, sess
     assert list(listed) == list(tools.TOOL_NAMES)
     count = listed["memory_count"]
     assert count.input_schema == COUNT.schema()["parameters"] and count.description == COUNT.description
+    assert (count.title, count.output_schema) == ("Count memories", COUNT.output_schema())
     assert count.annotations.read_only_hint is True and count.annotations.destructive_hint is None
     assert listed["memory_delete"].annotations.destructive_hint is True
     assert listed["memory_save"].annotations.destructive_hint is False
@@ -147,7 +156,7 @@ def test_a_method_that_writes_no_audit_row_fails_the_call_and_is_audited(monkeyp
 
 def test_a_render_that_fails_is_an_error_result_not_a_traceback(monkeypatch, session):
     # Guards: tools.call rendering outside its try (a bad render raises into the model's host).
-    broken = Tool(COUNT.name, COUNT.description, COUNT.parameters, render=lambda given, count: {}["missing"])
+    broken = dataclasses.replace(COUNT, render=lambda given, count: {}["missing"])
     monkeypatch.setattr(Session, "_memory_count", _memory_count, raising=False)
     TOOLS.register(broken)
     try:
@@ -161,6 +170,11 @@ def test_a_model_tool_needs_a_render_and_a_name_is_registered_once():
     # Guards: a model tool accepted without a render (its first call would have no shape to answer in).
     with pytest.raises(InvalidArgument, match="'memory_count' is offered to models, so it needs a render"):
         Tool("memory_count", "Count.", ())
+    # Guards: a model tool accepted without a title or a result schema (MCP would list it without an outputSchema).
+    with pytest.raises(InvalidArgument, match="'memory_count' is offered to models, so it needs a title and a result"):
+        dataclasses.replace(COUNT, title="")
+    with pytest.raises(InvalidArgument, match="needs a title and a result schema"):
+        dataclasses.replace(COUNT, result=None)
     with pytest.raises(InvalidArgument, match="a tool named 'memory_save' is already registered"):
         TOOLS.register(get("memory_save"))
 

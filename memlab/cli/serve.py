@@ -75,8 +75,26 @@ def run_serve(args: argparse.Namespace) -> int:
         except MemlabError as error:
             print(f"memlab serve: {error}", file=sys.stderr)
             return 2
+        if sys.stderr.isatty():  # a person ran it by hand: say it is waiting, not hung (a host's log stays empty)
+            print(
+                f"memlab serve: serving agent {session.agent!r} at {session.taint} in {shown(args.db)} over stdio; "
+                "waiting for a host (it speaks MCP on stdin; Ctrl-C stops)",
+                file=sys.stderr,
+                flush=True,
+            )
         anyio.run(serve, session)
     return 0
+
+
+def shown(db: str) -> str:
+    """The store as a person reads it: a path as given, a URL without its user and password."""
+    from urllib.parse import urlsplit
+
+    if "://" not in db:
+        return db
+    url = urlsplit(db)
+    host = url.hostname or ""
+    return f"{url.scheme}://{host}{f':{url.port}' if url.port else ''}{url.path}"
 
 
 def serving_store(args: argparse.Namespace):

@@ -7,7 +7,9 @@ and write memlab memories through ``Session.call`` — hooks, validation, the po
 audit exactly as for any other door.
 
 - A namespace tuple is an agent, its labels joined by ``/``: ``("users", "ann")`` is agent ``users/ann``. A
-  label must be a non-empty string without ``/`` (nor ``.`` or NUL, as LangGraph's own stores require).
+  label must be a non-empty string without ``/`` (nor ``.`` or NUL, as LangGraph's own stores require), and a
+  name memlab keeps as given (``memlab.integrations.langgraph_names``: in NFC, so two look-alikes are refused, not
+  merged).
 - An item is the memory under its key; its value dict is the memory's content as JSON text, so full-text
   search indexes every word of it, field names and string values alike. A memory another door saved as
   plain text (the tools, MCP) reads as ``{"content": text}``.
@@ -26,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import threading
 from collections.abc import Iterable, Mapping
 from datetime import datetime
@@ -47,6 +48,8 @@ from langgraph.store.base import (
 )
 
 from memlab import InvalidArgument, Memory, NotFound, arguments
+from memlab.integrations.langgraph_filter import OPERATORS, check_filter, passes
+from memlab.integrations.langgraph_names import addressable, check_key, check_namespace, path
 from memlab.labels import Integrity, Label, LabelLike
 
 if TYPE_CHECKING:
@@ -54,11 +57,9 @@ if TYPE_CHECKING:
 
 __all__ = ["MemlabStore", "MemlabItem", "MemlabSearchItem", "OPERATORS", "SEARCH_DEPTH"]
 
-OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
-"""The comparison operators a ``search`` filter may use, as LangGraph documents them."""
-_ORDERING = {"$gt": float.__gt__, "$gte": float.__ge__, "$lt": float.__lt__, "$lte": float.__le__}
 SEARCH_DEPTH = 100
-"""How many of a namespace's best hits a ``search`` with a query ranks (memlab's cap on ``max_results``)."""
+"""The most hits of a namespace a ``search`` with a query ranks (memlab's cap on ``max_results``): as many as its
+``offset + limit`` asks, or all of these when a filter may drop some."""
 
 
 class MemlabStore(BaseStore):
@@ -76,8 +77,10 @@ class MemlabStore(BaseStore):
     ``InMemoryStore`` stamps a put; every version stays in memlab's history), and its classification and integrity
     (``MemlabItem``, ``MemlabSearchItem``: LangGraph's items with two more fields, in ``dict()`` too). Without a
     query, ``search`` returns a namespace's items by key, namespaces by name; with one, memlab's ranking
-    (``SearchItem.score``) over the best ``SEARCH_DEPTH`` hits of each namespace. TTLs and per-item ``index``
-    fields are refused: memlab keeps every memory until it is deleted or purged and indexes every memory whole.
+    (``SearchItem.score``) over the best ``offset + limit`` hits of each namespace (all of ``SEARCH_DEPTH`` with a
+    filter, which may drop any). A prefix or suffix may be a list, as LangGraph takes it; a filter is
+    ``memlab.integrations.langgraph_filter``'s (dotted paths, infinite bounds). TTLs and per-item ``index`` fields are
+    refused: memlab keeps every memory until it is deleted or purged and indexes every memory whole.
 
     Integrity is one low-water mark for the whole store, as the taint is one label: it starts at ``integrity``
     (and ``taint``'s ``@untrusted``), and goes down when the host says the graph was fed untrusted content
@@ -87,11 +90,13 @@ class MemlabStore(BaseStore):
     namespace, so one holding an untrusted memory lowers the store too (its name is an untrusted writer's). A
     ``floor`` of TRUSTED hides every untrusted memory from every operation, as a memory above the taint is hidden.
 
-    Bad input is refused before anything of its batch runs, unaudited (no call was made): a namespace label
-    that is empty, not a string, or holds ``/``, ``.`` or NUL (``InvalidNamespaceError``); a value that is not a
-    JSON object, an unknown filter operator, a ``ttl`` or an ``index`` (``InvalidArgument``). What memlab's own
-    validation refuses — a key, a value whose JSON is over the content limit — is refused by the call, audited,
-    with nothing written; a hook's ``Denied`` likewise.
+    Bad input is refused before anything of its batch runs, unaudited (no call was made): a namespace memlab would
+    not keep as the agent name given — a label empty, not a string, holding ``/``, ``.``, NUL, surrounding
+    whitespace, a control or zero-width character, not in Unicode NFC, or a joined name over ``MAX_AGENT_CHARS``
+    (``InvalidNamespaceError``, ``memlab.integrations.langgraph_names``); a key memlab would refuse or keep
+    otherwise (NFC), a value that is not a JSON object or whose JSON is over the content limit, a query over its
+    limit, an unknown filter operator, a ``ttl`` or an ``index`` (``InvalidArgument``). Only a hook's ``Denied``
+    comes from the call itself, audited, with nothing of that op written.
 
     Examples:
         >>> from memlab import MemoryStore
@@ -243,7 +248,7 @@ class MemlabStore(BaseStore):
         found = []
         for agent in self._store.agents():
             namespace = tuple(agent.split("/"))
-            if _addressable(namespace) and all(_matches(condition, namespace) for condition in conditions):
+            if addressable(namespace) and all(_matches(condition, namespace) for condition in conditions):
                 found.append(namespace)
         return sorted(found)
 
@@ -275,14 +280,16 @@ class MemlabStore(BaseStore):
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         found: list[SearchItem] = []
+        # The best offset + limit of each namespace hold the best offset + limit of all; a filter may drop any.
+        depth = SEARCH_DEPTH if op.filter else max(1, min(op.offset + op.limit, SEARCH_DEPTH))
         for namespace in self._namespaces([MatchCondition("prefix", op.namespace_prefix)]):
             if op.query:
-                hits = self._reading(namespace, lambda s: s.memory_search(op.query, max_results=SEARCH_DEPTH))
+                hits = self._reading(namespace, lambda s: s.memory_search(op.query, max_results=depth))
                 found += [_item(namespace, hit.memory, score=hit.score) for hit in hits]
             else:
                 found += [_item(namespace, memory) for memory in self._reading(namespace, _listed)]
         if op.filter:
-            found = [item for item in found if _passes(item.value, op.filter)]
+            found = [item for item in found if passes(item.value, op.filter)]
         if op.query:
             found.sort(key=lambda item: -(item.score or 0.0))
         return found[op.offset : op.offset + op.limit]
@@ -344,45 +351,35 @@ def _label_fields(classification: Label) -> dict[str, str]:
 
 
 def _prepare(op: Op) -> Any:
-    """The checked operation, as a function of the store that runs it."""
+    """The checked operation, as a function of the store that runs it: everything memlab would refuse of it (its
+    namespace, key, value, query and filter) is refused here, before anything of its batch runs."""
     if isinstance(op, GetOp):
-        _check_labels(op.namespace, "namespace", agent=True)
+        check_namespace(op.namespace)
+        check_key(op.key)
         return lambda store: store._get(op)
     if isinstance(op, PutOp):
-        _check_labels(op.namespace, "namespace", agent=True)
+        check_namespace(op.namespace)
         if op.namespace[0] == "langgraph":
             raise InvalidNamespaceError(f"the namespace {op.namespace!r} must not start with 'langgraph' (LangGraph's)")
+        check_key(op.key)
         content = _put_content(op)
         return lambda store: store._put(op, content)
     if isinstance(op, SearchOp):
-        _check_labels(op.namespace_prefix, "namespace prefix")
+        op = op._replace(namespace_prefix=path(op.namespace_prefix, "namespace prefix"))
+        if op.query:
+            arguments.query(op.query)
         if op.filter is not None:
-            _check_filter(op.filter)
+            check_filter(op.filter)
         return lambda store: store._search(op)
     if isinstance(op, ListNamespacesOp):
+        conditions = []
         for condition in op.match_conditions or ():
             if condition.match_type not in ("prefix", "suffix"):
                 raise InvalidArgument(f"match type must be 'prefix' or 'suffix', not {condition.match_type!r}")
-            _check_labels(condition.path, f"{condition.match_type} path")
+            conditions.append(condition._replace(path=path(condition.path, f"{condition.match_type} path")))
+        op = op._replace(match_conditions=tuple(conditions))
         return lambda store: store._list_namespaces(op)
     raise InvalidArgument(f"unknown store operation {type(op).__name__}")
-
-
-def _check_labels(namespace: Any, what: str, *, agent: bool = False) -> None:
-    """Refuse a namespace whose labels would not join into one agent name and split back into the same labels;
-    an ``agent`` namespace (of a get, put or delete) also must not be empty."""
-    if not isinstance(namespace, tuple):
-        raise InvalidNamespaceError(f"the {what} must be a tuple of strings, not {type(namespace).__name__}")
-    if agent and not namespace:
-        raise InvalidNamespaceError(f"the {what} must not be empty: it names the agent")
-    for label in namespace:
-        if not isinstance(label, str):
-            raise InvalidNamespaceError(f"label {label!r} of the {what} {namespace!r} must be a string")
-        if not label:
-            raise InvalidNamespaceError(f"the {what} {namespace!r} has an empty label")
-        for char, name in (("/", "a slash (it joins the labels of an agent name)"), (".", "a period"), ("\x00", "NUL")):
-            if char in label:
-                raise InvalidNamespaceError(f"label {label!r} of the {what} {namespace!r} must not hold {name}")
 
 
 def _put_content(op: PutOp) -> str | None:
@@ -396,25 +393,13 @@ def _put_content(op: PutOp) -> str | None:
     if not isinstance(op.value, Mapping):
         raise InvalidArgument(f"the value of {op.key!r} must be a dict, not {type(op.value).__name__}")
     try:
-        return json.dumps(dict(op.value), ensure_ascii=False, allow_nan=False)
+        content = json.dumps(dict(op.value), ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as error:
         raise InvalidArgument(f"the value of {op.key!r} in {op.namespace!r} is not JSON: {error}") from None
-
-
-def _check_filter(where: Any, path: str = "filter") -> None:
-    """Refuse a filter that is not a dict of fields, or an operator LangGraph does not document."""
-    if not isinstance(where, Mapping):
-        raise InvalidArgument(f"{path} must be a dict of field values, not {type(where).__name__}")
-    for field, wanted in where.items():
-        if isinstance(wanted, Mapping) and any(str(name).startswith("$") for name in wanted):
-            for operator, operand in wanted.items():
-                if operator not in OPERATORS:
-                    known = ", ".join(OPERATORS)
-                    raise InvalidArgument(f"{path}.{field} uses unknown operator {operator!r}; known: {known}")
-                if operator in _ORDERING and not _is_number(operand):
-                    raise InvalidArgument(f"{path}.{field}: {operator} compares numbers, not {operand!r}")
-        elif isinstance(wanted, Mapping):
-            _check_filter(wanted, f"{path}.{field}")
+    try:
+        return arguments.content(content)
+    except InvalidArgument as error:
+        raise InvalidArgument(f"the value of {op.key!r} in {op.namespace!r} as JSON: {error}") from None
 
 
 # -- reading memories back as items ----------------------------------------------------------------------
@@ -436,48 +421,9 @@ def _value(content: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"content": content}
 
 
-def _addressable(namespace: tuple[str, ...]) -> bool:
-    """Whether an agent's name splits into labels LangGraph can address (another door may name agents freely)."""
-    return all(label and "." not in label and "\x00" not in label for label in namespace)
-
-
 def _matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
     path = tuple(condition.path)
     if len(namespace) < len(path):
         return False
     ends = namespace[: len(path)] if condition.match_type == "prefix" else namespace[len(namespace) - len(path) :]
     return all(wanted in ("*", label) for wanted, label in zip(path, ends, strict=True))
-
-
-def _passes(value: Any, where: Mapping[str, Any]) -> bool:
-    """Whether an item's value matches a filter: equality of fields (nested dicts field by field), or the
-    documented operators; an ordering never matches a value that is not a number."""
-    if not isinstance(value, Mapping):
-        return False
-    return all(_compare(value.get(field), wanted) for field, wanted in where.items())
-
-
-def _compare(value: Any, wanted: Any) -> bool:
-    if isinstance(wanted, Mapping) and any(str(name).startswith("$") for name in wanted):
-        return all(_apply(value, operator, operand) for operator, operand in wanted.items())
-    if isinstance(wanted, Mapping):
-        return _passes(value, wanted)
-    if isinstance(wanted, list | tuple):
-        return (
-            isinstance(value, list | tuple)
-            and len(value) == len(wanted)
-            and all(_compare(one, other) for one, other in zip(value, wanted, strict=True))
-        )
-    return value == wanted
-
-
-def _apply(value: Any, operator: str, operand: Any) -> bool:
-    if operator == "$eq":
-        return value == operand
-    if operator == "$ne":
-        return value != operand
-    return _is_number(value) and _ORDERING[operator](float(value), float(operand))
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
