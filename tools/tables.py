@@ -112,6 +112,7 @@ def poisoning(collection: str, command: str) -> Callable[[str | None], str]:
         from memlab.poison.report import at_rate
 
         table = pd.read_csv(ROOT / POISON / collection / "poison.csv")
+        table = table[table["tier"] == "direct"]
         rates = sorted(set(table["rate"]))
         middle = rates[len(rates) // 2]
         first = table[(table["rate"] == middle)].iloc[0]
@@ -228,6 +229,11 @@ TABLES: dict[str, tuple[str, Callable[[str | None], str], str]] = {
         "docs/poisoning-lab.md",
         poisoning("locomo", f"memlab poison --out {POISON}/locomo"),
         f"{POISON}/locomo/poison.csv",
+    ),
+    "poisoning-locomo-turns": (
+        "docs/poisoning-lab.md",
+        poisoning("locomo-turns", f"memlab poison --collection locomo-turns --out {POISON}/locomo-turns"),
+        f"{POISON}/locomo-turns/poison.csv",
     ),
     "storage-floor": ("docs/storage.md", floor_figures, f"{BENCHMARKS}/bench_floor-wave6-merged.txt"),
     **{
