@@ -18,7 +18,9 @@ def test_a_run_written_as_csv_reads_back_as_the_same_table(tmp_path):
 
 
 def test_the_default_is_the_bundled_locomo_table():
-    assert RESULTS_PATH.as_posix() == "data/results/poison/locomo/poison.csv"  # from the repository's root, as tests run
+    assert (
+        RESULTS_PATH.as_posix() == "data/results/poison/locomo/poison.csv"
+    )  # from the repository's root, as tests run
     table = results()
     assert set(REQUIRED) <= set(table.columns)
     assert {"direct", "query", "content"} <= set(table["tier"])

@@ -71,9 +71,11 @@ def test_a_trusted_floor_ranks_as_before(store):
     reader = store.session(session_id="careful", floor="trusted")
     before = [(hit.memory.key, hit.score) for hit in reader.memory_search(QUESTION)]
     store.ranking = Ranking(untrusted=DEMOTED_UNTRUSTED)
-    assert [(hit.memory.key, hit.score) for hit in reader.memory_search(QUESTION)] == before == [
-        ("dana-diet", pytest.approx(before[0][1]))
-    ]
+    assert (
+        [(hit.memory.key, hit.score) for hit in reader.memory_search(QUESTION)]
+        == before
+        == [("dana-diet", pytest.approx(before[0][1]))]
+    )
 
 
 @pytest.mark.parametrize("backend", [backend for backend in BACKENDS if backend != "postgres"])

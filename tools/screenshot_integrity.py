@@ -10,17 +10,14 @@ payee and a payment rule; ``team-chat`` (default floor) sees the rule, marked un
 
 from __future__ import annotations
 
-import re
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-import nbformat
-
 ROOT = Path(__file__).resolve().parent.parent
-IMAGES = ROOT / "docs" / "images"
+sys.path.insert(0, str(ROOT / "tools"))
+
+from voila_shot import shoot  # noqa: E402
+
 SESSIONS = """from memlab import MemoryStore
 from memlab import widgets as mw
 
@@ -39,39 +36,13 @@ sim"""
 
 
 def main() -> int:
-    from playwright.sync_api import sync_playwright
-
-    from memlab.classroom_server import free_port
-
-    folder = Path(tempfile.mkdtemp(prefix="memlab-shot-"))
-    notebook = folder / "untrusted.ipynb"
-    page = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(SESSIONS)])
-    page.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(page, notebook)
-    server = subprocess.Popen(
-        [sys.executable, "-m", "memlab.cli", "classroom", "--notebook", str(notebook), "--port", str(free_port())],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        cwd=ROOT,
+    shoot(
+        SESSIONS,
+        "simulator-untrusted",
+        ".memlab-simulator",
+        lambda page: page.get_by_text("payment-rule").first,
+        viewport=(1400, 900),
     )
-    try:
-        url = re.search(r"http://127\.0\.0\.1:\d+/", server.stdout.readline()).group(0)
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=shutil.which("chromium"), args=["--no-sandbox"])
-            IMAGES.mkdir(parents=True, exist_ok=True)
-            for theme in ("light", "dark"):
-                shown = browser.new_page(viewport={"width": 1400, "height": 900})
-                shown.goto(url + ("?theme=dark" if theme == "dark" else ""), timeout=120_000)
-                shown.get_by_text("payment-rule").first.wait_for(timeout=90_000)
-                shown.wait_for_timeout(500)  # the last widget views settle
-                shown.locator(".memlab-simulator").screenshot(path=IMAGES / f"simulator-untrusted-{theme}.png")
-                shown.close()
-            browser.close()
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-        shutil.rmtree(folder, ignore_errors=True)
     return 0
 
 

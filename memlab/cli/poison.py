@@ -28,7 +28,9 @@ def add_poison(commands: Commands) -> None:
     )
     poison.add_argument("--locomo", default=None, help="path of locomo10.json (default: data/locomo10.json)")
     poison.add_argument(
-        "--tier", default="direct", help="how the poisons are written: direct, query or content, or several, comma-separated"
+        "--tier",
+        default="direct",
+        help="how the poisons are written: direct, query or content, or several, comma-separated",
     )
     poison.add_argument(
         "--rate", default=_RATES, help=f"comma-separated poison rates, each in (0, 1) (default {_RATES})"
@@ -77,7 +79,9 @@ def run_poison(args: argparse.Namespace) -> int:
     out = sys.stderr if args.json else sys.stdout  # with --json, standard output is the document alone
     try:
         chosen = _arguments(args)
-        collection = _flag("--collection", load_collection, args.collection or "locomo", locomo=args.locomo or "data/locomo10.json")
+        collection = _flag(
+            "--collection", load_collection, args.collection or "locomo", locomo=args.locomo or "data/locomo10.json"
+        )
         _flag("--collection", judged_targets, collection)
     except MemlabError as error:
         print(f"memlab poison: {error}", file=sys.stderr)
@@ -103,18 +107,23 @@ def _arguments(args: argparse.Namespace) -> dict:
     from memlab.poison.generate import check_variants
     from memlab.poison.rows import defences_of, rankings_of
 
+    def names(check):  # a comma-separated flag, as its list once ``check`` accepts it
+        return lambda text: check(_list(text)) and _list(text)
+
+    def numbers(kind, name, check):  # a comma-separated flag of numbers, as ``check`` returns them
+        return lambda text: check([_number(part, kind, name) for part in _list(text)])
+
     depth = _flag("--depth", lambda text: runner.check_k(1, _number(text, int, "depth")) and int(text), args.depth)
-    chosen = {
-        "tier": _flag("--tier", lambda text: runner.check_tiers(_list(text)) and _list(text), args.tier),
-        "rate": _flag("--rate", lambda text: runner.check_rates([_number(r, float, "rate") for r in _list(text)]), args.rate),
-        "k": _flag("--k", lambda text: runner.check_k([_number(k, int, "k") for k in _list(text)], depth), args.k),
+    return {
+        "tier": _flag("--tier", names(runner.check_tiers), args.tier),
+        "rate": _flag("--rate", numbers(float, "rate", runner.check_rates), args.rate),
+        "k": _flag("--k", numbers(int, "k", lambda ks: runner.check_k(ks, depth)), args.k),
         "seed": _flag("--seed", lambda text: runner.check_seed(_number(text, int, "seed")), args.seed),
-        "rows": None if args.rows is None else _flag("--rows", lambda text: defences_of(_list(text)) and _list(text), args.rows),
-        "rankings": _flag("--rankings", lambda text: rankings_of(_list(text)) and _list(text), args.rankings),
-        "variants": _flag("--variants", lambda text: check_variants(_list(text)) and _list(text), args.variants),
+        "rows": None if args.rows is None else _flag("--rows", names(defences_of), args.rows),
+        "rankings": _flag("--rankings", names(rankings_of), args.rankings),
+        "variants": _flag("--variants", names(check_variants), args.variants),
         "depth": depth,
-    }  # fmt: skip
-    return chosen
+    }
 
 
 def _flag(flag: str, parse, *values, **options):

@@ -85,8 +85,8 @@ def at_rate(table: pd.DataFrame, rate: float | None = None, tier: str | None = N
 
 
 def draw(figure, table: pd.DataFrame, k: int = 10) -> None:
-    """On ``figure``, for the table's first tier: per ranking, ASR-r@k against the poison rate reached, a line per defence (top), and the
-    victims' nDCG@10 poisoned minus clean (bottom)."""
+    """On ``figure``, for the table's first tier: per ranking, ASR-r@k against the poison rate reached, a line per
+    defence (top), and the victims' nDCG@10 poisoned minus clean (bottom)."""
     at_k = table[(table["k"] == k) & (table["tier"] == table["tier"].iloc[0])]
     rankings = list(dict.fromkeys(at_k["ranking"]))
     axes = figure.subplots(2, len(rankings), squeeze=False, sharex=True, sharey="row")

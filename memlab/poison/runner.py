@@ -42,7 +42,17 @@ from memlab.poison.rows import Defence, defences_of, rankings_of
 from memlab.poison.tiers import check_tier, inject
 from memlab.store import MemoryStore, Snapshot
 
-__all__ = ["run", "steps", "targets_for", "check_rate", "check_rates", "check_tiers", "check_seed", "check_k", "MAX_DEPTH"]
+__all__ = [
+    "run",
+    "steps",
+    "targets_for",
+    "check_rate",
+    "check_rates",
+    "check_tiers",
+    "check_seed",
+    "check_k",
+    "MAX_DEPTH",
+]
 
 MAX_DEPTH = 100  # memory_search's cap
 
@@ -173,7 +183,10 @@ def run(
 
 
 def steps(
-    rankings: Sequence[str], rows: Sequence[str] | None, rate: float | Sequence[float], tier: str | Sequence[str] = "direct"
+    rankings: Sequence[str],
+    rows: Sequence[str] | None,
+    rate: float | Sequence[float],
+    tier: str | Sequence[str] = "direct",
 ) -> int:
     """How many times ``run`` calls ``progress`` for these arguments (the rankings that can run here)."""
     return len(rankings_of(rankings)[0]) * len(defences_of(rows)) * len(check_rates(rate)) * len(check_tiers(tier))

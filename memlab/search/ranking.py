@@ -41,7 +41,17 @@ from typing import Any
 
 from memlab.errors import InvalidArgument
 
-__all__ = ["Ranking", "COLUMNS", "DEMOTED_UNTRUSTED", "MAX_WEIGHT", "when_words", "RankingFile", "RankingFileError", "read", "write"]
+__all__ = [
+    "Ranking",
+    "COLUMNS",
+    "DEMOTED_UNTRUSTED",
+    "MAX_WEIGHT",
+    "when_words",
+    "RankingFile",
+    "RankingFileError",
+    "read",
+    "write",
+]
 
 # Reciprocal rank fusion of FTS5 and MiniLM, tuned on LoCoMo like the rest (see Ranking.hybrid).
 HYBRID_DENSE = 0.75

@@ -458,7 +458,9 @@ class PostgresStorage(AuditorReads):
         if ranking.uses_dense:
             raise InvalidArgument("the PostgreSQL backend keeps no dense vectors: its rankings are lexical")
         if ranking.demotes_untrusted:
-            raise InvalidArgument("the PostgreSQL backend ranks by ts_rank: trust demotion (Ranking.untrusted) is FTS5's")
+            raise InvalidArgument(
+                "the PostgreSQL backend ranks by ts_rank: trust demotion (Ranking.untrusted) is FTS5's"
+            )
         self._ranking = ranking
 
     def close(self) -> None:
