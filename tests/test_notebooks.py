@@ -253,7 +253,7 @@ def test_the_poisoning_table_fits_at_1024_px_and_is_read_from_the_cached_results
     assert "<table" in table and "ASR-r@10</th>" in table and "UD S@10</th>" in table
     from memlab.poison import results
 
-    cached = results(ROOT / "data" / "results" / "poison" / "locomo.csv")
+    cached = results(ROOT / "data" / "results" / "poison" / "locomo" / "poison.csv")
     for defence in cached["row"].unique():
         assert table.count(f">{defence}<") == cached["ranking"].nunique()  # a row per defence and ranking
     assert _narrowest(table) <= FITS_1024
