@@ -131,7 +131,8 @@ def _shrunk(natural: list[int], floors: list[int], width: int) -> list[int] | No
 
 
 def _blocks(headers: list[str], rows: list[list[str]], width: int) -> str:
-    """Each row as a block of ``column  value`` lines (blank values left out), values wrapped under themselves."""
+    """Each row as a block of ``column  value`` lines (blank values left out), values wrapped under themselves, no
+    word cut."""
     label = min(max(map(len, headers)), width // 3)
     indent = " " * (label + len(GAP))
     blocks = []
@@ -140,11 +141,16 @@ def _blocks(headers: list[str], rows: list[list[str]], width: int) -> str:
         for header, text in zip(headers, row, strict=True):
             if not text:
                 continue
-            if len(header) > label:  # a name too long for the margin stands on its own line, whole
+            # A name too long for the margin, or a word too long to sit beside it, puts the value under its name.
+            under = len(header) > label or len(indent) + _longest_word(text) > width
+            if under:
                 lines.append(header)
-            first = indent if len(header) > label else header.ljust(label) + GAP
+            first, rest = ("", "") if under else (header.ljust(label) + GAP, indent)
             lines.extend(
-                textwrap.wrap(text, width, initial_indent=first, subsequent_indent=indent, break_on_hyphens=False)
-            )
+                textwrap.wrap(
+                    text, width, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False,
+                    break_long_words=False,  # a word longer than a whole line (a URL) stays whole and copyable
+                )
+            )  # fmt: skip
         blocks.append("\n".join(lines))
     return "\n".join(blocks)

@@ -92,9 +92,16 @@ def test_a_narrow_table_wraps_the_widest_cell_on_word_boundaries_keeping_its_end
 
 
 def test_a_column_is_never_narrower_than_its_longest_word():
-    frame = pd.DataFrame({"key": ["k"], "content": ["supercalifragilistic " * 3]})
-    text = table(frame, 30)
-    assert "supercalifragilistic" in text.split() and all(len(line) <= 30 for line in text.splitlines())
+    # Guards: a column narrowed below its longest word (textwrap then breaks the word); blocks are printed instead.
+    frame = pd.DataFrame({"key": ["k"], "content": ["incomprehensibilities and more"]})
+    for width in (24, 26, 40):
+        text = table(frame, width)
+        assert "incomprehensibilities" in text.split() and all(len(line) <= width for line in text.splitlines())
+
+
+def test_a_word_longer_than_a_line_stays_whole_on_a_line_of_its_own():
+    text = table(pd.DataFrame({"key": ["k"], "url": ["see https://example.org/" + "x" * 40]}), 30)
+    assert "https://example.org/" + "x" * 40 in text.splitlines()
 
 
 def test_dates_keeps_a_times_date():
@@ -104,7 +111,7 @@ def test_dates_keeps_a_times_date():
 
 
 def test_a_table_too_narrow_for_columns_is_blocks_of_column_and_value():
-    text = table(FRAME.assign(notes=["x" * 40, None]), 30)
+    text = table(FRAME.assign(notes=["notes " * 8, None]), 30)
     blocks = text.split("-- ")[1:]
     assert [block.splitlines()[0] for block in blocks] == ["1", "2"]
     assert all(len(line) <= 30 for line in text.splitlines())
