@@ -45,7 +45,7 @@ def add_command(
     commands: Commands, name: str, summary: str, run: Callable[[argparse.Namespace], int]
 ) -> argparse.ArgumentParser:
     """The parser of ``memlab <name>``, which ``run`` answers: ``summary`` is its line in ``memlab --help`` and
-    its description; the epilog the exit codes."""
+    its description; the epilog the exit codes. Every command takes ``-q`` and ``-v`` (``cli_output.verbosity``)."""
     parser = commands.add_parser(
         name,
         help=summary,
@@ -54,6 +54,17 @@ def add_command(
         formatter_class=HelpFormatter,
     )
     parser.set_defaults(run=run)
+    said = parser.add_mutually_exclusive_group()
+    said.add_argument(
+        "-q", "--quiet", action="store_true", help="errors only on standard error: no progress bar, no notes"
+    )
+    said.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="say on standard error how the result came about (the session read as, memlab's log; -vv: more)",
+    )
     return parser
 
 
