@@ -33,6 +33,21 @@ def add_import(commands: Commands) -> None:
         help=f"the importing session's taint: every memory's level, {LEVELS} (no default: say PUBLIC)",
     )
     load.add_argument("--batch-size", type=positive, default=1_000, help="records per transaction (default 1000)")
+    again = load.add_mutually_exclusive_group()
+    again.add_argument(
+        "--replace",
+        dest="mode",
+        action="store_const",
+        const="replace",
+        help="a key already in the view gets a new version only where the record differs (content or tags)",
+    )
+    again.add_argument(
+        "--ignore",
+        dest="mode",
+        action="store_const",
+        const="ignore",
+        help="skip every key already in the view (default without either: refuse the import, nothing written)",
+    )
     store_flags(load)
 
 
