@@ -136,6 +136,34 @@ def test_a_class_prints_the_students_and_the_teachers_urls_once_bound(tmp_path):
             classroom.kill()
 
 
+def test_the_addresses_come_first_labelled_and_voilas_messages_go_to_a_log(tmp_path):
+    """Issue 37: the two addresses were printed among Voila's notices (its own unlabelled "Voilà is running at:
+    URL" among them). Guards: serve() letting Voila write to the terminal (stdout=None, stderr=None)."""
+    port, log = free_port(), tmp_path / "voila.log"
+    classroom = start("--port", str(port), "--class", str(tmp_path / "class"), "--log", str(log))
+    try:
+        lines = [classroom.stdout.readline() for _ in range(3)]
+        assert lines[0] == f"students: http://127.0.0.1:{port}/\n"
+        assert lines[1].startswith(f"teacher: http://127.0.0.1:{port}/?teacher=")
+        assert lines[2] == f"memlab classroom: Voila's messages go to {log}\n"
+        classroom.send_signal(signal.SIGTERM)
+        out, err = classroom.communicate(timeout=60)
+    finally:
+        if classroom.poll() is None:
+            classroom.kill()
+    assert classroom.returncode == 0 and out == "" and err == "", (out, err)
+    assert "Voilà is running at" in log.read_text()
+
+
+def test_a_log_that_cannot_be_written_is_refused_before_voila_starts(tmp_path):
+    port = free_port()
+    classroom = start("--port", str(port), "--log", str(tmp_path / "missing" / "voila.log"))
+    out, err = classroom.communicate(timeout=60)
+    assert classroom.returncode == 2 and out == ""
+    assert err.startswith(f"memlab classroom: --log: cannot write {tmp_path / 'missing' / 'voila.log'}: ")
+    assert port_free(port)
+
+
 @pytest.mark.parametrize("where", ["user", "query"])
 def test_a_class_store_that_does_not_connect_is_said_before_voila_starts(tmp_path, where):
     """Issue 23: a PostgreSQL URL as the class store. One that does not connect is said, its password hidden, with
