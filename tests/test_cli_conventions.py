@@ -150,6 +150,21 @@ def test_exit_status_2_for_a_usage_error_and_for_a_refused_store(tmp_path, capsy
     assert (tmp_path / "notes.txt").read_text() == "not a store"
 
 
+# -- one way to name the store -------------------------------------------------------------------------------------
+
+STORE_COMMANDS = ["demo", "eval", "serve", "import", "get", "search", "list", "history", "audit", "migrate", "verify"]
+
+
+@pytest.mark.parametrize("command", STORE_COMMANDS)
+def test_every_command_on_a_store_names_it_with_db(capsys, command):
+    # Guards: verify and migrate taking their store only as a positional path (issue 37).
+    assert re.search(r"^  --db ", _help(capsys, command), re.MULTILINE)
+
+
+def test_the_commands_without_db_open_no_store():
+    assert set(COMMANDS) - set(STORE_COMMANDS) == {"check", "classroom", "cache"}
+
+
 # -- -q and -v on every command -------------------------------------------------------------------------------------
 
 

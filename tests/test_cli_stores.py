@@ -189,3 +189,39 @@ def test_q_imports_without_a_word(tmp_path, records, capsys):
     assert _import(records, tmp_path / "store", "-q") == 0
     assert capsys.readouterr() == ("", "")
     assert len(_versions(tmp_path / "store")) == 2
+
+
+# -- one way to name the store: --db, the positional path still taken ----------------------------------------------
+
+
+def test_verify_and_migrate_take_db_as_every_command_does(tmp_path, records, capsys):
+    db = tmp_path / "store.db"
+    main(["import", str(records), "--db", str(db), "--taint", "PUBLIC"])
+    capsys.readouterr()
+    assert main(["verify", "--db", str(db)]) == 0
+    by_flag = capsys.readouterr().out
+    assert main(["verify", str(db)]) == 0
+    assert capsys.readouterr().out == by_flag and by_flag.startswith("ok: ")
+    assert main(["migrate", "--db", str(db), str(tmp_path / "folder")]) == 0
+    assert capsys.readouterr().out.startswith(f"migrated {db} to {tmp_path / 'folder'}: ")
+    assert main(["migrate", str(db), str(tmp_path / "other")]) == 0
+
+
+@pytest.mark.parametrize("command", [["verify"], ["migrate", "{target}"]])
+def test_a_store_named_twice_differently_is_refused(tmp_path, records, capsys, command):
+    db = tmp_path / "store.db"
+    main(["import", str(records), "--db", str(db), "--taint", "PUBLIC"])
+    capsys.readouterr()
+    argv = [part.format(target=tmp_path / "folder") for part in command]
+    with pytest.raises(SystemExit) as exited:
+        main([argv[0], "--db", str(db), str(tmp_path / "elsewhere.db"), *argv[1:]])
+    assert exited.value.code == 2
+    assert "the store is named twice" in capsys.readouterr().err
+    assert not (tmp_path / "folder").exists()
+    assert main([argv[0], "--db", str(db), str(db), *argv[1:]]) == 0  # the same store twice is one store
+
+
+def test_migrate_without_a_source_is_refused(tmp_path, capsys):
+    assert main(["migrate", str(tmp_path / "folder")]) == 2
+    assert "name the store file (--db SOURCE, or SOURCE)" in capsys.readouterr().err
+    assert not (tmp_path / "folder").exists()

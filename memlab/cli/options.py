@@ -20,6 +20,7 @@ __all__ = [
     "json_flag",
     "policy_flag",
     "store_flags",
+    "store_path",
     "one_of",
     "positive",
     "LEVELS",
@@ -86,6 +87,29 @@ def store_flags(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--analyzer", default=None, help=f"the search analyzer, {one_of(analyzers.names())} (default porter)"
     )
+
+
+class _StorePath(argparse.Action):
+    """The store named by ``--db`` or, where a command took it so, a positional path: the one ``args.db``; naming
+    it twice, differently, is a usage error."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:  # type: ignore[override]
+        if values is None:  # the positional left out
+            return
+        named = getattr(namespace, "db", None)
+        if named is not None and named != values:
+            parser.error(f"the store is named twice ({named} and {values}): name it once, with --db or the path alone")
+        namespace.db = values
+
+
+def store_path(command: argparse.ArgumentParser, what: str, *, positional: str | None = None) -> None:
+    """``--db``, the store (``MEMLAB_DB`` when left out); ``positional``: the metavar of a positional path the
+    command also accepts in its place (``verify PATH``, ``migrate SOURCE TARGET``)."""
+    command.add_argument("--db", action=_StorePath, default=None, help=what)
+    if positional is not None:
+        command.add_argument(
+            positional.lower(), nargs="?", action=_StorePath, default=None, metavar=positional, help="the same as --db"
+        )
 
 
 def one_of(names: list[str]) -> str:
