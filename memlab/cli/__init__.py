@@ -14,7 +14,8 @@ import sys
 from collections.abc import Iterator
 
 from memlab import __version__, cli_output
-from memlab.cli import cache, check, classroom, demo, evaluate, reads, serve, stores
+from memlab.cli import cache, check, classroom, completion, demo, evaluate, reads, serve, stores
+from memlab.cli.options import Parser
 from memlab.cli_output import (
     HelpFormatter,
     defaults_from_environment,
@@ -47,17 +48,26 @@ _COMMANDS = (
 @quiet_on_closed_pipe
 def main(argv: list[str] | None = None) -> int:
     """Run the ``memlab`` command line; returns the exit status (``cli_output.EXIT_CODES``)."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="memlab",
         description=__doc__,
         epilog=exit_codes_text(),
         formatter_class=HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"memlab {__version__}")
+    parser.add_argument(
+        "--print-completion",
+        choices=completion.SHELLS,
+        metavar="{" + ",".join(completion.SHELLS) + "}",
+        help="print the shell's completion script for memlab and exit (memlab.cli.completion says where it goes)",
+    )
     commands = parser.add_subparsers(dest="command")
     for add in _COMMANDS:
         add(commands)
     args = parser.parse_args(argv)
+    if args.print_completion is not None:
+        print(completion.script(parser, commands.choices, args.print_completion), end="")
+        return 0
     if args.command is None:
         parser.print_help()
         return 0

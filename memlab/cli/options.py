@@ -15,6 +15,7 @@ from memlab.levels import Level
 from memlab.search import analyzers
 
 __all__ = [
+    "Parser",
     "Commands",
     "add_command",
     "json_flag",
@@ -26,6 +27,15 @@ __all__ = [
     "LEVELS",
     "GRADES",
 ]
+
+
+class Parser(argparse.ArgumentParser):
+    """``memlab``'s parser, and each command's (argparse makes a command's parser of its parent's class): one that
+    says which arguments it has (``actions``), for the completion scripts."""
+
+    def actions(self) -> list[argparse.Action]:
+        """Its arguments, options and positionals, in the order they were added."""
+        return list(self._actions)
 
 
 class Commands(Protocol):
