@@ -42,8 +42,9 @@ __all__ = [
 EXIT_CODES = {
     0: "ok",
     1: "the check failed: verify found the store broken, check found a leak where none was expected, "
-    "import found bad records",
-    2: "usage (a bad flag or value) or a refused store: nothing was written",
+    "import found bad records, get found no memory under the key",
+    2: "usage (a bad flag or value), a refused store, or an import of keys already there without --replace or "
+    "--ignore: nothing was written",
     141: "standard output was closed early (memlab ... | head): output stopped quietly, as SIGPIPE ends a program",
 }
 """The exit status of every command and what it means (the help's epilog and docs/reference.md show this)."""

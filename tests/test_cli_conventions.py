@@ -53,7 +53,8 @@ def test_bare_memlab_prints_the_help_and_exits_0(capsys):
 
 def test_the_help_lists_every_command():
     # The list above is what the other tests walk through: a new command must be added to it.
-    assert set(re.search(r"\{([a-z,]+)\}", _usage()).group(1).split(",")) == set(COMMANDS)
+    groups = [set(group.split(",")) for group in re.findall(r"\{([a-z,]+)\}", _usage())]
+    assert max(groups, key=len) == set(COMMANDS)  # the other braces list --print-completion's shells
 
 
 def _usage() -> str:
