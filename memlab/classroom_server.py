@@ -262,7 +262,9 @@ def serve(
         deadline = time.monotonic() + STARTUP_SECONDS
         while not _listening(host, port):
             if voila.poll() is not None:
-                print(f"memlab classroom: Voila stopped (status {voila.returncode}){_log_end(log_path)}", file=sys.stderr)
+                print(
+                    f"memlab classroom: Voila stopped (status {voila.returncode}){_log_end(log_path)}", file=sys.stderr
+                )
                 return voila.returncode or 1
             if time.monotonic() > deadline:
                 print(

@@ -92,7 +92,9 @@ def table(frame: pd.DataFrame, width: int | None, *, dates: bool = False) -> str
     if width is None:
         widths: list[int] | None = natural
     else:
-        longest = [max([len(header)] + [_longest_word(row[index]) for row in rows]) for index, header in enumerate(headers)]
+        longest = [
+            max([len(header)] + [_longest_word(row[index]) for row in rows]) for index, header in enumerate(headers)
+        ]
         widths = _shrunk(natural, longest, max(width, NARROWEST))
     if widths is None:
         return _blocks(headers, rows, max(width or 0, NARROWEST))
@@ -101,10 +103,7 @@ def table(frame: pd.DataFrame, width: int | None, *, dates: bool = False) -> str
     for row in [headers, *rows]:
         wrapped = [textwrap.wrap(text, w, break_on_hyphens=False) or [""] for text, w in zip(row, widths, strict=True)]
         for depth in range(max(map(len, wrapped))):
-            parts = (
-                (cell_lines[depth] if depth < len(cell_lines) else "")
-                for cell_lines in wrapped
-            )
+            parts = ((cell_lines[depth] if depth < len(cell_lines) else "") for cell_lines in wrapped)
             lines.append(
                 GAP.join(
                     (text.rjust(w) if right else text.ljust(w))

@@ -13,7 +13,9 @@ from memlab import policies
 from memlab.cli import main
 
 needs_zsh = pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed here (apt-get install zsh)")
-needs_fish = pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed here (apt-get install fish)")
+needs_fish = pytest.mark.skipif(
+    shutil.which("fish") is None, reason="fish is not installed here (apt-get install fish)"
+)
 
 
 def _script(capsys, shell: str) -> str:
@@ -107,7 +109,11 @@ def test_zsh_loads_the_script_and_registers_memlab(capsys, tmp_path):
 @needs_fish
 @pytest.mark.parametrize(
     ("line", "completed"),
-    [("memlab hi", {"history"}), ("memlab list --floor ", {"trusted", "untrusted"}), ("memlab cache ", {"show", "clear"})],
+    [
+        ("memlab hi", {"history"}),
+        ("memlab list --floor ", {"trusted", "untrusted"}),
+        ("memlab cache ", {"show", "clear"}),
+    ],
 )
 def test_fish_completes_from_the_script(capsys, tmp_path, line, completed):
     path = tmp_path / "memlab.fish"

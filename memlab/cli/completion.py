@@ -74,7 +74,7 @@ def _bash(parser: Parser, named: Named) -> str:
         "_memlab() {",
         '    local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}" command="" word',
         '    for word in "${COMP_WORDS[@]:1:$((COMP_CWORD - 1))}"; do',
-        f"        case \"$word\" in {'|'.join(named)}) command=\"$word\"; break;; esac",
+        f'        case "$word" in {"|".join(named)}) command="$word"; break;; esac',
         "    done",
         '    if [[ -z "$command" ]]; then',
         f'        COMPREPLY=($(compgen -W {_words([*named, *top])} -- "$cur")); return',
@@ -84,7 +84,9 @@ def _bash(parser: Parser, named: Named) -> str:
     for name, command in named.items():
         for option, action in flags(command):
             if _takes_value(action) and (known := values(action)):
-                lines.append(f'        "{name} {option}") COMPREPLY=($(compgen -W {_words(known)} -- "$cur")); return;;')
+                lines.append(
+                    f'        "{name} {option}") COMPREPLY=($(compgen -W {_words(known)} -- "$cur")); return;;'
+                )
             elif _takes_value(action):
                 lines.append(f'        "{name} {option}") COMPREPLY=(); return;;')  # a path, a number: the default
     lines += ["    esac", '    case "$command" in']
@@ -134,7 +136,8 @@ def _fish(parser: Parser, named: Named) -> str:
                 lines.append(f"complete -c memlab {seen} " + (f"-a {_words(known)}" if known else "-F"))
                 continue
             spelled = " ".join(
-                f"-l {option[2:]}" if option.startswith("--") else f"-s {option[1:]}" for option in action.option_strings
+                f"-l {option[2:]}" if option.startswith("--") else f"-s {option[1:]}"
+                for option in action.option_strings
             )
             takes = ""
             if _takes_value(action):

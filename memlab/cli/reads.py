@@ -68,13 +68,13 @@ def add_history(commands: Commands) -> None:
     )
     history.add_argument("key", help="the memory's key")
     _auditor_flags(history, "only the versions a session at this taint could read")
-    history.set_defaults(read=None, view=lambda store, args: store.history(args.key, args.agent), column="classification")
+    history.set_defaults(
+        read=None, view=lambda store, args: store.history(args.key, args.agent), column="classification"
+    )
 
 
 def add_audit(commands: Commands) -> None:
-    audit = add_command(
-        commands, "audit", "print the audit trail: every call, oldest first (the auditor's view)", _run
-    )
+    audit = add_command(commands, "audit", "print the audit trail: every call, oldest first (the auditor's view)", _run)
     audit.add_argument("--session", help="only this session's calls")
     audit.add_argument("--tool", help="only this tool's calls (memory_get, memory_save, ...)")
     _auditor_flags(audit, "only the calls made at a taint that flows to this one")
