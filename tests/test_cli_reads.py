@@ -265,3 +265,17 @@ def test_max_results_must_be_positive(db, capsys):
         main(["search", "q", "--db", db, "--max-results", "0"])
     assert stop.value.code == 2
     assert "--max-results" in capsys.readouterr().err
+
+
+def test_the_reads_work_on_a_postgresql_store(pg_url, capsys):
+    with MemoryStore(pg_url) as store:
+        store.session("INTERNAL").memory_save("user-name", "Samantha Rivera", tags=["personal"])
+        store.session("CONFIDENTIAL").memory_save("salary", "approved")
+    assert main(["get", "user-name", "--db", pg_url, "--taint", "INTERNAL", "--json"]) == 0
+    assert _json(capsys)["content"] == "Samantha Rivera"
+    assert main(["list", "--db", pg_url, "--taint", "INTERNAL", "--json"]) == 0
+    assert [memory["key"] for memory in _json(capsys)["memories"]] == ["user-name"]
+    assert main(["history", "salary", "--db", pg_url, "--json"]) == 0
+    assert [row["classification"] for row in _json(capsys)] == ["CONFIDENTIAL"]
+    assert main(["audit", "--db", pg_url, "--tool", "memory_list", "--json"]) == 0
+    assert [row["taint"] for row in _json(capsys)] == ["INTERNAL"]

@@ -225,3 +225,11 @@ def test_migrate_without_a_source_is_refused(tmp_path, capsys):
     assert main(["migrate", str(tmp_path / "folder")]) == 2
     assert "name the store file (--db SOURCE, or SOURCE)" in capsys.readouterr().err
     assert not (tmp_path / "folder").exists()
+
+
+def test_import_twice_into_postgresql_is_refused_and_replace_writes_nothing_new(pg_url, records, capsys):
+    assert _import(records, pg_url) == 0
+    assert _import(records, pg_url) == 2
+    assert "(city, user-name)" in capsys.readouterr().err
+    assert _import(records, pg_url, "--replace") == 0
+    assert _versions(pg_url) == [("city", "INTERNAL", 1), ("user-name", "INTERNAL", 1)]
