@@ -16,7 +16,7 @@ from memlab.cli.options import (
     store_flags,
     store_path,
 )
-from memlab.cli_output import from_environment, jsonable, print_json
+from memlab.cli_output import from_environment, jsonable, note, print_json
 
 __all__ = ["add_import", "add_migrate", "add_verify"]
 
@@ -89,7 +89,7 @@ def run_migrate(args: argparse.Namespace) -> int:
             args.db,
             args.target,
             rules=resolve(args.policy).view_rules(),
-            notify=lambda message: print(f"memlab migrate: {message}", file=sys.stderr),
+            notify=lambda message: note(args, message),  # -q: not said
         )
     except MemlabError as error:
         print(f"memlab migrate: {error}", file=sys.stderr)
