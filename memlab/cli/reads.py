@@ -149,10 +149,7 @@ def _run(args: argparse.Namespace) -> int:
     name = f"memlab {args.command}"
     try:
         return _read(args) if args.read is not None else _view(args)
-    except UsageError as error:
-        print(f"{name}: {error}", file=sys.stderr)
-        return 2
-    except MemlabError as error:
+    except (UsageError, MemlabError) as error:
         print(f"{name}: {error}", file=sys.stderr)
         return 2
 
