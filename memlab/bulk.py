@@ -6,6 +6,13 @@ fields ``source`` and ``occurred_at``); blank lines are skipped. The file is rea
 fields while a reader sees the first) and validated like a single save, and every bad line is reported as
 ``FILE:LINE: what is wrong`` with nothing written; then the records are saved through ``Session.memory_save_many``,
 one transaction per batch, with a progress bar.
+
+A key already in the importing session's view (``MemoryStore.view`` at the import's taint, reading the import's own
+grade and better: a trusted import is not stopped by an untrusted version it would shadow) is where importing the
+same file twice would silently save version 2 of every key, so sqlite-utils' habit applies: by default such an
+import is refused (exit 2, nothing written, the keys named); ``--replace`` saves a new version only where the record
+differs from the version in the view (content or tags: importing an unchanged file again writes nothing);
+``--ignore`` skips every key already there. A key twice in one file is saved twice, in the file's order.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from memlab.errors import InvalidArgument, MemlabError
 if TYPE_CHECKING:
     from tqdm import tqdm  # the bar comes from cli_output.progress, which imports tqdm only when it runs
 
-__all__ = ["Problem", "ImportReport", "read_records", "parse_line", "check_file", "run_import"]
+__all__ = ["Problem", "ImportReport", "read_records", "parse_line", "check_file", "already_there", "run_import"]
 
 MAX_REPORTED = 20
 """Bad lines listed in a report; the rest are counted."""
@@ -224,10 +231,18 @@ def run_import(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     with store, cli_output.progress(report.records, path.name, unit="memory") as progress:
         try:
+            there = already_there(store, taint, args.agent)
+            if args.mode is None and (refusal := _refusal(path, there, taint, args.agent)):
+                print(f"memlab import: {refusal}", file=sys.stderr)
+                return 2
             session = store.session(taint, args.agent)
-            saved = 0
+            saved = skipped = 0
             batch: list[Any] = []
             for _number, record in read_records(path):
+                if _skipped(record, there, args.mode):
+                    skipped += 1
+                    progress.update(1)
+                    continue
                 batch.append(record)
                 if len(batch) == args.batch_size:
                     saved += _save(session, batch, progress)
@@ -239,10 +254,51 @@ def run_import(args: argparse.Namespace) -> int:
     if args.json:
         shown = session.taint if isinstance(session.taint, Level) else str(session.taint)
         imported = {"imported": saved, "agent": args.agent, "taint": shown, "session": session.id, "seconds": elapsed}
-        cli_output.print_json(imported)
+        cli_output.print_json({**imported, "skipped": skipped})
         return 0
-    print(f"imported {saved:,} memories into agent {args.agent!r} at {taint} (session {session.id}) in {elapsed:.1f} s")
+    why = {"replace": "unchanged", "ignore": "already there"}.get(args.mode, "")
+    kept = f"; {skipped:,} skipped ({why})" if skipped else ""
+    said = f"imported {saved:,} memories into agent {args.agent!r} at {taint} (session {session.id}) in {elapsed:.1f} s"
+    if cli_output.verbosity(args) >= 0:
+        print(said + kept)
     return 0
+
+
+def already_there(store, taint, agent: str) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """The keys in the view an import at ``taint`` compares its records with: key -> (content, tags), read as the
+    auditor reads a view (no session, no audit row, nothing lowered), at the import's own grade and better."""
+    from memlab.labels import Integrity
+
+    view = store.view(taint, agent, floor=Integrity.TRUSTED if taint.trusted else Integrity.UNTRUSTED)
+    return {row.key: (row.content, tuple(row.tags)) for row in view.itertuples()}
+
+
+def _refusal(path: Path, there: dict[str, Any], taint, agent: str) -> str | None:
+    """Why an import without ``--replace`` or ``--ignore`` is refused: the keys of ``path`` already in the view."""
+    keys = sorted({record["key"] for record in _bound(path) if record["key"] in there})
+    if not keys:
+        return None
+    shown = ", ".join(keys[:5]) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
+    return (
+        f"{len(keys)} key{'s' * (len(keys) != 1)} of {path} already in the view of agent {agent!r} at {taint} "
+        f"({shown}): nothing was imported; --replace saves a new version where a record differs, --ignore skips them"
+    )
+
+
+def _bound(path: Path) -> Iterator[dict[str, Any]]:
+    for _number, record in read_records(path):
+        yield tooldefs.bind("memory_save", record)
+
+
+def _skipped(record: dict[str, Any], there: dict[str, tuple[str, tuple[str, ...]]], mode: str | None) -> bool:
+    """Whether ``--ignore`` (a key already there) or ``--replace`` (a record that would change nothing) skips it."""
+    if mode is None or not there:
+        return False
+    bound = tooldefs.bind("memory_save", record)
+    held = there.get(bound["key"])
+    if held is None:
+        return False
+    return mode == "ignore" or held == (bound["content"], tuple(bound["tags"]))
 
 
 def _save(session, batch: list[Any], progress: tqdm) -> int:

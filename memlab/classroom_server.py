@@ -127,6 +127,9 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
+PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
+
+
 def _stop(voila: subprocess.Popen) -> None:
     """Stop Voila, then whatever it started that outlived it (its kernels)."""
     started = descendants(voila.pid)
@@ -137,6 +140,8 @@ def _stop(voila: subprocess.Popen) -> None:
         except subprocess.TimeoutExpired:
             voila.kill()
             voila.wait()
+    # A kernel Voila was still starting when it stopped is orphaned to us, its subreaper (_adopt_orphans).
+    started += [pid for pid in descendants(os.getpid()) if pid not in started]
     for pid in started:
         try:
             os.kill(pid, signal.SIGTERM)
@@ -147,6 +152,17 @@ def _stop(voila: subprocess.Popen) -> None:
         time.sleep(0.1)
     for pid in filter(_alive, started):
         os.kill(pid, signal.SIGKILL)
+
+
+def _adopt_orphans() -> None:
+    """Become the subreaper of what Voila starts (Linux): a kernel it leaves behind, one it was still starting when
+    told to stop, is then our descendant, and ``_stop`` finds it. Elsewhere nothing changes."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (AttributeError, OSError):  # no prctl: not Linux
+        pass
 
 
 def _alive(pid: int) -> bool:
@@ -171,8 +187,14 @@ def serve(
     max_kernels: int = KERNELS_IN_ALL,
     kernels_per_visitor: int = KERNELS_PER_VISITOR,
     idle_seconds: int = IDLE_SECONDS,
+    log: str | Path | None = None,
 ) -> int:
     """Run Voila on ``notebook`` at ``http://HOST:PORT/`` until Ctrl-C or SIGTERM; print the URL once it listens.
+
+    What a person reads first comes first, on standard output: the address (with a class, the students' and the
+    teacher's, each labelled), then where Voila's own messages went: ``log``, a file (by default a new one in the
+    temporary folder, kept after the classroom stops), or ``"-"`` for standard error. A Voila that fails to start
+    has the end of its log said on standard error.
 
     With ``class_store`` (a folder, or a PostgreSQL owner's URL) every page works in that class store (a shared
     store and the students' records; ``memlab.widgets.classpage``): the students' URL and the teacher's, which
@@ -222,18 +244,33 @@ def serve(
         environment.update(hand_over(class_store, private), MEMLAB_TEACHER_DIGEST=token_digest(token))
         # Kernels started ahead of the visits: a student's page shows in seconds, not a kernel's start-up.
         command += ["--preheat_kernel=True", f"--pool_size={POOL_SIZE}"]
+    try:
+        log_path, output = _voila_log(log)
+    except OSError as error:
+        print(f"memlab classroom: --log: cannot write {log}: {error.strerror or error}", file=sys.stderr)
+        if private is not None:
+            shutil.rmtree(private, ignore_errors=True)
+        return 2
+    _adopt_orphans()
     previous = signal.signal(signal.SIGTERM, _interrupt)
     # In a session of its own, Voila gets no Ctrl-C from the terminal: we get it, and stop Voila and its kernels.
     voila = None
     try:
-        voila = subprocess.Popen(command, start_new_session=True, env=environment)
+        voila = subprocess.Popen(
+            command, start_new_session=True, env=environment, stdout=output, stderr=subprocess.STDOUT
+        )
         deadline = time.monotonic() + STARTUP_SECONDS
         while not _listening(host, port):
             if voila.poll() is not None:
-                print(f"memlab classroom: Voila stopped (status {voila.returncode})", file=sys.stderr)
+                print(
+                    f"memlab classroom: Voila stopped (status {voila.returncode}){_log_end(log_path)}", file=sys.stderr
+                )
                 return voila.returncode or 1
             if time.monotonic() > deadline:
-                print(f"memlab classroom: Voila did not listen on port {port} in {STARTUP_SECONDS} s", file=sys.stderr)
+                print(
+                    f"memlab classroom: Voila did not listen on port {port} in {STARTUP_SECONDS} s{_log_end(log_path)}",
+                    file=sys.stderr,
+                )
                 return 1
             time.sleep(0.2)
         shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
@@ -247,6 +284,8 @@ def serve(
         exposed = exposure(host)
         if exposed:
             print(f"memlab classroom: listening on {host}:{port}, which exposes {exposed}", flush=True)
+        if log_path is not None:
+            print(f"memlab classroom: Voila's messages go to {log_path}", flush=True)
         return voila.wait()
     except KeyboardInterrupt:
         return 0
@@ -254,8 +293,31 @@ def serve(
         if voila is not None:
             _stop(voila)
         signal.signal(signal.SIGTERM, previous)
+        if output is not None:
+            output.close()
         if private is not None:
             shutil.rmtree(private, ignore_errors=True)
+
+
+def _voila_log(log: str | Path | None):
+    """Where Voila's messages go: (the log file's path, its open file), or (None, None) for standard error."""
+    if log == "-":
+        return None, None
+    if log is None:
+        descriptor, name = tempfile.mkstemp(prefix="memlab-classroom-", suffix=".log")
+        return Path(name), os.fdopen(descriptor, "ab")
+    return Path(log), open(log, "ab")  # noqa: SIM115: closed when the classroom stops
+
+
+def _log_end(log_path: Path | None, lines: int = 20) -> str:
+    """The end of Voila's log, to follow a message that it failed (nothing when its messages went to stderr)."""
+    if log_path is None:
+        return ""
+    try:
+        tail = log_path.read_text(errors="replace").splitlines()[-lines:]
+    except OSError:
+        return f"; its log: {log_path}"
+    return f"; the end of its log ({log_path}):\n" + "\n".join(f"  {line}" for line in tail)
 
 
 def _opening_problem(where: str | Path) -> str | None:

@@ -34,13 +34,17 @@ __all__ = [
     "defaults_from_environment",
     "StandardInput",
     "input_file",
+    "verbosity",
+    "note",
+    "detail",
 ]
 
 EXIT_CODES = {
     0: "ok",
     1: "the check failed: verify found the store broken, check found a leak where none was expected, "
-    "import found bad records",
-    2: "usage (a bad flag or value) or a refused store: nothing was written",
+    "import found bad records, get found no memory under the key",
+    2: "usage (a bad flag or value), a refused store, or an import of keys already there without --replace or "
+    "--ignore: nothing was written",
     141: "standard output was closed early (memlab ... | head): output stopped quietly, as SIGPIPE ends a program",
 }
 """The exit status of every command and what it means (the help's epilog and docs/reference.md show this)."""
@@ -141,11 +145,40 @@ def print_json(document: Any) -> None:
     print(json.dumps(jsonable(document), indent=2, ensure_ascii=False, allow_nan=False))
 
 
+QUIET = False
+"""Set by ``-q`` for the run: no progress bar, no notes (``main`` sets it from the command's flags)."""
+
+
 def progress(total: int, description: str, unit: str = "it"):
-    """A progress bar on standard error when it is a terminal; nothing (no ``\\r`` in a log) when it is not."""
+    """A progress bar on standard error when it is a terminal and ``-q`` was not given; nothing (no ``\\r`` in a
+    log) otherwise."""
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=description, unit=unit, file=sys.stderr, disable=not sys.stderr.isatty())
+    shown = sys.stderr.isatty() and not QUIET
+    return tqdm(total=total, desc=description, unit=unit, file=sys.stderr, disable=not shown)
+
+
+def verbosity(args: argparse.Namespace) -> int:
+    """How much a command says beside its result: -1 with ``-q`` (errors only), 0 by default, 1 or more with
+    ``-v`` (``-vv``: more).
+
+    Examples:
+        >>> verbosity(argparse.Namespace(quiet=False, verbose=2)), verbosity(argparse.Namespace(quiet=True, verbose=0))
+        (2, -1)
+    """
+    return -1 if getattr(args, "quiet", False) else getattr(args, "verbose", 0)
+
+
+def note(args: argparse.Namespace, message: str) -> None:
+    """``memlab COMMAND: message`` on standard error, unless ``-q``: what a person should know beside the result."""
+    if verbosity(args) >= 0:
+        print(f"memlab {args.command}: {message}", file=sys.stderr)
+
+
+def detail(args: argparse.Namespace, message: str) -> None:
+    """``memlab COMMAND: message`` on standard error with ``-v`` only: how the result came about."""
+    if verbosity(args) > 0:
+        print(f"memlab {args.command}: {message}", file=sys.stderr)
 
 
 def quiet_on_closed_pipe(command: Callable[..., int]) -> Callable[..., int]:

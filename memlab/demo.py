@@ -19,14 +19,15 @@ from memlab.session import Session
 from memlab.storage.postgres import is_postgres_url
 from memlab.store import MemoryStore
 
-__all__ = ["run", "effective_views", "poisoning", "WEB_PAGE"]
+__all__ = ["run", "effective_views", "saved_line", "poisoning", "WEB_PAGE"]
 
 WEB_PAGE = "https://invoices.example/pay-now"
 """The web page the poisoning story's browser session summarises: the source its saves carry."""
 
 
-def effective_views(sessions: list[Session]) -> pd.DataFrame:
-    """One row per key, one column per session: each session's effective view, side by side.
+def effective_views(sessions: list[Session], first: str | None = None) -> pd.DataFrame:
+    """One row per key, one column per session: each session's effective view, side by side, by key (``first``,
+    the key the story is about, before the others).
 
     Reads through each session's own ``memory_list``, so the reads appear in the audit like any others.
     """
@@ -36,7 +37,26 @@ def effective_views(sessions: list[Session]) -> pd.DataFrame:
         }
         for session in sessions
     }
-    return pd.DataFrame(columns).sort_index().rename_axis("key").fillna("—")
+    views = pd.DataFrame(columns).sort_index().rename_axis("key").fillna("—")
+    if first in views.index:
+        views = views.loc[[first, *(key for key in views.index if key != first)]]
+    return views
+
+
+def saved_line(result: dict[str, object], asked: str) -> str:
+    """A save's tool result as a sentence, beside the classification the model asked for.
+
+    Examples:
+        >>> saved_line({"saved": True, "key": "note", "classification": "CONFIDENTIAL", "version": 1}, "PUBLIC")
+        'the model asked for PUBLIC; note was saved as CONFIDENTIAL, version 1: the hook stripped the classification'
+    """
+    if not result.get("saved"):
+        return f"the model asked for {asked}; the save was refused: {result}"
+    verdict = "the hook stripped the classification" if result["classification"] != asked else "as asked"
+    return (
+        f"the model asked for {asked}; {result['key']} was saved as {result['classification']}, "
+        f"version {result['version']}: {verdict}"
+    )
 
 
 def poisoning(store: MemoryStore) -> list[str]:
@@ -139,15 +159,18 @@ def run(db: str | Path | None = None, out: TextIO | None = None, *, width: int |
     confidential.memory_save("salary-review", "Samantha's raise is approved for April", tags=["hr"])
     show(
         "1. Shadowing: each session sees the highest version of user-name it may read",
-        effective_views([public, internal, confidential]),
+        effective_views([public, internal, confidential], first="user-name"),
     )
 
     show(
         "2. A model asks to save at PUBLIC from the confidential session; the hook strips it",
-        tools.call(
-            confidential,
-            "memory_save",
-            {"key": "review-note", "content": "Discuss the raise", "classification": "PUBLIC"},
+        saved_line(
+            tools.call(
+                confidential,
+                "memory_save",
+                {"key": "review-note", "content": "Discuss the raise", "classification": "PUBLIC"},
+            ),
+            "PUBLIC",
         ),
     )
 

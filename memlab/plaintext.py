@@ -1,9 +1,10 @@
 """Tables and paragraphs as plain text that fits a terminal's width (``memlab demo``).
 
-A table is printed as columns when they fit, each cell cut in its middle with ``…`` if it must be (so a cell's end,
-often a level such as ``(INTERNAL)``, stays), but no column to less than about half of what it needs; otherwise each
-row is printed as a block of ``column  value`` lines, wrapped. Missing values are blank, lists their items, times
-of day to the second (the demo's sessions last seconds), and nothing is Markdown.
+A table is printed as columns when they fit, a cell too wide for its column wrapped onto more lines on word
+boundaries (no word is cut: a column is never narrower than its longest word, and a cell's end, often a level such
+as ``(INTERNAL)``, stays whole); otherwise each row is printed as a block of ``column  value`` lines, wrapped.
+Missing values are blank, lists their items, times of day to the second (the demo's sessions last seconds; with
+``dates=True`` the date too), and nothing is Markdown.
 
 Examples:
     >>> import pandas as pd
@@ -40,9 +41,10 @@ def paragraph(text: str, width: int | None) -> str:
     )
 
 
-def cell(column: str, value: Any) -> str:
+def cell(column: str, value: Any, *, dates: bool = False) -> str:
     """One value as plain text on one line: blank when missing, a list as its items, a time (a column named ``at``
-    or ``..._at``) as the time of day to the second, snippet markers (``**``) dropped."""
+    or ``..._at``) as the time of day to the second (``dates``: after its date, ``2026-01-01 12:00:05``), snippet
+    markers (``**``) dropped."""
     if isinstance(value, list | tuple):
         return ", ".join(cell("", item) for item in value)
     if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
@@ -50,10 +52,15 @@ def cell(column: str, value: Any) -> str:
     text = " ".join(str(value).split()).replace("**", "")
     if column == "at" or column.endswith("_at"):
         try:
-            return clock_time(text)
+            return f"{_utc(text).date()} {clock_time(text)}" if dates else clock_time(text)
         except ValueError:
             return text
     return text
+
+
+def _utc(at: str) -> datetime:
+    moment = datetime.fromisoformat(at)
+    return moment if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def clock_time(at: str | datetime) -> str:
@@ -71,29 +78,48 @@ def clock_time(at: str | datetime) -> str:
     return (moment if moment.tzinfo is None else moment.astimezone(UTC)).strftime("%H:%M:%S")
 
 
-def table(frame: pd.DataFrame, width: int | None) -> str:
-    """``frame`` as plain text no wider than ``width`` (None: as wide as it is); a named index is its first column."""
+def table(frame: pd.DataFrame, width: int | None, *, dates: bool = False) -> str:
+    """``frame`` as plain text no wider than ``width`` (None: as wide as it is, one line a row); a named index is its
+    first column; ``dates``: times with their date (``cell``)."""
     if frame.index.name is not None:
         frame = frame.reset_index()
     headers = [str(name) for name in frame.columns]
-    rows = [[cell(name, value) for name, value in zip(headers, row, strict=True)] for row in frame.itertuples(False)]
+    rows = [
+        [cell(name, value, dates=dates) for name, value in zip(headers, row, strict=True)]
+        for row in frame.itertuples(False)
+    ]
     natural = [max([len(header)] + [len(row[index]) for row in rows]) for index, header in enumerate(headers)]
-    widths = natural if width is None else _shrunk(natural, max(width, NARROWEST))
+    if width is None:
+        widths: list[int] | None = natural
+    else:
+        longest = [
+            max([len(header)] + [_longest_word(row[index]) for row in rows]) for index, header in enumerate(headers)
+        ]
+        widths = _shrunk(natural, longest, max(width, NARROWEST))
     if widths is None:
         return _blocks(headers, rows, max(width or 0, NARROWEST))
     numeric = [pd.api.types.is_numeric_dtype(frame[name]) for name in frame.columns]
-    return "\n".join(
-        GAP.join(
-            (_clip(text, w).rjust(w) if right else _clip(text, w).ljust(w))
-            for text, w, right in zip(line, widths, numeric, strict=True)
-        ).rstrip()
-        for line in [headers, *rows]
-    )
+    lines = []
+    for row in [headers, *rows]:
+        wrapped = [textwrap.wrap(text, w, break_on_hyphens=False) or [""] for text, w in zip(row, widths, strict=True)]
+        for depth in range(max(map(len, wrapped))):
+            parts = ((cell_lines[depth] if depth < len(cell_lines) else "") for cell_lines in wrapped)
+            lines.append(
+                GAP.join(
+                    (text.rjust(w) if right else text.ljust(w))
+                    for text, w, right in zip(parts, widths, numeric, strict=True)
+                ).rstrip()
+            )
+    return "\n".join(lines)
 
 
-def _shrunk(natural: list[int], width: int) -> list[int] | None:
-    """Column widths that fit ``width``, the widest cut first, none below its floor; None if they cannot."""
-    floors = [min(n, max(12, n // 2), 30) for n in natural]
+def _longest_word(text: str) -> int:
+    return max(map(len, text.split()), default=0)
+
+
+def _shrunk(natural: list[int], floors: list[int], width: int) -> list[int] | None:
+    """Column widths that fit ``width``, the one with the most room above its floor (its longest word) narrowed
+    first; None if they cannot."""
     widths = list(natural)
     while sum(widths) + len(GAP) * (len(widths) - 1) > width:
         widest = max(range(len(widths)), key=lambda index: widths[index] - floors[index])
@@ -103,31 +129,27 @@ def _shrunk(natural: list[int], width: int) -> list[int] | None:
     return widths
 
 
-def _clip(text: str, width: int) -> str:
-    """``text`` cut in its middle to ``width`` characters: its start and its end stay."""
-    if len(text) <= width:
-        return text
-    tail = (width - 1) // 2
-    return text[: width - 1 - tail] + "…" + (text[-tail:] if tail else "")
-
-
 def _blocks(headers: list[str], rows: list[list[str]], width: int) -> str:
-    """Each row as a block of ``column  value`` lines (blank values left out), values wrapped under themselves."""
+    """Each row as a block of ``column  value`` lines (blank values left out), values wrapped under themselves, no
+    word cut."""
     label = min(max(map(len, headers)), width // 3)
     indent = " " * (label + len(GAP))
     blocks = []
     for number, row in enumerate(rows, start=1):
         lines = [f"-- {number}"]
         for header, text in zip(headers, row, strict=True):
-            if text:
-                lines.extend(
-                    textwrap.wrap(
-                        text,
-                        width,
-                        initial_indent=_clip(header, label).ljust(label) + GAP,
-                        subsequent_indent=indent,
-                        break_on_hyphens=False,
-                    )
+            if not text:
+                continue
+            # A name too long for the margin, or a word too long to sit beside it, puts the value under its name.
+            under = len(header) > label or len(indent) + _longest_word(text) > width
+            if under:
+                lines.append(header)
+            first, rest = ("", "") if under else (header.ljust(label) + GAP, indent)
+            lines.extend(
+                textwrap.wrap(
+                    text, width, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False,
+                    break_long_words=False,  # a word longer than a whole line (a URL) stays whole and copyable
                 )
+            )  # fmt: skip
         blocks.append("\n".join(lines))
     return "\n".join(blocks)

@@ -129,11 +129,42 @@ def test_a_class_prints_the_students_and_the_teachers_urls_once_bound(tmp_path):
         assert students == f"students: http://127.0.0.1:{port}/\n" and not port_free(port)
         token = re.fullmatch(rf"teacher: http://127\.0\.0\.1:{port}/\?teacher=([\w-]{{32}})  \(.*\)\n", teacher)
         assert token, teacher
+        assert classroom.stdout.readline().startswith("memlab classroom: Voila's messages go to ")  # after, not among
         classroom.send_signal(signal.SIGTERM)
         assert classroom.wait(timeout=60) == 0
     finally:
         if classroom.poll() is None:
             classroom.kill()
+
+
+def test_the_address_comes_first_and_voilas_messages_go_to_a_log(tmp_path):
+    """Issue 37: the addresses were printed among Voila's notices (its own unlabelled "Voilà is running at: URL"
+    among them). Guards: serve() letting Voila write to the terminal (stdout=None, stderr=None). The class's two
+    labelled addresses: the test below."""
+    port, log = free_port(), tmp_path / "voila.log"
+    classroom = start("--port", str(port), "--log", str(log))
+    try:
+        lines = [classroom.stdout.readline() for _ in range(2)]
+        assert lines == [
+            f"memlab classroom: open http://127.0.0.1:{port}/ (Ctrl-C stops it)\n",
+            f"memlab classroom: Voila's messages go to {log}\n",
+        ]
+        classroom.send_signal(signal.SIGTERM)
+        out, err = classroom.communicate(timeout=60)
+    finally:
+        if classroom.poll() is None:
+            classroom.kill()
+    assert classroom.returncode == 0 and out == "" and err == "", (out, err)
+    assert "Voilà is running at" in log.read_text()
+
+
+def test_a_log_that_cannot_be_written_is_refused_before_voila_starts(tmp_path):
+    port = free_port()
+    classroom = start("--port", str(port), "--log", str(tmp_path / "missing" / "voila.log"))
+    out, err = classroom.communicate(timeout=60)
+    assert classroom.returncode == 2 and out == ""
+    assert err.startswith(f"memlab classroom: --log: cannot write {tmp_path / 'missing' / 'voila.log'}: ")
+    assert port_free(port)
 
 
 @pytest.mark.parametrize("where", ["user", "query"])

@@ -22,7 +22,7 @@ def test_demo_walks_through_levels_shadowing_delete_and_audit():
     for heading in ["Shadowing", "strips it", "live taint", "Search", "soft-deletes", "history", "audit", "Taint"]:
         assert heading in text
     assert "Samantha Rivera, team lead (INTERNAL)" in text
-    assert "'classification': 'CONFIDENTIAL'" in text  # the stripped PUBLIC request
+    assert "review-note was saved as CONFIDENTIAL" in " ".join(text.split())  # the stripped PUBLIC request
     assert store.session(Level.INTERNAL).memory_get("user-name").classification == Level.PUBLIC
     audit = store.audit()
     # Every call succeeds but one: the poisoning section's floor-trusted session asking for the poison, not found.

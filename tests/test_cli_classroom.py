@@ -38,8 +38,17 @@ def test_every_flag_reaches_the_server(served):
     assert notebook == "n.ipynb"
     assert options == {
         "host": "127.0.0.1", "port": 0, "theme": "dark", "class_store": "/srv/class", "max_kernels": 3,
-        "kernels_per_visitor": 1, "idle_seconds": 60,
+        "kernels_per_visitor": 1, "idle_seconds": 60, "log": None,
     }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("argv", "log"), [([], None), (["--log", "v.log"], "v.log"), (["-v"], "-"), (["-v", "--log", "v.log"], "v.log")]
+)
+def test_voilas_messages_go_to_a_file_unless_v_or_log_says_otherwise(served, argv, log):
+    assert main(["classroom", *argv]) == 0
+    ((_, options),) = served
+    assert options["log"] == log
 
 
 def test_an_unknown_theme_is_a_usage_error(served, capsys):

@@ -40,3 +40,37 @@ def test_a_db_in_use_is_refused_with_status_2_and_left_alone(tmp_path, capsys):
     assert used.read_text() == "someone's notes"
     assert main(["demo", "--db", str(tmp_path / "new.db"), "--json"]) == 0
     assert (tmp_path / "new.db").stat().st_size > 0
+
+
+def _demo_at(columns: int) -> str:
+    import io
+
+    from memlab.demo import run
+
+    out = io.StringIO()
+    run(out=out, width=columns)
+    return out.getvalue()
+
+
+def test_the_section_about_user_name_shows_user_name_first():
+    # Guards: section 1 titled after user-name listing four other keys before it (issue 37).
+    section = _demo_at(80).split("== 2.")[0]
+    keys = [line.split()[1] for line in section.splitlines() if line.startswith("key ")]
+    assert keys[0] == "user-name" and sorted(keys[1:]) == ["favourite-language", "project-deadline", "salary-review"]
+
+
+def test_the_demo_prints_sentences_not_python_values():
+    # Guards: section 2 printing the tool's result as a Python dict ({'saved': True, ...}).
+    text = _demo_at(80)
+    assert "{'" not in text and "'saved'" not in text
+    assert "review-note was saved as CONFIDENTIAL" in " ".join(text.split())
+
+
+def test_at_80_columns_no_line_is_longer_and_no_word_is_cut():
+    # Guards: cells cut in their middle ("favourit…language") to fit 80 columns.
+    text = _demo_at(80)
+    assert max(map(len, text.splitlines())) <= 80
+    assert "…" not in text
+    words = set(text.split())
+    for whole in ["favourite-language", "project-deadline", "scripting", "onboarding", "(CONFIDENTIAL)"]:
+        assert whole in words, whole

@@ -45,3 +45,31 @@ def test_the_tables_and_an_out_folder(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "Measures (* p<0.05" in out and "Time: indexing" in out
     assert any(path.suffix == ".csv" for path in tmp_path.iterdir())
+
+
+def test_the_tables_end_with_a_legend_of_every_column_and_the_page_to_read(capsys, monkeypatch):
+    # Guards: eval's tables never saying what S@k, nDCG, MRR or index_vs_baseline mean (issue 37).
+    import re
+
+    from memlab.eval.report import LEGEND
+
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["eval", "--collection", str(TINY), "--rows", "porter,memlab", "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    tables, legend = out.split("What the columns mean")
+    last = " ".join(legend.split("\nRead ")[-1].split())
+    assert last == "docs/relevance-lab.md: how the rows are built, the collections, and what the figures say."
+    assert (Path(__file__).resolve().parent.parent / "docs" / "relevance-lab.md").is_file()
+    assert max(map(len, legend.splitlines())) <= 80
+    headers = {
+        word
+        for line in tables.splitlines()
+        if line.startswith(" ") and ("analyzer" in line or "index_seconds" in line)
+        for word in line.split()
+    }
+    plain = {"analyzer", "index_seconds", "search_seconds", "ms_per_query"}  # their tables' titles say what they are
+    explained = {re.sub(r"^(S|R)@\d+$", r"\1@k", header) for header in headers} - plain
+    assert explained == {"S@k", "R@k", "nDCG@10", "MAP", "MRR", "context", "index_vs_baseline"}
+    assert explained <= set(LEGEND)
+    for measure in ("S@k", "nDCG@10", "MRR", "index_vs_baseline"):
+        assert re.search(rf"^  {re.escape(measure)} +\S", legend, re.MULTILINE), measure

@@ -29,7 +29,7 @@ def test_the_walk_through_shows_shadowing_the_stripped_level_and_the_delete():
     out = io.StringIO()
     store = run(out=out, width=100)
     text = out.getvalue()
-    assert "'classification': 'CONFIDENTIAL'" in text  # the model asked for PUBLIC: the hook stripped it
+    assert "review-note was saved as CONFIDENTIAL" in " ".join(text.split())  # the model asked for PUBLIC
     assert (
         "salary" in text and "salary" not in text.split("== 4.")[1].split("== 5.")[0]
     )  # team-chat's search never shows hr's memory

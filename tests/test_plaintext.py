@@ -81,15 +81,37 @@ def test_a_table_that_fits_is_columns_with_numbers_to_the_right():
     assert lines[2].endswith("12") and len(lines[1]) == len(lines[2])
 
 
-def test_a_narrow_table_cuts_the_widest_cell_in_its_middle_keeping_its_end():
-    # Guards: plaintext._clip keeping only a cell's start (the level at its end lost).
+def test_a_narrow_table_wraps_the_widest_cell_on_word_boundaries_keeping_its_end():
+    # Guards: a cell cut in its middle with "…" (issue 37: `memlab demo` cut words mid-way at 80 columns).
     lines = table(FRAME, 60).splitlines()
     assert all(len(line) <= 60 for line in lines)
-    assert "…" in lines[1] and "(INTERNAL)" in lines[1] and lines[1].split()[0] == "user-name"
+    assert "…" not in "".join(lines) and lines[1].split()[0] == "user-name"
+    words = " ".join(lines).split()
+    assert all(word in words for word in "a long classification line ending in (INTERNAL)".split())
+    assert "favourite-language" in words  # a hyphenated key is one word, never split at its hyphen
+
+
+def test_a_column_is_never_narrower_than_its_longest_word():
+    # Guards: a column narrowed below its longest word (textwrap then breaks the word); blocks are printed instead.
+    frame = pd.DataFrame({"key": ["k"], "content": ["incomprehensibilities and more"]})
+    for width in (24, 26, 40):
+        text = table(frame, width)
+        assert "incomprehensibilities" in text.split() and all(len(line) <= width for line in text.splitlines())
+
+
+def test_a_word_longer_than_a_line_stays_whole_on_a_line_of_its_own():
+    text = table(pd.DataFrame({"key": ["k"], "url": ["see https://example.org/" + "x" * 40]}), 30)
+    assert "https://example.org/" + "x" * 40 in text.splitlines()
+
+
+def test_dates_keeps_a_times_date():
+    frame = pd.DataFrame({"saved_at": ["2026-01-01T14:00:05.5+02:00"]})
+    assert table(frame, None, dates=True).splitlines()[1] == "2026-01-01 12:00:05"
+    assert table(frame, None).splitlines()[1] == "12:00:05"
 
 
 def test_a_table_too_narrow_for_columns_is_blocks_of_column_and_value():
-    text = table(FRAME.assign(notes=["x" * 40, None]), 30)
+    text = table(FRAME.assign(notes=["notes " * 8, None]), 30)
     blocks = text.split("-- ")[1:]
     assert [block.splitlines()[0] for block in blocks] == ["1", "2"]
     assert all(len(line) <= 30 for line in text.splitlines())

@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from memlab import policies
+from memlab import cli_output, policies
 from memlab.cli.options import Commands, add_command, json_flag, one_of
-from memlab.cli_output import Names, print_json
+from memlab.cli_output import Names, print_json, verbosity
 
 __all__ = ["add_check"]
 
@@ -71,7 +71,8 @@ def run_check(args: argparse.Namespace) -> int:
                 print(check.table_text(frame))
             if args.save:
                 check.save_table(frame, args.save)
-                print(f"wrote {args.save}", file=sys.stderr)  # stdout stays the table
+                if verbosity(args) >= 0:
+                    print(f"wrote {args.save}", file=sys.stderr)  # stdout stays the table
             return _expected_to_hold(frame)
         if args.save:
             raise InvalidArgument("--save writes the table over all policies: leave out --policy")
@@ -104,7 +105,7 @@ def _applicable(chosen: list[str], checks, *, named: bool) -> int:
                 raise InvalidArgument(f"check {_hyphens(check_name)} cannot examine policy {name!r}: {why}")
             else:
                 left_out.append(f"{_hyphens(check_name)} under {name}")
-    if left_out:
+    if left_out and not cli_output.QUIET:
         print(f"memlab check: left out (no trusted floor under the policy): {', '.join(left_out)}", file=sys.stderr)
     return runs
 
@@ -145,7 +146,7 @@ def _check_exhaustive(args: argparse.Namespace, checks: tuple[str, ...]) -> int:
         if alphabet.over_labels and not args.policy:
             left_out = [name for name in chosen if not check.keeps_compartments(name)]
             chosen = [name for name in chosen if name not in left_out]
-            if left_out:
+            if left_out and not cli_output.QUIET:
                 print(f"memlab check: left out (no compartments): {', '.join(left_out)}", file=sys.stderr)
         _applicable(chosen, checks, named=args.check != "all")
         results = check.exhaustive_all(chosen, checks=checks, depth=args.depth, alphabet=alphabet, budget=args.budget)

@@ -20,6 +20,12 @@ def add_classroom(commands: Commands) -> None:
     lesson.add_argument("--theme", choices=["light", "dark"], default="light", help="the page's theme (default light)")
     lesson.add_argument("--notebook", default=None, help="the notebook (default: notebooks/06_classroom.ipynb)")
     lesson.add_argument(
+        "--log",
+        metavar="FILE",
+        help="where Voila's own messages go, - for standard error (default: a new file in the temporary folder, "
+        "named once the classroom listens; -v: standard error)",
+    )
+    lesson.add_argument(
         "--class",
         dest="class_store",
         metavar="DIR|URL",
@@ -44,8 +50,11 @@ def add_classroom(commands: Commands) -> None:
 def run_classroom(args: argparse.Namespace) -> int:
     """Serve the lesson until Ctrl-C or SIGTERM; the status ``classroom_server.serve`` returns."""
     from memlab.classroom_server import serve
+    from memlab.cli_output import verbosity
 
+    log = args.log if args.log is not None or verbosity(args) <= 0 else "-"
     return serve(
         args.notebook, host=args.host, port=args.port, theme=args.theme, class_store=args.class_store,
         max_kernels=args.max_kernels, kernels_per_visitor=args.kernels_per_visitor, idle_seconds=args.idle_seconds,
+        log=log,
     )  # fmt: skip

@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from memlab.cli.options import Commands, add_command, json_flag, one_of
-from memlab.cli_output import print_json
+from memlab.cli_output import print_json, verbosity
 from memlab.search import analyzers
 
 __all__ = ["add_eval"]
@@ -63,7 +63,7 @@ def run_eval(args: argparse.Namespace) -> int:
     from memlab.errors import InvalidArgument, MemlabError
     from memlab.eval import ALL_ROWS, load_collection, report, run
 
-    on_terminal = sys.stderr.isatty()  # a bar's \r has no place in a log
+    on_terminal = sys.stderr.isatty() and verbosity(args) >= 0  # -q: no bar; a bar's \r has no place in a log
     out = sys.stderr if args.json else sys.stdout  # with --json, standard output is the document alone
     try:
         ranking_file = _ranking_file(args)  # refused before anything is loaded
@@ -120,6 +120,8 @@ def run_eval(args: argparse.Namespace) -> int:
 
 def _print_results(results, tuned, collection) -> None:
     """``memlab eval``'s tables: the tuning's choices, the measures, per category, the timings, the stemmers."""
+    import shutil
+
     import pandas as pd
 
     from memlab.eval import report
@@ -143,6 +145,7 @@ def _print_results(results, tuned, collection) -> None:
         if results.summary["analyzer"].nunique() > 1:
             print(f"\nStemmers (vocabulary of the memories; wins/losses per query against {results.baseline})")
             print(report.stemming_table(results, collection).to_string())
+        print("\n" + report.legend(results.baseline, min(shutil.get_terminal_size().columns, 120)))
 
 
 def _eval_document(results, chosen) -> dict:

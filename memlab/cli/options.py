@@ -15,16 +15,27 @@ from memlab.levels import Level
 from memlab.search import analyzers
 
 __all__ = [
+    "Parser",
     "Commands",
     "add_command",
     "json_flag",
     "policy_flag",
     "store_flags",
+    "store_path",
     "one_of",
     "positive",
     "LEVELS",
     "GRADES",
 ]
+
+
+class Parser(argparse.ArgumentParser):
+    """``memlab``'s parser, and each command's (argparse makes a command's parser of its parent's class): one that
+    says which arguments it has (``actions``), for the completion scripts."""
+
+    def actions(self) -> list[argparse.Action]:
+        """Its arguments, options and positionals, in the order they were added."""
+        return list(self._actions)
 
 
 class Commands(Protocol):
@@ -45,7 +56,7 @@ def add_command(
     commands: Commands, name: str, summary: str, run: Callable[[argparse.Namespace], int]
 ) -> argparse.ArgumentParser:
     """The parser of ``memlab <name>``, which ``run`` answers: ``summary`` is its line in ``memlab --help`` and
-    its description; the epilog the exit codes."""
+    its description; the epilog the exit codes. Every command takes ``-q`` and ``-v`` (``cli_output.verbosity``)."""
     parser = commands.add_parser(
         name,
         help=summary,
@@ -54,6 +65,17 @@ def add_command(
         formatter_class=HelpFormatter,
     )
     parser.set_defaults(run=run)
+    said = parser.add_mutually_exclusive_group()
+    said.add_argument(
+        "-q", "--quiet", action="store_true", help="errors only on standard error: no progress bar, no notes"
+    )
+    said.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="say on standard error how the result came about (the session read as, memlab's log; -vv: more)",
+    )
     return parser
 
 
@@ -75,6 +97,29 @@ def store_flags(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--analyzer", default=None, help=f"the search analyzer, {one_of(analyzers.names())} (default porter)"
     )
+
+
+class _StorePath(argparse.Action):
+    """The store named by ``--db`` or, where a command took it so, a positional path: the one ``args.db``; naming
+    it twice, differently, is a usage error."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:  # type: ignore[override]
+        if values is None:  # the positional left out
+            return
+        named = getattr(namespace, "db", None)
+        if named is not None and named != values:
+            parser.error(f"the store is named twice ({named} and {values}): name it once, with --db or the path alone")
+        namespace.db = values
+
+
+def store_path(command: argparse.ArgumentParser, what: str, *, positional: str | None = None) -> None:
+    """``--db``, the store (``MEMLAB_DB`` when left out); ``positional``: the metavar of a positional path the
+    command also accepts in its place (``verify PATH``, ``migrate SOURCE TARGET``)."""
+    command.add_argument("--db", action=_StorePath, default=None, help=what)
+    if positional is not None:
+        command.add_argument(
+            positional.lower(), nargs="?", action=_StorePath, default=None, metavar=positional, help="the same as --db"
+        )
 
 
 def one_of(names: list[str]) -> str:

@@ -16,6 +16,8 @@ from memlab.search import analyzers as registry
 
 __all__ = [
     "collection_summary",
+    "LEGEND",
+    "legend",
     "measures_table",
     "analyzer_labels",
     "stemming_table",
@@ -47,6 +49,44 @@ def collection_summary(collection: Collection) -> str:
     counted = ", ".join(f"{category} {count}" for category, count in per_category.items())
     left = f" ({without} quer{'ies' if without != 1 else 'y'} without one)" if without else ""
     return f"{first}\n  categories: {counted}{left}"
+
+
+LEGEND: dict[str, str] = {
+    "S@k": "success at k: the share of queries with at least one relevant memory in the first k results",
+    "R@k": "recall at k: the share of a query's relevant memories in its first k results, averaged over queries",
+    "nDCG@10": "normalised discounted cumulative gain at 10: each relevant memory's grade (the qrels' relevance) "
+    "divided by log2(rank + 1), summed over the first 10 and divided by the best order's sum, averaged",
+    "MAP": "mean average precision: for each query, the precision at the rank of each of its relevant memories "
+    "(0 for one not retrieved), averaged over them; then over queries",
+    "MRR": "mean reciprocal rank: 1 / the rank of a query's first relevant memory (0 when none is retrieved), "
+    "averaged over queries",
+    "* / **": "p < 0.05 / p < 0.01 against the baseline row, paired randomization test (10,000 sign flips)",
+    "context": "yes when the row indexes a memory's source and occurred_at as weighted columns",
+    "index_vs_baseline": "the row's indexing seconds divided by the baseline row's (2.0: twice as long to index)",
+}
+"""What each measure and column of ``memlab eval``'s tables means, as its legend prints it (ir-measures' and
+pytrec_eval's definitions; a memory is relevant when the qrels judge it with relevance > 0)."""
+
+
+def legend(baseline: str, width: int = 100) -> str:
+    """The legend ``memlab eval`` ends with, wrapped to ``width``: each measure and what it means, then the page to
+    read.
+
+    Examples:
+        >>> print(legend("porter", 80).splitlines()[1])
+          S@k                success at k: the share of queries with at least one
+    """
+    import textwrap
+
+    lines = [f"What the columns mean ({baseline} is the baseline row; a measure is a mean over the queries asked):"]
+    for name, meaning in LEGEND.items():
+        lines += textwrap.wrap(
+            meaning, width, initial_indent=f"  {name:<18} ", subsequent_indent=" " * 21, break_on_hyphens=False
+        )
+    lines += textwrap.wrap(
+        "Read docs/relevance-lab.md: how the rows are built, the collections, and what the figures say.", width
+    )
+    return "\n".join(lines)
 
 
 def measures_table(results: Results) -> pd.DataFrame:
