@@ -47,7 +47,7 @@ def _bash(script: Path, *words: str) -> list[str]:
 @pytest.mark.parametrize(
     ("words", "completed"),
     [
-        (["memlab", ""], ["demo", "check", "eval", "serve", "import", "get", "search", "list", "history", "audit"]),
+        (["memlab", ""], ["demo", "check", "eval", "poison", "serve", "import", "get", "search", "list", "history"]),
         (["memlab", "hi"], ["history"]),
         (["memlab", "--print"], ["--print-completion"]),
         (["memlab", "get", "--f"], ["--floor"]),

@@ -163,7 +163,7 @@ def test_every_command_on_a_store_names_it_with_db(capsys, command):
 
 
 def test_the_commands_without_db_open_no_store():
-    assert set(COMMANDS) - set(STORE_COMMANDS) == {"check", "classroom", "cache"}
+    assert set(COMMANDS) - set(STORE_COMMANDS) == {"check", "poison", "classroom", "cache"}
 
 
 # -- -q and -v on every command -------------------------------------------------------------------------------------

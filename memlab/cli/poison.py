@@ -67,16 +67,13 @@ def run_poison(args: argparse.Namespace) -> int:
     """Run the attack and print and write its table; 2 when a flag's value or the collection is refused."""
     from pathlib import Path
 
-    from tqdm.auto import tqdm
-
-    from memlab.cli_output import print_json
+    from memlab.cli_output import note, print_json, progress
     from memlab.errors import MemlabError
     from memlab.eval import load_collection
     from memlab.poison import report, runner
     from memlab.poison.generate import judged_targets
     from memlab.poison.guarantees import checked, verdicts
 
-    out = sys.stderr if args.json else sys.stdout  # with --json, standard output is the document alone
     try:
         chosen = _arguments(args)
         collection = _flag(
@@ -87,7 +84,7 @@ def run_poison(args: argparse.Namespace) -> int:
         print(f"memlab poison: {error}", file=sys.stderr)
         return 2
     total = runner.steps(chosen["rankings"], chosen["rows"], chosen["rate"], chosen["tier"])
-    with tqdm(total=total, desc=collection.name, unit="store", disable=not sys.stderr.isatty()) as bar:
+    with progress(total, collection.name, unit="store") as bar:  # on a terminal, unless -q
         table = runner.run(collection, progress=lambda _: bar.update(), **chosen)
     guarantees = checked(table, verdicts())
     k = 10 if 10 in chosen["k"] else max(chosen["k"])
@@ -96,7 +93,10 @@ def run_poison(args: argparse.Namespace) -> int:
     else:
         _print_table(table, guarantees, collection.name, k)
     for path in report.write(table, Path(args.out), k, guarantees):
-        print(f"wrote {path}", file=out)
+        if args.json:
+            note(args, f"wrote {path}")  # beside the document, unless -q
+        else:
+            print(f"wrote {path}")
     return 0
 
 
