@@ -6,7 +6,9 @@ victims' questions, poisoned minus clean) beside it; ``chart`` saves that on whi
 own marker and line style as well as its colour, so the chart reads without colour.
 
 Examples:
-    >>> table = run(toy(), rate=[0.3, 0.5], seed=0)
+    >>> from memlab.eval import load_trec
+    >>> from memlab.poison import run
+    >>> table = run(load_trec("tests/fixtures/trec-tiny"), rate=[0.2, 0.4], k=(1,), seed=0)
     >>> list(summary(table, k=1).columns[:4])
     ['rate', 'row', 'ranking', 'poison rate']
 """

@@ -19,7 +19,7 @@ Examples:
     >>> from memlab.eval import load_trec
     >>> table = run(load_trec("tests/fixtures/trec-tiny"), rate=0.2, k=(1,), seed=1)
     >>> table.set_index("row")["ASR-r@k"].to_dict()
-    {'integrity-ignored': 1.0, 'labels-only': 1.0, 'floor-trusted': 0.0, 'low-water-mark': 1.0}
+    {'integrity-ignored': 1.0, 'labels-only': 1.0, 'trust-demoted': 0.0, 'floor-trusted': 0.0, 'low-water-mark': 1.0}
 """
 
 from __future__ import annotations
