@@ -67,7 +67,7 @@ def choices(table: pd.DataFrame, tier: str | None = None) -> dict[str, list]:
     Examples:
         >>> from memlab.poison import results
         >>> choices(results("data/results/poison/locomo/poison.csv"), "query")["rates"]
-        [0.01]
+        [0.001, 0.005, 0.01, 0.02, 0.05]
     """
     tiers = _ordered(table["tier"])
     tier = tiers[0] if tier is None else _known("tier", tier, tiers)
