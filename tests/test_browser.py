@@ -35,12 +35,17 @@ AA = 4.5
 
 
 def chromium() -> str:
-    """Debian's Chromium binary; the test fails (never skips) without it."""
+    """Debian's Chromium binary; the test fails (never skips) without it. pip cannot bring one here (``playwright
+    install`` downloads its browsers from outside the package registries, the only hosts this machine reaches), so
+    the README's test command installs Debian's first."""
     for name in CHROMIUM:
         found = shutil.which(name)
         if found:
             return found
-    pytest.fail("no Chromium found: install Debian's package (apt-get install -y chromium); .ci/run does it")
+    pytest.fail(
+        "no Chromium found: the browser test drives Debian's; install it (apt-get install -y chromium), "
+        "as the README's test command does first"
+    )
 
 
 @pytest.fixture(scope="module")
