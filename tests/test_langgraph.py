@@ -454,19 +454,6 @@ def test_an_unknown_filter_operator_is_refused_before_anything_is_read(where, me
     assert store.audit()["tool"].tolist() == ["memory_save"]
 
 
-def test_a_ttl_or_an_index_is_refused_and_nothing_written():
-    store = MemoryStore()
-    graph_store = MemlabStore(store, taint="PUBLIC")
-    with pytest.raises(NotImplementedError, match="TTL is not supported"):  # BaseStore.put's own refusal
-        graph_store.put(("a",), "k", {"text": "x"}, ttl=5)
-    with pytest.raises(InvalidArgument, match="ttl must be None"):
-        graph_store.batch([PutOp(("a",), "k", {"text": "x"}, ttl=5)])
-    for index in (False, ["text"]):
-        with pytest.raises(InvalidArgument, match="index must be None"):
-            graph_store.put(("a",), "k", {"text": "x"}, index=index)
-    assert store.storage.agents() == [] and store.audit().empty
-
-
 GOOD_PUTS = [PutOp(("users", "ann"), "k1", {"text": "x"}), PutOp(("users", "bob"), "k2", {"text": "y"})]
 
 
@@ -483,6 +470,8 @@ GOOD_PUTS = [PutOp(("users", "ann"), "k1", {"text": "x"}), PutOp(("users", "bob"
         (PutOp(("users",), "k", {"text": "x" * MAX_CONTENT_CHARS}), InvalidArgument, "the limit is"),
         (SearchOp(("users",), {"n": {"$in": [1]}}), InvalidArgument, "unknown operator"),
         (SearchOp(("users",), query="x" * (MAX_QUERY_CHARS + 1)), InvalidArgument, "query is"),
+        (PutOp(("users",), "k", {"text": "x"}, ttl=-1), InvalidArgument, "ttl must be None or a number"),
+        (PutOp(("users",), "k", {"text": "x"}, index="text"), InvalidArgument, "index must be a non-empty list"),
     ],
 )
 def test_a_batch_whose_later_op_is_bad_is_refused_whole_with_langgraphs_error_and_writes_nothing(bad, error, message):
