@@ -64,7 +64,9 @@ def test_the_score_is_the_cosine_similarity_by_default_and_the_fused_score_under
     cosine.put(("a",), "pet", {"text": "kitten kitten"})
     (item,) = cosine.search(("a",), query="feline")
     assert item.score == pytest.approx(1.0)  # the same axis: cosine 1
-    hybrid = MemlabStore(MemoryStore(embedder=IndexEmbedder(INDEX), ranking=Ranking.hybrid()), taint="PUBLIC", index=INDEX)
+    hybrid = MemlabStore(
+        MemoryStore(embedder=IndexEmbedder(INDEX), ranking=Ranking.hybrid()), taint="PUBLIC", index=INDEX
+    )
     hybrid.put(("a",), "pet", {"text": "kitten kitten"})
     (item,) = hybrid.search(("a",), query="feline")
     assert item.score == pytest.approx(Ranking.hybrid().dense / (Ranking.hybrid().fusion_k + 1))  # RRF, rank 1

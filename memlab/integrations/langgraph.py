@@ -32,7 +32,6 @@ import json
 import threading
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +53,7 @@ from memlab import InvalidArgument, Memory, MemoryStore, NotFound, arguments
 from memlab.integrations import langgraph_ttl as ttls
 from memlab.integrations.langgraph_filter import OPERATORS, check_filter, passes
 from memlab.integrations.langgraph_index import IndexEmbedder, check_fields
+from memlab.integrations.langgraph_items import MemlabItem, MemlabSearchItem, item, search_item
 from memlab.integrations.langgraph_names import addressable, check_key, check_namespace, path
 from memlab.labels import Integrity, Label, LabelLike
 from memlab.search.ranking import Ranking
@@ -162,8 +162,8 @@ class MemlabStore(BaseStore):
             store = MemoryStore(store, embedder=self._index, ranking=ranking)
         elif self._index is not None and store.embedder != self._index:
             raise InvalidArgument(
-                "index needs the memlab store's vectors made by it: open MemoryStore(..., "
-                "embedder=IndexEmbedder(index), ranking=Ranking.dense_only()), or pass a path and let MemlabStore open it"
+                "index needs the memlab store's vectors made by it: open MemoryStore(embedder=IndexEmbedder(index), "
+                "ranking=Ranking.dense_only()), or pass a path and let MemlabStore open it"
             )
         if self._index is not None and not store.ranking.uses_dense:
             raise InvalidArgument("index needs a ranking that uses the vectors: store.ranking = Ranking.dense_only()")
@@ -320,15 +320,7 @@ class MemlabStore(BaseStore):
             return None
         if op.refresh_ttl:
             self._refresh(op.namespace, [memory])
-        at = datetime.fromisoformat(memory.saved_at)
-        return MemlabItem(
-            value=_value(memory.content),
-            key=memory.key,
-            namespace=op.namespace,
-            created_at=at,
-            updated_at=at,
-            classification=memory.classification,
-        )
+        return item(op.namespace, memory)
 
     def _put(self, op: PutOp, content: str | None) -> None:
         session = self._session(op.namespace)
@@ -368,9 +360,9 @@ class MemlabStore(BaseStore):
                 now = self._store.clock()
                 live = [hit for hit in hits if not ttls.expired(hit.memory, now)]
                 short |= len(hits) == depth and len(live) < len(hits)
-                found += [(_item(namespace, hit.memory, score=hit.score), hit.memory) for hit in live]
+                found += [(search_item(namespace, hit.memory, score=hit.score), hit.memory) for hit in live]
             else:
-                found += [(_item(namespace, memory), memory) for memory in self._reading(namespace, self._listed)]
+                found += [(search_item(namespace, memory), memory) for memory in self._reading(namespace, self._listed)]
         return found, short
 
     def _ranked(self, session: Session, query: str, depth: int) -> list[Any]:
@@ -400,48 +392,6 @@ class MemlabStore(BaseStore):
         if op.max_depth is not None:
             seen = sorted({namespace[: op.max_depth] for namespace in seen})
         return seen[op.offset : op.offset + op.limit]
-
-
-class MemlabItem(Item):
-    """LangGraph's ``Item``, with the memory's ``classification`` (a ``memlab.labels.Label``) and ``integrity``:
-    what it is, as the store says it, never the value's to say. ``dict()`` carries both as text, as tool results
-    do; equality is LangGraph's (value, key, namespace and times)."""
-
-    __slots__ = ("classification",)
-
-    def __init__(self, *, classification: Label, **fields: Any) -> None:
-        super().__init__(**fields)
-        self.classification = classification
-
-    @property
-    def integrity(self) -> Integrity:
-        """Whether a trusted decision may rest on this item: the integrity of the session that saved it."""
-        return self.classification.integrity
-
-    def dict(self) -> dict:
-        return super().dict() | _label_fields(self.classification)
-
-
-class MemlabSearchItem(SearchItem):
-    """LangGraph's ``SearchItem``, with the memory's ``classification`` and ``integrity`` (as ``MemlabItem``)."""
-
-    __slots__ = ("classification",)
-
-    def __init__(self, *args: Any, classification: Label, **fields: Any) -> None:
-        super().__init__(*args, **fields)
-        self.classification = classification
-
-    @property
-    def integrity(self) -> Integrity:
-        """Whether a trusted decision may rest on this item: the integrity of the session that saved it."""
-        return self.classification.integrity
-
-    def dict(self) -> dict:
-        return super().dict() | _label_fields(self.classification)
-
-
-def _label_fields(classification: Label) -> dict[str, str]:
-    return {"classification": str(classification), "integrity": str(classification.integrity)}
 
 
 # -- checking an operation before anything of its batch runs -------------------------------------------
@@ -496,25 +446,6 @@ def _put_content(op: PutOp) -> str | None:
         return arguments.content(content)
     except InvalidArgument as error:
         raise InvalidArgument(f"the value of {op.key!r} in {op.namespace!r} as JSON: {error}") from None
-
-
-# -- reading memories back as items ----------------------------------------------------------------------
-
-
-def _item(namespace: tuple[str, ...], memory: Memory, *, score: float | None = None) -> MemlabSearchItem:
-    at = datetime.fromisoformat(memory.saved_at)
-    return MemlabSearchItem(
-        namespace, memory.key, _value(memory.content), at, at, score, classification=memory.classification
-    )
-
-
-def _value(content: str) -> dict[str, Any]:
-    """A memory's content as an item's value: the JSON object it holds, or plain text as ``{"content": text}``."""
-    try:
-        value = json.loads(content)
-    except ValueError:
-        value = None
-    return value if isinstance(value, dict) else {"content": content}
 
 
 def _matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:

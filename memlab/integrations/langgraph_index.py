@@ -25,8 +25,8 @@ Examples:
     >>> embedder = IndexEmbedder({"dims": 2, "embed": lambda texts: [[len(t), 1.0] for t in texts], "fields": ["text"]})
     >>> embedder.name, embedder.dimensions
     ('langgraph:<lambda>:2:text', 2)
-    >>> embedder.embed(['{"text": "abc", "other": "ignored"}']).round(3).tolist()
-    [[0.949, 0.316]]
+    >>> [round(float(x), 3) for x in embedder.embed(['{"text": "abc", "other": "ignored"}'])[0]]
+    [0.949, 0.316]
 """
 
 from __future__ import annotations
@@ -220,4 +220,5 @@ def _fields_text(content: str, fields: Sequence[str]) -> str | None:
 
 
 def _is_async(embed: Any) -> bool:
-    return asyncio.iscoroutinefunction(embed) or asyncio.iscoroutinefunction(getattr(embed, "__call__", None))
+    """A coroutine function, or an object whose class's ``__call__`` is one (as LangGraph's ``ensure_embeddings``)."""
+    return asyncio.iscoroutinefunction(embed) or asyncio.iscoroutinefunction(vars(type(embed)).get("__call__"))

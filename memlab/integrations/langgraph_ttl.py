@@ -36,7 +36,17 @@ from memlab import InvalidArgument, Memory
 if TYPE_CHECKING:
     from memlab import MemoryStore
 
-__all__ = ["TAG", "SWEEP_REASON", "check_config", "check_minutes", "ttl_tag", "minutes_of", "expired", "sweep", "Sweeper"]
+__all__ = [
+    "TAG",
+    "SWEEP_REASON",
+    "check_config",
+    "check_minutes",
+    "ttl_tag",
+    "minutes_of",
+    "expired",
+    "sweep",
+    "Sweeper",
+]
 
 TAG = "ttl-minutes:"
 """The prefix of the tag that holds a version's time to live, in minutes."""
