@@ -90,6 +90,15 @@ def test_a_read_refreshes_the_ttl_where_asked_and_not_otherwise(store, clock):
     assert [item.key for item in plain.search(("a",))] == ["got", "searched"]
 
 
+def test_a_store_whose_ttl_says_no_refresh_on_read_lets_a_read_item_expire(store, clock):
+    graph_store = MemlabStore(store, taint="INTERNAL", ttl={"default_ttl": 5, "refresh_on_read": False})
+    graph_store.put(("a",), "k", {"text": "lisbon"})
+    clock.advance(4)
+    assert graph_store.get(("a",), "k") is not None and graph_store.search(("a",), query="lisbon")
+    clock.advance(1)
+    assert graph_store.get(("a",), "k") is None and store.history("k", agent="a")["version"].tolist() == [1]
+
+
 def test_a_refresh_saves_the_same_value_and_ttl_again_at_the_stores_own_label(store, clock):
     graph_store = MemlabStore(store, taint="INTERNAL")
     graph_store.put(("a",), "k", {"text": "lisbon"}, ttl=5)
