@@ -588,3 +588,12 @@ def test_nothing_in_memlab_imports_an_integration():
 def test_import_memlab_does_not_import_langgraph():
     code = "import sys, memlab; print(sorted({n.split('.')[0] for n in sys.modules} & {'langgraph', 'langchain_core'}))"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "[]\n"
+
+
+def test_the_langgraph_root_is_refused_by_put_and_open_to_a_batch_as_in_langgraphs_stores():
+    # LangGraph reserves the root for its own writes, which go past the public put, as its InMemoryStore allows.
+    graph_store = MemlabStore(MemoryStore(), taint="PUBLIC")
+    with pytest.raises(InvalidNamespaceError, match="langgraph"):
+        graph_store.put(("langgraph", "foo"), "bar", {"text": "x"})
+    graph_store.batch([PutOp(("langgraph", "foo"), "bar", {"text": "x"})])
+    assert graph_store.get(("langgraph", "foo"), "bar").value == {"text": "x"}

@@ -234,3 +234,8 @@ def test_without_an_index_a_puts_fields_are_checked_and_otherwise_ignored_as_lan
     graph_store.put(("a",), "k", {"text": "kitten"}, index=["text"])
     assert graph_store.get(("a",), "k").value == {"text": "kitten"}
     assert check_fields(("text",)) == ("text",)
+
+
+def test_the_store_keeps_langgraphs_index_config_as_given():
+    assert MemlabStore(None, taint="PUBLIC", index=INDEX).index_config == INDEX
+    assert MemlabStore(None, taint="PUBLIC").index_config is None

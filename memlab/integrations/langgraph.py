@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING, Any
 from langgraph.store.base import (
     BaseStore,
     GetOp,
-    InvalidNamespaceError,
     Item,
     ListNamespacesOp,
     MatchCondition,
@@ -124,7 +123,7 @@ class MemlabStore(BaseStore):
 
     supports_ttl = True
     __slots__ = ("_store", "_taint", "_floor", "_distrust", "_reasons", "_sessions", "_lock", "_index", "_sweeper")
-    __slots__ += ("ttl_config",)
+    __slots__ += ("ttl_config", "index_config")
 
     def __init__(
         self,
@@ -157,6 +156,8 @@ class MemlabStore(BaseStore):
         """
         self.ttl_config = ttls.check_config(ttl)
         self._index = None if index is None else IndexEmbedder(index)
+        self.index_config = None if index is None else dict(index)
+        """LangGraph's ``index`` as given (``IndexConfig``), or None: the store has no semantic search."""
         if not isinstance(store, MemoryStore):
             ranking = None if self._index is None else Ranking.dense_only()  # cosine: comparable across namespaces
             store = MemoryStore(store, embedder=self._index, ranking=ranking)
@@ -405,9 +406,7 @@ def _prepare(op: Op) -> Any:
         check_key(op.key)
         return lambda store: store._get(op)
     if isinstance(op, PutOp):
-        check_namespace(op.namespace)
-        if op.namespace[0] == "langgraph":
-            raise InvalidNamespaceError(f"the namespace {op.namespace!r} must not start with 'langgraph' (LangGraph's)")
+        check_namespace(op.namespace)  # a "langgraph" root is BaseStore.put's refusal; a batch may write it
         check_key(op.key)
         content = _put_content(op)
         op = op._replace(ttl=ttls.check_minutes(op.ttl))
