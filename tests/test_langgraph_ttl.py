@@ -179,7 +179,7 @@ def test_expired_items_in_a_searchs_first_ranks_send_it_deeper(store, clock):
         ({"default_ttl": float("nan")}, "number of minutes above 0"),
         ({"default_ttl": "5"}, "number of minutes above 0"),
         ({"refresh_on_read": "yes"}, "True or False"),
-        ({"sweep_interval_minutes": 0.5}, "positive integer"),
+        ({"sweep_interval_minutes": 0}, "sweep_interval_minutes'\\] must be None or a number of minutes above 0"),
         (5, "must be a dict"),
     ],
 )

@@ -70,7 +70,8 @@ def check_minutes(minutes: Any, what: str = "ttl") -> float | None:
 
 def check_config(config: Any) -> dict[str, Any] | None:
     """LangGraph's ``TTLConfig``, checked: ``default_ttl`` (minutes or None), ``refresh_on_read`` (a bool, default
-    True), ``sweep_interval_minutes`` (a positive integer or None) and ``omit_expired`` (memlab always omits them).
+    True), ``sweep_interval_minutes`` (minutes or None: LangGraph types it an integer, its stores take any number)
+    and ``omit_expired`` (memlab always omits them).
 
     Raises:
         InvalidArgument: an unknown key or a bad value, named.
@@ -89,13 +90,10 @@ def check_config(config: Any) -> dict[str, Any] | None:
     refresh = config.get("refresh_on_read", True)
     if not isinstance(refresh, bool):
         raise InvalidArgument(f"ttl['refresh_on_read'] must be True or False, not {refresh!r}")
-    interval = config.get("sweep_interval_minutes")
-    if interval is not None and (type(interval) is not int or interval < 1):
-        raise InvalidArgument(f"ttl['sweep_interval_minutes'] must be None or a positive integer, not {interval!r}")
     return {
         "default_ttl": check_minutes(config.get("default_ttl"), "ttl['default_ttl']"),
         "refresh_on_read": refresh,
-        "sweep_interval_minutes": interval,
+        "sweep_interval_minutes": check_minutes(config.get("sweep_interval_minutes"), "ttl['sweep_interval_minutes']"),
         "omit_expired": True,
     }
 
