@@ -239,3 +239,17 @@ def test_without_an_index_a_puts_fields_are_checked_and_otherwise_ignored_as_lan
 def test_the_store_keeps_langgraphs_index_config_as_given():
     assert MemlabStore(None, taint="PUBLIC", index=INDEX).index_config == INDEX
     assert MemlabStore(None, taint="PUBLIC").index_config is None
+
+
+def test_puts_of_one_batch_each_embed_their_own_fields():
+    # Guards: MemlabStore.batch saving a run of puts under the first one's index.
+    graph_store = MemlabStore(None, taint="PUBLIC", index=INDEX)
+    graph_store.batch(
+        [
+            PutOp(("a",), "hidden", {"text": "kitten"}, index=False),
+            PutOp(("a",), "shown", {"text": "kitten"}),
+            PutOp(("a",), "noted", {"text": "sedan", "note": "kitten"}, index=["note"]),
+        ]
+    )
+    scores = {item.key: item.score for item in graph_store.search(("a",), query="cat")}
+    assert scores == pytest.approx({"hidden": 0.0, "shown": 1.0, "noted": 1.0})

@@ -33,7 +33,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from langgraph.store.base import (
     BaseStore,
@@ -237,9 +237,21 @@ class MemlabStore(BaseStore):
         return self.integrity
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        """Run ``ops`` in order; all are checked first, so a bad one stops the batch before any runs."""
-        prepared = [_prepare(op) for op in ops]
-        return [run(self) for run in prepared]
+        """Run ``ops`` in order; all are checked first, so a bad one stops the batch before any runs. Consecutive
+        puts to one namespace (with one ``index``) are saved in one transaction (``Session.memory_save_many``: a
+        ``memory_save`` audit row each, as one by one; a hook's ``Denied`` refuses that run of puts whole)."""
+        results: list[Result] = []
+        run: list[_Saving] = []
+        for prepared in [*(_prepare(op) for op in ops), None]:
+            if run and not (isinstance(prepared, _Saving) and prepared.joins(run[0])):
+                self._save(run)
+                results += [None] * len(run)
+                run = []
+            if isinstance(prepared, _Saving):
+                run.append(prepared)
+            elif prepared is not None:
+                results.append(prepared(self))
+        return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """``batch`` in a worker thread (memlab's storage is shared safely between threads)."""
@@ -323,15 +335,27 @@ class MemlabStore(BaseStore):
             self._refresh(op.namespace, [memory])
         return item(op.namespace, memory)
 
-    def _put(self, op: PutOp, content: str | None) -> None:
-        session = self._session(op.namespace)
-        if content is not None:
-            tags = None if op.ttl is None else [ttls.ttl_tag(op.ttl)]
-            with contextlib.nullcontext() if self._index is None else self._index.saving(op.index):
-                session.memory_save(op.key, content, tags)
-            return
+    def _save(self, run: list[_Saving]) -> None:
+        """Save a run of puts to one namespace: one ``memory_save``, or one ``memory_save_many`` for several."""
+        first = run[0].op
+        session = self._session(first.namespace)
+        records = [
+            {
+                "key": put.op.key,
+                "content": put.content,
+                "tags": [] if put.op.ttl is None else [ttls.ttl_tag(put.op.ttl)],
+            }
+            for put in run
+        ]
+        with contextlib.nullcontext() if self._index is None else self._index.saving(first.index):
+            if len(records) == 1:
+                session.memory_save(**records[0])
+            else:
+                session.memory_save_many(records, batch_size=len(records))
+
+    def _delete(self, op: PutOp) -> None:
         try:
-            session.memory_delete(op.key)
+            self._session(op.namespace).memory_delete(op.key)
         except NotFound:
             pass  # LangGraph's delete of a missing item is a no-op; the audit row says not_found
 
@@ -412,7 +436,7 @@ def _prepare(op: Op) -> Any:
         op = op._replace(ttl=ttls.check_minutes(op.ttl))
         if op.index is not None and op.index is not False:
             op = op._replace(index=check_fields(op.index, "index"))
-        return lambda store: store._put(op, content)
+        return (lambda store: store._delete(op)) if content is None else _Saving(op, content)
     if isinstance(op, SearchOp):
         op = op._replace(namespace_prefix=path(op.namespace_prefix, "namespace prefix"))
         if op.query:
@@ -429,6 +453,17 @@ def _prepare(op: Op) -> Any:
         op = op._replace(match_conditions=tuple(conditions))
         return lambda store: store._list_namespaces(op)
     raise InvalidArgument(f"unknown store operation {type(op).__name__}")
+
+
+class _Saving(NamedTuple):
+    """A checked put of a value: saved with the puts next to it in its batch (``MemlabStore.batch``)."""
+
+    op: PutOp
+    content: str
+
+    def joins(self, first: _Saving) -> bool:
+        """Whether this put can be saved in one transaction with the run that ``first`` opened."""
+        return self.op.namespace == first.op.namespace and self.op.index == first.op.index
 
 
 def _put_content(op: PutOp) -> str | None:
