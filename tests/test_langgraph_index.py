@@ -193,9 +193,11 @@ def test_an_untrusted_items_vector_never_moves_a_search_whose_floor_is_trusted()
     ],
 )
 def test_a_bad_index_is_refused_when_the_store_is_made(index, message):
-    # Guards: each check of IndexEmbedder (LangGraph's own stores fail later, at the first put, or not at all).
-    with pytest.raises(InvalidArgument, match=message):
+    # Guards: each check of IndexEmbedder (LangGraph's own stores fail later, at the first put, or not at all). The
+    # error is a ValueError, the type LangGraph's ensure_embeddings raises for an embed it cannot use.
+    with pytest.raises(InvalidArgument, match=message) as refused:
         MemlabStore(None, taint="PUBLIC", index=index)
+    assert isinstance(refused.value, ValueError)
 
 
 def test_memlabs_packaged_model_by_name_needs_its_packages_and_its_length():
