@@ -255,3 +255,9 @@ def test_puts_of_one_batch_each_embed_their_own_fields():
     )
     scores = {item.key: item.score for item in graph_store.search(("a",), query="cat")}
     assert scores == pytest.approx({"hidden": 0.0, "shown": 1.0, "noted": 1.0})
+
+
+def test_a_bad_taint_with_a_path_opens_no_store(tmp_path):
+    with pytest.raises(InvalidArgument, match="CONFIDENTIAL:"):
+        MemlabStore(tmp_path / "memories.db", taint="CONFIDENTIAL:", index=INDEX)
+    assert not (tmp_path / "memories.db").exists()

@@ -154,6 +154,8 @@ class MemlabStore(BaseStore):
                 cannot keep, a bad ``index`` or ``ttl``, or a memlab store whose embedder or ranking is not
                 ``index``'s; nothing is written.
         """
+        label = Label.parse(taint)
+        integrity, floor = Integrity.parse(integrity), Integrity.parse(floor)
         self.ttl_config = ttls.check_config(ttl)
         self._index = None if index is None else IndexEmbedder(index)
         self.index_config = None if index is None else dict(index)
@@ -169,8 +171,6 @@ class MemlabStore(BaseStore):
         if self._index is not None and not store.ranking.uses_dense:
             raise InvalidArgument("index needs a ranking that uses the vectors: store.ranking = Ranking.dense_only()")
         self._sweeper = ttls.Sweeper(self.sweep_ttl)
-        label = Label.parse(taint)
-        integrity, floor = Integrity.parse(integrity), Integrity.parse(floor)
         label = Label(label.level, label.categories, min(label.integrity, integrity))
         store.check_label(label)  # refused now, not at the first operation
         if floor is not Integrity.UNTRUSTED:

@@ -127,7 +127,9 @@ class IndexEmbedder:
         self._embed = embed
         self.dimensions = dims
         self.name = f"langgraph:{label}:{dims}:{','.join(self.fields)}"
-        """Recorded with each vector: another model, length or set of fields never serves these vectors."""
+        """Recorded with each vector: another model, length or set of fields never serves these vectors. A function
+        is named by its ``__qualname__`` (an ``Embeddings`` object by its ``model``), so that a store reopened with
+        the same function finds its vectors: give two different functions over one memlab store different names."""
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, IndexEmbedder) and (self._embed, self.dimensions, self.fields) == (
