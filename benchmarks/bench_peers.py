@@ -28,7 +28,10 @@ Engines:
   limit=10)``: without an embedding index it ignores the query and returns the namespace's first 10 items, a
   filter, unranked (what the store offers for text without a model);
 * ``memlab``: a folder store, one agent, every memory PUBLIC, ``memory_save_many`` (batches of 1,000, audit
-  included); ``memory_search(q, max_results=10)`` at PUBLIC (rows, snippets and an audit row per call).
+  included); ``memory_search(q, max_results=10)`` at PUBLIC (rows, snippets and an audit row per call);
+* ``memlabstore``: ``MemlabStore`` over a folder store at PUBLIC, loaded as ``langgraph`` is (``batch`` of
+  1,000 ``PutOp``: one gated, audited ``memory_save`` each) and searched as it is (``search(namespace, query=q,
+  limit=10)``, ranked): LangGraph's API over memlab against LangGraph's own ``SqliteStore``.
 
 SQLite engines and memlab use the same MATCH expression (``memlab.search.match_expression``). Engines are
 timed one after another in separate processes, not interleaved: the ratios are less robust than those of
@@ -37,7 +40,7 @@ timed one after another in separate processes, not interleaved: the ratios are l
 Usage::
 
     python benchmarks/bench_peers.py [--sizes 100000,1000000] [--queries 300] [--memlab-max 1000000]
-                                     [--engines fts5,sqlite-utils,tantivy,bm25s,langgraph,memlab]
+                                     [--engines fts5,sqlite-utils,tantivy,bm25s,langgraph,memlab,memlabstore]
 """
 
 from __future__ import annotations
@@ -66,7 +69,7 @@ from bench_store import WARMUP_CALLS, Corpus, Note, RawStore, environment  # noq
 from memlab.levels import Level  # noqa: E402
 from memlab.search import match_expression  # noqa: E402
 
-ENGINES = ("fts5", "sqlite-utils", "tantivy", "bm25s", "langgraph", "memlab")
+ENGINES = ("fts5", "sqlite-utils", "tantivy", "bm25s", "langgraph", "memlab", "memlabstore")
 PARTITION = 100
 
 
@@ -277,11 +280,34 @@ def build_memlab(notes: Sequence[Note], where: Path) -> tuple[Callable[[str], li
     session.memory_save_many(
         ({"key": n.key, "content": n.content, "tags": list(n.tags)} for n in notes), batch_size=1_000
     )
-    storage = store.storage
-    storage._file("main").conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # type: ignore[attr-defined]
+    store.storage.agent_storage("main").conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # type: ignore[attr-defined]
 
     def search(query: str) -> list:
         return [(hit.memory.key, hit.memory.content) for hit in session.memory_search(query, max_results=10)]
+
+    return search, store.close
+
+
+def build_memlab_langgraph(notes: Sequence[Note], where: Path) -> tuple[Callable[[str], list], Callable[[], None]]:
+    from langgraph.store.base import PutOp
+
+    from memlab import MemoryStore
+    from memlab.integrations.langgraph import MemlabStore
+
+    store = MemoryStore(where / "memlab")
+    graph_store = MemlabStore(store, taint=Level.PUBLIC)
+    namespace = LangGraphPeer.NAMESPACE
+    for start in range(0, len(notes), 1_000):
+        graph_store.batch(
+            [
+                PutOp(namespace, note.key, {"content": note.content, "tags": list(note.tags)})
+                for note in notes[start : start + 1_000]
+            ]
+        )
+    store.storage.agent_storage("main").conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # type: ignore[attr-defined]
+
+    def search(query: str) -> list:
+        return [(item.key, item.value["content"]) for item in graph_store.search(namespace, query=query, limit=10)]
 
     return search, store.close
 
@@ -293,6 +319,7 @@ BUILDERS = {
     "bm25s": build_bm25s,
     "langgraph": build_langgraph,
     "memlab": build_memlab,
+    "memlabstore": build_memlab_langgraph,
 }
 
 
@@ -331,7 +358,7 @@ def worker(engine: str, data: Path, where: Path, queries_n: int, seed: int) -> d
     close()
     checkpoint_targets = [p for p in full.iterdir() if p.suffix == ".db" or p.is_dir()]
     for target in checkpoint_targets:
-        if engine in ("fts5", "sqlite-utils", "langgraph", "memlab"):
+        if engine in ("fts5", "sqlite-utils", "langgraph", "memlab", "memlabstore"):
             checkpoint(target)
     size = sum(disk_bytes(p) for p in full.iterdir() if not p.name.endswith(("-wal", "-shm")))
     size += sum(p.stat().st_size for p in full.glob("*-wal")) + sum(p.stat().st_size for p in full.glob("*-shm"))
@@ -396,7 +423,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             with open(data, "wb") as f:
                 pickle.dump([(n.key, n.content, list(n.tags)) for n in corpus.notes(0, size)], f)
             for engine in engines:
-                if engine == "memlab" and size > args.memlab_max:
+                if engine.startswith("memlab") and size > args.memlab_max:
                     skipped.append((engine, size))
                     continue
                 where = workdir / f"{engine}-{size}"

@@ -20,7 +20,7 @@ from langgraph.store.base import GetOp, InvalidNamespaceError, Item, PutOp, Sear
 from langgraph.store.memory import InMemoryStore
 from langmem import create_manage_memory_tool, create_search_memory_tool
 
-from memlab import InvalidArgument, Level, MemoryStore
+from memlab import Denied, InvalidArgument, Level, MemoryStore, Session
 from memlab.arguments import MAX_AGENT_CHARS, MAX_CONTENT_CHARS, MAX_QUERY_CHARS
 from memlab.integrations import langgraph as integration
 from memlab.integrations.langgraph import MemlabStore
@@ -454,19 +454,6 @@ def test_an_unknown_filter_operator_is_refused_before_anything_is_read(where, me
     assert store.audit()["tool"].tolist() == ["memory_save"]
 
 
-def test_a_ttl_or_an_index_is_refused_and_nothing_written():
-    store = MemoryStore()
-    graph_store = MemlabStore(store, taint="PUBLIC")
-    with pytest.raises(NotImplementedError, match="TTL is not supported"):  # BaseStore.put's own refusal
-        graph_store.put(("a",), "k", {"text": "x"}, ttl=5)
-    with pytest.raises(InvalidArgument, match="ttl must be None"):
-        graph_store.batch([PutOp(("a",), "k", {"text": "x"}, ttl=5)])
-    for index in (False, ["text"]):
-        with pytest.raises(InvalidArgument, match="index must be None"):
-            graph_store.put(("a",), "k", {"text": "x"}, index=index)
-    assert store.storage.agents() == [] and store.audit().empty
-
-
 GOOD_PUTS = [PutOp(("users", "ann"), "k1", {"text": "x"}), PutOp(("users", "bob"), "k2", {"text": "y"})]
 
 
@@ -483,6 +470,8 @@ GOOD_PUTS = [PutOp(("users", "ann"), "k1", {"text": "x"}), PutOp(("users", "bob"
         (PutOp(("users",), "k", {"text": "x" * MAX_CONTENT_CHARS}), InvalidArgument, "the limit is"),
         (SearchOp(("users",), {"n": {"$in": [1]}}), InvalidArgument, "unknown operator"),
         (SearchOp(("users",), query="x" * (MAX_QUERY_CHARS + 1)), InvalidArgument, "query is"),
+        (PutOp(("users",), "k", {"text": "x"}, ttl=-1), InvalidArgument, "ttl must be None or a number"),
+        (PutOp(("users",), "k", {"text": "x"}, index="text"), InvalidArgument, "index must be a non-empty list"),
     ],
 )
 def test_a_batch_whose_later_op_is_bad_is_refused_whole_with_langgraphs_error_and_writes_nothing(bad, error, message):
@@ -599,3 +588,60 @@ def test_nothing_in_memlab_imports_an_integration():
 def test_import_memlab_does_not_import_langgraph():
     code = "import sys, memlab; print(sorted({n.split('.')[0] for n in sys.modules} & {'langgraph', 'langchain_core'}))"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "[]\n"
+
+
+def test_the_langgraph_root_is_refused_by_put_and_open_to_a_batch_as_in_langgraphs_stores():
+    # LangGraph reserves the root for its own writes, which go past the public put, as its InMemoryStore allows.
+    graph_store = MemlabStore(MemoryStore(), taint="PUBLIC")
+    with pytest.raises(InvalidNamespaceError, match="langgraph"):
+        graph_store.put(("langgraph", "foo"), "bar", {"text": "x"})
+    graph_store.batch([PutOp(("langgraph", "foo"), "bar", {"text": "x"})])
+    assert graph_store.get(("langgraph", "foo"), "bar").value == {"text": "x"}
+
+
+def test_consecutive_puts_to_a_namespace_are_one_transaction_with_a_memory_save_row_each(monkeypatch):
+    # Guards: MemlabStore.batch's runs (each put its own transaction: 5x LangGraph's SqliteStore in bench_peers), and
+    # a run saved before the op after it reads.
+    runs = []
+    save_many = Session.memory_save_many
+    monkeypatch.setattr(
+        Session,
+        "memory_save_many",
+        lambda self, records, **kw: runs.append(len(records)) or save_many(self, records, **kw),
+    )
+    store = MemoryStore()
+    graph_store = MemlabStore(store, taint="PUBLIC")
+    results = graph_store.batch(
+        [
+            *(PutOp(("a",), f"k{n}", {"n": n}) for n in range(3)),
+            GetOp(("a",), "k2"),
+            PutOp(("a",), "k0", None),
+            *(PutOp(("b",), f"k{n}", {"n": n}, ttl=5) for n in range(2)),
+            PutOp(("b",), "k9", {"n": 9}),
+        ]
+    )
+    assert results[:3] == [None] * 3 and results[3].value == {"n": 2} and results[4:] == [None] * 4
+    assert runs == [3, 3]
+    assert store.audit()["tool"].tolist() == ["memory_save"] * 3 + ["memory_get", "memory_delete"] + ["memory_save"] * 3
+    assert [tags for tags in store.versions("b")["tags"]] == [["ttl-minutes:5.0"], ["ttl-minutes:5.0"], []]
+    assert graph_store.get(("a",), "k0") is None and graph_store.get(("b",), "k1").value == {"n": 1}
+
+
+def test_a_hooks_denial_refuses_its_run_of_puts_whole_and_the_runs_before_it_stay():
+    def no_passwords(call):
+        if call.tool == "memory_save" and "password" in call.arguments.get("content", ""):
+            raise Denied("passwords are not remembered")
+        return call
+
+    store = MemoryStore()
+    store.hooks.append(no_passwords)
+    graph_store = MemlabStore(store, taint="PUBLIC")
+    with pytest.raises(Denied, match="passwords"):
+        graph_store.batch(
+            [
+                PutOp(("a",), "ok", {"text": "fine"}),
+                PutOp(("b",), "k1", {"text": "x"}),
+                PutOp(("b",), "k2", {"text": "password 1234"}),
+            ]
+        )
+    assert graph_store.get(("a",), "ok") is not None and graph_store.get(("b",), "k1") is None

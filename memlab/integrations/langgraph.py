@@ -27,16 +27,17 @@ audit exactly as for any other door.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 from collections.abc import Iterable, Mapping
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from concurrent.futures import Future
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from langgraph.store.base import (
     BaseStore,
     GetOp,
-    InvalidNamespaceError,
     Item,
     ListNamespacesOp,
     MatchCondition,
@@ -47,13 +48,17 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from memlab import InvalidArgument, Memory, NotFound, arguments
+from memlab import InvalidArgument, Memory, MemoryStore, NotFound, arguments
+from memlab.integrations import langgraph_ttl as ttls
 from memlab.integrations.langgraph_filter import OPERATORS, check_filter, passes
+from memlab.integrations.langgraph_index import IndexEmbedder, check_fields
+from memlab.integrations.langgraph_items import MemlabItem, MemlabSearchItem, item, search_item
 from memlab.integrations.langgraph_names import addressable, check_key, check_namespace, path
 from memlab.labels import Integrity, Label, LabelLike
+from memlab.search.ranking import Ranking
 
 if TYPE_CHECKING:
-    from memlab import MemoryStore, Session
+    from memlab import Session
 
 __all__ = ["MemlabStore", "MemlabItem", "MemlabSearchItem", "OPERATORS", "SEARCH_DEPTH"]
 
@@ -79,8 +84,15 @@ class MemlabStore(BaseStore):
     query, ``search`` returns a namespace's items by key, namespaces by name; with one, memlab's ranking
     (``SearchItem.score``) over the best ``offset + limit`` hits of each namespace (all of ``SEARCH_DEPTH`` with a
     filter, which may drop any). A prefix or suffix may be a list, as LangGraph takes it; a filter is
-    ``memlab.integrations.langgraph_filter``'s (dotted paths, infinite bounds). TTLs and per-item ``index`` fields are
-    refused: memlab keeps every memory until it is deleted or purged and indexes every memory whole.
+    ``memlab.integrations.langgraph_filter``'s (dotted paths, infinite bounds).
+
+    ``index`` turns on semantic search: the store's vectors are made by ``langgraph_index.IndexEmbedder`` (LangGraph's
+    ``dims``, ``embed`` and ``fields``) and a query is ranked by the memlab store's ranking, which must use them:
+    ``Ranking.dense_only()`` when this store opens the memlab store itself, whose score is the cosine similarity as in
+    LangGraph (a fused score, ``Ranking.hybrid()``'s, is made of ranks within one namespace: it orders one namespace
+    well, but merges namespaces by rank, not by how near each hit is). ``ttl`` and ``put(..., ttl=)`` are
+    LangGraph's, in minutes, by the memlab store's clock (``langgraph_ttl``): an expired item leaves every view at once,
+    a read refreshes it where asked, and ``sweep_ttl`` purges expired items as the auditor.
 
     Integrity is one low-water mark for the whole store, as the taint is one label: it starts at ``integrity``
     (and ``taint``'s ``@untrusted``), and goes down when the host says the graph was fed untrusted content
@@ -95,7 +107,8 @@ class MemlabStore(BaseStore):
     whitespace, a control or zero-width character, not in Unicode NFC, or a joined name over ``MAX_AGENT_CHARS``
     (``InvalidNamespaceError``, ``memlab.integrations.langgraph_names``); a key memlab would refuse or keep
     otherwise (NFC), a value that is not a JSON object or whose JSON is over the content limit, a query over its
-    limit, an unknown filter operator, a ``ttl`` or an ``index`` (``InvalidArgument``). Only a hook's ``Denied``
+    limit, an unknown filter operator, a ``ttl`` that is not minutes above 0 or an ``index`` that is not fields
+    (``InvalidArgument``). Only a hook's ``Denied``
     comes from the call itself, audited, with nothing of that op written.
 
     Examples:
@@ -108,32 +121,56 @@ class MemlabStore(BaseStore):
         ['city']
     """
 
-    __slots__ = ("_store", "_taint", "_floor", "_distrust", "_reasons", "_sessions", "_lock")
+    supports_ttl = True
+    __slots__ = ("_store", "_taint", "_floor", "_distrust", "_reasons", "_sessions", "_lock", "_index", "_sweeper")
+    __slots__ += ("ttl_config", "index_config")
 
     def __init__(
         self,
-        store: MemoryStore,
+        store: MemoryStore | str | Path | None,
         *,
         taint: LabelLike,
         integrity: Integrity | str = Integrity.TRUSTED,
         floor: Integrity | str = Integrity.UNTRUSTED,
+        index: Mapping[str, Any] | None = None,
+        ttl: Mapping[str, Any] | None = None,
     ) -> None:
         """A LangGraph store over ``store`` at ``taint``: a level, or a label with categories.
 
         Args:
-            store: the memlab store.
+            store: the memlab store; or a path (None: in memory) for this store to open one, with ``index``'s
+                embedder and ``Ranking.dense_only()`` when ``index`` is given (``MemlabStore.store`` is it).
             taint: the label every operation acts at (``"INTERNAL"``, ``"CONFIDENTIAL:hr"``,
                 ``"INTERNAL@untrusted"``).
             integrity: the starting integrity (TRUSTED, unless the graph starts on content no one vouches for).
             floor: the least trusted grade the graph reads (UNTRUSTED: every grade; TRUSTED hides untrusted memories).
+            index: LangGraph's ``{"dims", "embed", "fields"}`` (``langgraph_index``): semantic search. A memlab store
+                given must have been opened with ``embedder=IndexEmbedder(index)`` and a ranking that uses it.
+            ttl: LangGraph's ``{"default_ttl", "refresh_on_read", "sweep_interval_minutes"}`` (``langgraph_ttl``).
 
         Raises:
             InvalidArgument: ``taint`` is not a level or a label (``"CONFIDENTIAL:"``, an unknown level, a bad
-                category), an unknown integrity or floor, or a label or floor that ``store``'s backend or policy
-                cannot keep; nothing is written.
+                category), an unknown integrity or floor, a label or floor that ``store``'s backend or policy
+                cannot keep, a bad ``index`` or ``ttl``, or a memlab store whose embedder or ranking is not
+                ``index``'s; nothing is written.
         """
         label = Label.parse(taint)
         integrity, floor = Integrity.parse(integrity), Integrity.parse(floor)
+        self.ttl_config = ttls.check_config(ttl)
+        self._index = None if index is None else IndexEmbedder(index)
+        self.index_config = None if index is None else dict(index)
+        """LangGraph's ``index`` as given (``IndexConfig``), or None: the store has no semantic search."""
+        if not isinstance(store, MemoryStore):
+            ranking = None if self._index is None else Ranking.dense_only()  # cosine: comparable across namespaces
+            store = MemoryStore(store, embedder=self._index, ranking=ranking)
+        elif self._index is not None and store.embedder != self._index:
+            raise InvalidArgument(
+                "index needs the memlab store's vectors made by it: open MemoryStore(embedder=IndexEmbedder(index), "
+                "ranking=Ranking.dense_only()), or pass a path and let MemlabStore open it"
+            )
+        if self._index is not None and not store.ranking.uses_dense:
+            raise InvalidArgument("index needs a ranking that uses the vectors: store.ranking = Ranking.dense_only()")
+        self._sweeper = ttls.Sweeper(self.sweep_ttl)
         label = Label(label.level, label.categories, min(label.integrity, integrity))
         store.check_label(label)  # refused now, not at the first operation
         if floor is not Integrity.UNTRUSTED:
@@ -149,6 +186,11 @@ class MemlabStore(BaseStore):
     def __repr__(self) -> str:
         floor = "" if self._floor is Integrity.UNTRUSTED else f", floor={self._floor}"
         return f"MemlabStore(taint={self.taint}{floor})"
+
+    @property
+    def store(self) -> MemoryStore:
+        """The memlab store: its audit, history and purge are the auditor's."""
+        return self._store
 
     @property
     def taint(self) -> Label:
@@ -195,13 +237,44 @@ class MemlabStore(BaseStore):
         return self.integrity
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        """Run ``ops`` in order; all are checked first, so a bad one stops the batch before any runs."""
-        prepared = [_prepare(op) for op in ops]
-        return [run(self) for run in prepared]
+        """Run ``ops`` in order; all are checked first, so a bad one stops the batch before any runs. Consecutive
+        puts to one namespace (with one ``index``) are saved in one transaction (``Session.memory_save_many``: a
+        ``memory_save`` audit row each, as one by one; a hook's ``Denied`` refuses that run of puts whole)."""
+        results: list[Result] = []
+        run: list[_Saving] = []
+        for prepared in [*(_prepare(op) for op in ops), None]:
+            if run and not (isinstance(prepared, _Saving) and prepared.joins(run[0])):
+                self._save(run)
+                results += [None] * len(run)
+                run = []
+            if isinstance(prepared, _Saving):
+                run.append(prepared)
+            elif prepared is not None:
+                results.append(prepared(self))
+        return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """``batch`` in a worker thread (memlab's storage is shared safely between threads)."""
         return await asyncio.to_thread(self.batch, list(ops))
+
+    # -- TTL: the sweep is the auditor's -----------------------------------------------------------------
+
+    def sweep_ttl(self) -> int:
+        """Purge every expired item of every namespace, at every label (``langgraph_ttl.sweep``): the auditor's act
+        on the memlab store, audited as ``purge`` with the reason ``LangGraph TTL expired``; the host's call, not a
+        graph's. Returns how many items were purged."""
+        return ttls.sweep(self._store, ["/".join(namespace) for namespace in self._namespaces(())])
+
+    def start_ttl_sweeper(self, sweep_interval_minutes: int | None = None) -> Future:
+        """Sweep (``sweep_ttl``) every ``sweep_interval_minutes`` (the ttl config's, else 5) in a thread, until
+        ``stop_ttl_sweeper``; the future completes when it stops."""
+        configured = (self.ttl_config or {}).get("sweep_interval_minutes")
+        minutes = ttls.check_minutes(sweep_interval_minutes or configured or 5, "sweep_interval_minutes")
+        return self._sweeper.start(minutes)
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the sweeper; whether it stopped within ``timeout`` seconds."""
+        return self._sweeper.stop(timeout)
 
     # -- one session per agent, all at the host's taint and the store's integrity ----------------------
 
@@ -256,95 +329,94 @@ class MemlabStore(BaseStore):
 
     def _get(self, op: GetOp) -> Item | None:
         memory = self._reading(op.namespace, lambda session: session.memory_get(op.key))
-        if memory is None:
+        if memory is None or ttls.expired(memory, self._store.clock()):
             return None
-        at = datetime.fromisoformat(memory.saved_at)
-        return MemlabItem(
-            value=_value(memory.content),
-            key=memory.key,
-            namespace=op.namespace,
-            created_at=at,
-            updated_at=at,
-            classification=memory.classification,
-        )
+        if op.refresh_ttl:
+            self._refresh(op.namespace, [memory])
+        return item(op.namespace, memory)
 
-    def _put(self, op: PutOp, content: str | None) -> None:
-        session = self._session(op.namespace)
-        if content is not None:
-            session.memory_save(op.key, content)
-            return
+    def _save(self, run: list[_Saving]) -> None:
+        """Save a run of puts to one namespace: one ``memory_save``, or one ``memory_save_many`` for several."""
+        first = run[0].op
+        session = self._session(first.namespace)
+        records = [
+            {
+                "key": put.op.key,
+                "content": put.content,
+                "tags": [] if put.op.ttl is None else [ttls.ttl_tag(put.op.ttl)],
+            }
+            for put in run
+        ]
+        with contextlib.nullcontext() if self._index is None else self._index.saving(first.index):
+            if len(records) == 1:
+                session.memory_save(**records[0])
+            else:
+                session.memory_save_many(records, batch_size=len(records))
+
+    def _delete(self, op: PutOp) -> None:
         try:
-            session.memory_delete(op.key)
+            self._session(op.namespace).memory_delete(op.key)
         except NotFound:
             pass  # LangGraph's delete of a missing item is a no-op; the audit row says not_found
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
-        found: list[SearchItem] = []
-        # The best offset + limit of each namespace hold the best offset + limit of all; a filter may drop any.
+        # The best offset + limit of each namespace hold the best offset + limit of all; a filter may drop any, and
+        # expired items dropped from a namespace's first ranks send it deeper.
         depth = SEARCH_DEPTH if op.filter else max(1, min(op.offset + op.limit, SEARCH_DEPTH))
+        found, short = self._found(op, depth)
+        if short and depth < SEARCH_DEPTH:
+            found, _ = self._found(op, SEARCH_DEPTH)
+        if op.filter:
+            found = [(item, memory) for item, memory in found if passes(item.value, op.filter)]
+        if op.query:
+            found.sort(key=lambda pair: -(pair[0].score or 0.0))
+        found = found[op.offset : op.offset + op.limit]
+        if op.refresh_ttl:
+            for namespace in dict.fromkeys(item.namespace for item, _ in found):
+                self._refresh(namespace, [memory for item, memory in found if item.namespace == namespace])
+        return [item for item, _ in found]
+
+    def _found(self, op: SearchOp, depth: int) -> tuple[list[tuple[MemlabSearchItem, Memory]], bool]:
+        """Each namespace's unexpired hits (or listing), and whether one's were cut at ``depth`` after some expired."""
+        found, short = [], False
         for namespace in self._namespaces([MatchCondition("prefix", op.namespace_prefix)]):
             if op.query:
-                hits = self._reading(namespace, lambda s: s.memory_search(op.query, max_results=depth))
-                found += [_item(namespace, hit.memory, score=hit.score) for hit in hits]
+                hits = self._reading(namespace, lambda session: self._ranked(session, op.query, depth))
+                now = self._store.clock()
+                live = [hit for hit in hits if not ttls.expired(hit.memory, now)]
+                short |= len(hits) == depth and len(live) < len(hits)
+                found += [(search_item(namespace, hit.memory, score=hit.score), hit.memory) for hit in live]
             else:
-                found += [_item(namespace, memory) for memory in self._reading(namespace, _listed)]
-        if op.filter:
-            found = [item for item in found if passes(item.value, op.filter)]
-        if op.query:
-            found.sort(key=lambda item: -(item.score or 0.0))
-        return found[op.offset : op.offset + op.limit]
+                found += [(search_item(namespace, memory), memory) for memory in self._reading(namespace, self._listed)]
+        return found, short
+
+    def _ranked(self, session: Session, query: str, depth: int) -> list[Any]:
+        """A query's hits; with an index the query is embedded as LangGraph embeds one."""
+        with contextlib.nullcontext() if self._index is None else self._index.searching(query):
+            return session.memory_search(query, max_results=depth)
+
+    def _listed(self, session: Session) -> list[Memory]:
+        return self._live(session.memory_list())
+
+    def _live(self, memories: list[Memory]) -> list[Memory]:
+        """``memories`` without the expired ones, by the memlab store's clock."""
+        now = self._store.clock()
+        return [memory for memory in memories if not ttls.expired(memory, now)]
+
+    def _refresh(self, namespace: tuple[str, ...], memories: list[Memory]) -> None:
+        """Save again each of ``memories`` that has a TTL and was saved at exactly the store's label (a lower one's
+        refresh would be a write down): its expiry starts again now (``langgraph_ttl``)."""
+        due = [m for m in memories if m.classification == self._taint and ttls.minutes_of(m.tags) is not None]
+        if due:
+            session = self._session(namespace)
+            for memory in due:
+                session.memory_save(memory.key, memory.content, list(memory.tags))
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        seen = [ns for ns in self._namespaces(op.match_conditions or ()) if self._reading(ns, _listed)]
+        seen = [ns for ns in self._namespaces(op.match_conditions or ()) if self._reading(ns, self._listed)]
         if op.max_depth is not None:
             seen = sorted({namespace[: op.max_depth] for namespace in seen})
         return seen[op.offset : op.offset + op.limit]
-
-
-def _listed(session: Session) -> list[Memory]:
-    return session.memory_list()
-
-
-class MemlabItem(Item):
-    """LangGraph's ``Item``, with the memory's ``classification`` (a ``memlab.labels.Label``) and ``integrity``:
-    what it is, as the store says it, never the value's to say. ``dict()`` carries both as text, as tool results
-    do; equality is LangGraph's (value, key, namespace and times)."""
-
-    __slots__ = ("classification",)
-
-    def __init__(self, *, classification: Label, **fields: Any) -> None:
-        super().__init__(**fields)
-        self.classification = classification
-
-    @property
-    def integrity(self) -> Integrity:
-        """Whether a trusted decision may rest on this item: the integrity of the session that saved it."""
-        return self.classification.integrity
-
-    def dict(self) -> dict:
-        return super().dict() | _label_fields(self.classification)
-
-
-class MemlabSearchItem(SearchItem):
-    """LangGraph's ``SearchItem``, with the memory's ``classification`` and ``integrity`` (as ``MemlabItem``)."""
-
-    __slots__ = ("classification",)
-
-    def __init__(self, *args: Any, classification: Label, **fields: Any) -> None:
-        super().__init__(*args, **fields)
-        self.classification = classification
-
-    @property
-    def integrity(self) -> Integrity:
-        """Whether a trusted decision may rest on this item: the integrity of the session that saved it."""
-        return self.classification.integrity
-
-    def dict(self) -> dict:
-        return super().dict() | _label_fields(self.classification)
-
-
-def _label_fields(classification: Label) -> dict[str, str]:
-    return {"classification": str(classification), "integrity": str(classification.integrity)}
 
 
 # -- checking an operation before anything of its batch runs -------------------------------------------
@@ -358,12 +430,13 @@ def _prepare(op: Op) -> Any:
         check_key(op.key)
         return lambda store: store._get(op)
     if isinstance(op, PutOp):
-        check_namespace(op.namespace)
-        if op.namespace[0] == "langgraph":
-            raise InvalidNamespaceError(f"the namespace {op.namespace!r} must not start with 'langgraph' (LangGraph's)")
+        check_namespace(op.namespace)  # a "langgraph" root is BaseStore.put's refusal; a batch may write it
         check_key(op.key)
         content = _put_content(op)
-        return lambda store: store._put(op, content)
+        op = op._replace(ttl=ttls.check_minutes(op.ttl))
+        if op.index is not None and op.index is not False:
+            op = op._replace(index=check_fields(op.index, "index"))
+        return (lambda store: store._delete(op)) if content is None else _Saving(op, content)
     if isinstance(op, SearchOp):
         op = op._replace(namespace_prefix=path(op.namespace_prefix, "namespace prefix"))
         if op.query:
@@ -382,14 +455,21 @@ def _prepare(op: Op) -> Any:
     raise InvalidArgument(f"unknown store operation {type(op).__name__}")
 
 
+class _Saving(NamedTuple):
+    """A checked put of a value: saved with the puts next to it in its batch (``MemlabStore.batch``)."""
+
+    op: PutOp
+    content: str
+
+    def joins(self, first: _Saving) -> bool:
+        """Whether this put can be saved in one transaction with the run that ``first`` opened."""
+        return self.op.namespace == first.op.namespace and self.op.index == first.op.index
+
+
 def _put_content(op: PutOp) -> str | None:
     """A put's value as memory content (JSON text), or None for a delete."""
-    if op.ttl is not None:
-        raise InvalidArgument("ttl must be None: memlab keeps a memory until it is deleted or purged")
     if op.value is None:
         return None
-    if op.index is not None:
-        raise InvalidArgument(f"index must be None, not {op.index!r}: memlab indexes every memory's whole JSON")
     if not isinstance(op.value, Mapping):
         raise InvalidArgument(f"the value of {op.key!r} must be a dict, not {type(op.value).__name__}")
     try:
@@ -400,25 +480,6 @@ def _put_content(op: PutOp) -> str | None:
         return arguments.content(content)
     except InvalidArgument as error:
         raise InvalidArgument(f"the value of {op.key!r} in {op.namespace!r} as JSON: {error}") from None
-
-
-# -- reading memories back as items ----------------------------------------------------------------------
-
-
-def _item(namespace: tuple[str, ...], memory: Memory, *, score: float | None = None) -> MemlabSearchItem:
-    at = datetime.fromisoformat(memory.saved_at)
-    return MemlabSearchItem(
-        namespace, memory.key, _value(memory.content), at, at, score, classification=memory.classification
-    )
-
-
-def _value(content: str) -> dict[str, Any]:
-    """A memory's content as an item's value: the JSON object it holds, or plain text as ``{"content": text}``."""
-    try:
-        value = json.loads(content)
-    except ValueError:
-        value = None
-    return value if isinstance(value, dict) else {"content": content}
 
 
 def _matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:

@@ -1,0 +1,263 @@
+"""LangGraph's semantic search over memlab (``memlab.integrations.langgraph_index``, ``MemlabStore(index=...)``): a
+query ranks by meaning through the caller's embed function, the fields chosen are what is embedded, the vectors are
+gated like every index (two worlds), and a bad configuration is refused."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import pytest
+from langchain_core.embeddings import Embeddings
+from langgraph.store.base import PutOp
+
+from memlab import InvalidArgument, MemoryStore
+from memlab.integrations.langgraph import MemlabStore
+from memlab.integrations.langgraph_index import IndexEmbedder, check_fields
+from memlab.search.dense import DenseUnavailable, Embedder, missing
+from memlab.search.ranking import Ranking
+
+# A deterministic model of "meaning": each word counts towards its concept's axis, so "kitten" and "feline" are near
+# and share no letter of a word FTS5 could match.
+CONCEPTS = {
+    "cat": 0, "kitten": 0, "feline": 0, "purrs": 0,
+    "car": 1, "automobile": 1, "engine": 1, "sedan": 1,
+    "rain": 2, "weather": 2, "storm": 2, "umbrella": 2,
+    "pasta": 3, "recipe": 3, "cooking": 3, "dinner": 3,
+}  # fmt: skip
+DIMS = 5  # the last axis holds every other word
+
+
+def meaning(texts):
+    """The fake embed function LangGraph's ``index`` takes: list[str] -> list[list[float]]."""
+    rows = []
+    for text in texts:
+        row = [0.0] * DIMS
+        for word in text.lower().replace(",", " ").split():
+            row[CONCEPTS.get(word.strip('."{}:'), DIMS - 1)] += 1.0
+        rows.append(row)
+    return rows
+
+
+INDEX = {"dims": DIMS, "embed": meaning, "fields": ["text"]}
+
+
+def cosine_store(index=INDEX, **options):
+    """A memlab store whose search is the vectors' cosine alone, as LangGraph's semantic search ranks."""
+    return MemoryStore(embedder=IndexEmbedder(index), ranking=Ranking.dense_only(), **options)
+
+
+def test_a_query_ranks_items_by_meaning_through_the_callers_embed_function():
+    graph_store = MemlabStore(None, taint="INTERNAL", index=INDEX)
+    graph_store.put(("users", "ann"), "pet", {"text": "a small feline that purrs"})
+    graph_store.put(("users", "ann"), "ride", {"text": "my sedan needs a new engine"})
+    graph_store.put(("users", "bob"), "plans", {"text": "storm and rain all week"})
+    found = graph_store.search(("users",), query="kitten")
+    assert [item.key for item in found] == ["pet", "ride", "plans"]  # no word of the query is in any item
+    assert found[0].score > found[1].score
+    assert [item.key for item in graph_store.search(("users",), query="automobile", limit=1)] == ["ride"]
+    assert graph_store.store.audit()["tool"].tolist()[-1] == "memory_search"  # the gated, audited search
+
+
+def test_the_score_is_the_cosine_similarity_by_default_and_the_fused_score_under_a_hybrid_ranking():
+    cosine = MemlabStore(None, taint="PUBLIC", index=INDEX)
+    cosine.put(("a",), "pet", {"text": "kitten kitten"})
+    (item,) = cosine.search(("a",), query="feline")
+    assert item.score == pytest.approx(1.0)  # the same axis: cosine 1
+    hybrid = MemlabStore(
+        MemoryStore(embedder=IndexEmbedder(INDEX), ranking=Ranking.hybrid()), taint="PUBLIC", index=INDEX
+    )
+    hybrid.put(("a",), "pet", {"text": "kitten kitten"})
+    (item,) = hybrid.search(("a",), query="feline")
+    assert item.score == pytest.approx(Ranking.hybrid().dense / (Ranking.hybrid().fusion_k + 1))  # RRF, rank 1
+
+
+def test_only_the_fields_chosen_are_embedded_and_a_put_may_choose_its_own_or_none():
+    # Guards: IndexEmbedder embedding the whole JSON (fields ignored), a put's own index ignored, index=False embedded.
+    graph_store = MemlabStore(cosine_store(), taint="PUBLIC", index=INDEX)
+    graph_store.put(("a",), "text-is-cars", {"text": "sedan engine", "note": "kitten kitten kitten"})
+    graph_store.put(("a",), "note-chosen", {"text": "sedan engine", "note": "kitten"}, index=["note"])
+    graph_store.put(("a",), "not-embedded", {"text": "kitten"}, index=False)
+    scores = {item.key: item.score for item in graph_store.search(("a",), query="cat")}
+    assert scores["note-chosen"] == pytest.approx(1.0)
+    assert scores["text-is-cars"] == pytest.approx(0.0)  # its note is about cats, but only "text" is embedded
+    assert scores["not-embedded"] == pytest.approx(0.0)  # no vector of its own: all zeros
+
+
+def test_a_path_into_lists_embeds_each_element_text_joined():
+    embedder = IndexEmbedder({"dims": DIMS, "embed": meaning, "fields": ["children[*].name"]})
+    content = '{"children": [{"name": "kitten"}, {"name": "sedan"}], "other": "storm storm storm"}'
+    (row,) = embedder.embed([content])
+    assert row.dtype == np.float32 and np.linalg.norm(row) == pytest.approx(1.0)
+    assert row.tolist() == pytest.approx([2**-0.5, 2**-0.5, 0, 0, 0])  # the names only, one text
+
+
+def test_content_another_door_saved_as_text_is_embedded_as_it_is_and_a_value_without_the_fields_not_at_all():
+    embedder = IndexEmbedder(INDEX)
+    plain, empty = embedder.embed(["kitten", '{"other": "kitten"}'])
+    assert plain.tolist() == pytest.approx([1, 0, 0, 0, 0]) and not empty.any()
+
+
+def test_the_index_embedder_is_memlabs_embedder_and_its_name_says_model_length_and_fields():
+    embedder = IndexEmbedder(INDEX)
+    assert isinstance(embedder, Embedder)
+    assert embedder.name == "langgraph:meaning:5:text" and embedder.dimensions == DIMS
+    assert embedder == IndexEmbedder(dict(INDEX)) and embedder != IndexEmbedder({**INDEX, "fields": ["$"]})
+
+
+def test_a_langchain_embeddings_object_and_an_async_function_embed_as_a_function_does():
+    class Meaning(Embeddings):
+        def embed_documents(self, texts):
+            return meaning(texts)
+
+        def embed_query(self, text):
+            return meaning([text])[0]
+
+    async def ameaning(texts):
+        await asyncio.sleep(0)
+        return meaning(texts)
+
+    for embed in (Meaning(), ameaning):
+        graph_store = MemlabStore(None, taint="PUBLIC", index={**INDEX, "embed": embed})
+        graph_store.put(("a",), "pet", {"text": "feline"})
+        graph_store.put(("a",), "ride", {"text": "sedan"})
+        assert [item.key for item in graph_store.search(("a",), query="kitten")] == ["pet", "ride"]
+
+
+def test_the_async_operations_search_by_meaning_too():
+    graph_store = MemlabStore(None, taint="PUBLIC", index=INDEX)
+
+    async def run():
+        await graph_store.aput(("a",), "pet", {"text": "feline"})
+        await graph_store.aput(("a",), "ride", {"text": "sedan"})
+        return [item.key for item in await graph_store.asearch(("a",), query="kitten")]
+
+    assert asyncio.run(run()) == ["pet", "ride"]
+
+
+def world(extra):
+    """A PUBLIC graph's semantic search after PUBLIC puts, and whatever ``extra`` does on the same memlab store."""
+    store = cosine_store()
+    public = MemlabStore(store, taint="PUBLIC", index=INDEX)
+    public.put(("users", "ann"), "pet", {"text": "kitten dinner"})
+    public.put(("users", "ann"), "ride", {"text": "sedan rain"})
+    extra(store)
+    return [
+        (item.namespace, item.key, item.value, item.score)
+        for query in ("kitten", "sedan", "cooking", "weather storm")
+        for item in public.search(("users",), query=query)
+    ]
+
+
+def test_a_confidential_items_vector_never_moves_a_public_search():
+    # Guards: a dense ranking over every level's vectors (the view's own only: memlab.storage.vectors.dense).
+    def confidential(store):
+        secret = MemlabStore(store, taint="CONFIDENTIAL", index=INDEX)
+        secret.put(("users", "ann"), "pet", {"text": "storm storm"})  # shadows the key at CONFIDENTIAL
+        for n in range(5):
+            secret.put(("users", "ann"), f"secret-{n}", {"text": "kitten sedan cooking weather"})
+        secret.put(("users", "eve"), "hidden", {"text": "kitten"})
+
+    assert world(confidential) == world(lambda store: None)
+
+
+def test_an_untrusted_items_vector_never_moves_a_search_whose_floor_is_trusted():
+    def floor_world(extra):
+        store = cosine_store()
+        MemlabStore(store, taint="PUBLIC", index=INDEX).put(("a",), "pet", {"text": "kitten"})
+        extra(store)
+        trusted = MemlabStore(store, taint="PUBLIC", index=INDEX, floor="trusted")
+        return [(item.key, item.score) for query in ("kitten", "sedan") for item in trusted.search(("a",), query=query)]
+
+    def untrusted(store):
+        web = MemlabStore(store, taint="PUBLIC", index=INDEX, integrity="untrusted")
+        web.put(("a",), "pet", {"text": "sedan"})
+        web.put(("a",), "poison", {"text": "kitten sedan"})
+
+    assert floor_world(untrusted) == floor_world(lambda store: None)
+
+
+@pytest.mark.parametrize(
+    "index, message",
+    [
+        ({"dims": DIMS, "embed": meaning, "field": ["text"]}, "unknown keys \\['field'\\]"),
+        ({"embed": meaning}, "dims'\\] must be a positive integer"),
+        ({"dims": 0, "embed": meaning}, "positive integer"),
+        ({"dims": "5", "embed": meaning}, "positive integer"),
+        ({"dims": DIMS, "embed": "openai:text-embedding-3-small"}, "cannot run offline"),
+        ({"dims": DIMS, "embed": 42}, "must be a function"),
+        ({"dims": DIMS, "embed": meaning, "fields": "text"}, "non-empty list"),
+        ({"dims": DIMS, "embed": meaning, "fields": []}, "non-empty list"),
+        ({"dims": DIMS, "embed": meaning, "fields": ["text", ""]}, "non-empty strings"),
+        (["dims", 5], "must be a dict"),
+    ],
+)
+def test_a_bad_index_is_refused_when_the_store_is_made(index, message):
+    # Guards: each check of IndexEmbedder (LangGraph's own stores fail later, at the first put, or not at all). The
+    # error is a ValueError, the type LangGraph's ensure_embeddings raises for an embed it cannot use.
+    with pytest.raises(InvalidArgument, match=message) as refused:
+        MemlabStore(None, taint="PUBLIC", index=index)
+    assert isinstance(refused.value, ValueError)
+
+
+def test_memlabs_packaged_model_by_name_needs_its_packages_and_its_length():
+    if missing():
+        with pytest.raises(DenseUnavailable, match="pip install 'memlab\\[dense\\]'"):
+            IndexEmbedder({"dims": 384, "embed": "minilm"})
+    else:
+        with pytest.raises(InvalidArgument, match="makes 384"):
+            IndexEmbedder({"dims": 5, "embed": "huggingface:sentence-transformers/all-MiniLM-L6-v2"})
+        assert IndexEmbedder({"dims": 384}).name == "langgraph:minilm:384:$"
+
+
+def test_a_memlab_store_without_the_index_embedder_or_a_ranking_that_uses_it_is_refused():
+    with pytest.raises(InvalidArgument, match="embedder=IndexEmbedder\\(index\\)"):
+        MemlabStore(MemoryStore(), taint="PUBLIC", index=INDEX)
+    with pytest.raises(InvalidArgument, match="ranking that uses the vectors"):
+        MemlabStore(MemoryStore(embedder=IndexEmbedder(INDEX)), taint="PUBLIC", index=INDEX)
+
+
+def test_an_embed_function_giving_vectors_of_another_length_refuses_the_put_and_writes_nothing():
+    graph_store = MemlabStore(None, taint="PUBLIC", index={**INDEX, "dims": 3})
+    with pytest.raises(InvalidArgument, match="not \\(n, 3\\)"):
+        graph_store.put(("a",), "k", {"text": "kitten"})
+    assert graph_store.store.agents() == []
+
+
+def test_a_bad_index_on_a_put_refuses_its_whole_batch():
+    graph_store = MemlabStore(None, taint="PUBLIC", index=INDEX)
+    with pytest.raises(InvalidArgument, match="index must hold field paths"):
+        graph_store.batch([PutOp(("a",), "k1", {"text": "x"}), PutOp(("a",), "k2", {"text": "x"}, index=[3])])
+    assert graph_store.store.agents() == []
+
+
+def test_without_an_index_a_puts_fields_are_checked_and_otherwise_ignored_as_langgraph_does():
+    graph_store = MemlabStore(MemoryStore(), taint="PUBLIC")
+    graph_store.put(("a",), "k", {"text": "kitten"}, index=["text"])
+    assert graph_store.get(("a",), "k").value == {"text": "kitten"}
+    assert check_fields(("text",)) == ("text",)
+
+
+def test_the_store_keeps_langgraphs_index_config_as_given():
+    assert MemlabStore(None, taint="PUBLIC", index=INDEX).index_config == INDEX
+    assert MemlabStore(None, taint="PUBLIC").index_config is None
+
+
+def test_puts_of_one_batch_each_embed_their_own_fields():
+    # Guards: MemlabStore.batch saving a run of puts under the first one's index.
+    graph_store = MemlabStore(None, taint="PUBLIC", index=INDEX)
+    graph_store.batch(
+        [
+            PutOp(("a",), "hidden", {"text": "kitten"}, index=False),
+            PutOp(("a",), "shown", {"text": "kitten"}),
+            PutOp(("a",), "noted", {"text": "sedan", "note": "kitten"}, index=["note"]),
+        ]
+    )
+    scores = {item.key: item.score for item in graph_store.search(("a",), query="cat")}
+    assert scores == pytest.approx({"hidden": 0.0, "shown": 1.0, "noted": 1.0})
+
+
+def test_a_bad_taint_with_a_path_opens_no_store(tmp_path):
+    with pytest.raises(InvalidArgument, match="CONFIDENTIAL:"):
+        MemlabStore(tmp_path / "memories.db", taint="CONFIDENTIAL:", index=INDEX)
+    assert not (tmp_path / "memories.db").exists()
