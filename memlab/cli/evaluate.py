@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from memlab.cli.options import Commands, add_command, json_flag, one_of
+from memlab.cli.options import Commands, add_command, collection_flags, json_flag, one_of
 from memlab.cli_output import print_json, verbosity
 from memlab.search import analyzers
 
@@ -20,12 +20,7 @@ def add_eval(commands: Commands) -> None:
         "compare search configurations (context, boost, analyzers) on LoCoMo or a TREC-style folder",
         run_eval,
     )
-    evaluate.add_argument(
-        "--collection",
-        help="a TREC-style folder (docs.jsonl, queries.jsonl, qrels) or a shipped collection: locomo (the default), "
-        "locomo-topical, locomo-turns",
-    )
-    evaluate.add_argument("--locomo", default=None, help="path of locomo10.json (default: data/locomo10.json)")
+    collection_flags(evaluate)
     evaluate.add_argument(
         "--rows",
         help="comma-separated rows: named configurations or analyzers (default: porter, porter+boost, "

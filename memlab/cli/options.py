@@ -21,6 +21,7 @@ __all__ = [
     "json_flag",
     "policy_flag",
     "store_flags",
+    "collection_flags",
     "store_path",
     "one_of",
     "positive",
@@ -120,6 +121,16 @@ def store_path(command: argparse.ArgumentParser, what: str, *, positional: str |
         command.add_argument(
             positional.lower(), nargs="?", action=_StorePath, default=None, metavar=positional, help="the same as --db"
         )
+
+
+def collection_flags(command: argparse.ArgumentParser) -> None:
+    """``--collection`` and ``--locomo``: the collection a lab runs on (``memlab.eval.load_collection``)."""
+    command.add_argument(
+        "--collection",
+        help="a TREC-style folder (docs.jsonl, queries.jsonl, qrels) or a shipped collection: locomo (the default), "
+        "locomo-topical, locomo-turns",
+    )
+    command.add_argument("--locomo", default=None, help="path of locomo10.json (default: data/locomo10.json)")
 
 
 def one_of(names: list[str]) -> str:

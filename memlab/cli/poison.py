@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from memlab.cli.options import Commands, add_command, json_flag
+from memlab.cli.options import Commands, add_command, collection_flags, json_flag
 
 __all__ = ["add_poison"]
 
@@ -21,12 +21,7 @@ def add_poison(commands: Commands) -> None:
         "attack a collection's memories with poisons and measure ISR, ASR-r@k and UD under each defence and ranking",
         run_poison,
     )
-    poison.add_argument(
-        "--collection",
-        help="a TREC-style folder (docs.jsonl, queries.jsonl, qrels) or a shipped collection: locomo (the default), "
-        "locomo-topical, locomo-turns",
-    )
-    poison.add_argument("--locomo", default=None, help="path of locomo10.json (default: data/locomo10.json)")
+    collection_flags(poison)
     poison.add_argument(
         "--tier",
         default="direct",
