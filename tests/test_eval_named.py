@@ -13,7 +13,7 @@ TINY = Path(__file__).parent / "fixtures" / "trec-tiny"
 
 
 def test_the_shipped_collections():
-    assert list(COLLECTIONS) == ["locomo", "locomo-topical", "locomo-turns"]
+    assert list(COLLECTIONS) == ["locomo", "locomo-topical", "locomo-turns", "preferences"]
 
 
 @pytest.mark.parametrize("name", ["locomo", "locomo-topical", "locomo-turns"])
@@ -25,5 +25,5 @@ def test_a_shipped_name_reads_the_locomo_file_given(name, tmp_path):
 
 def test_any_other_name_is_a_folder():
     assert load_collection(str(TINY)).name == "trec-tiny"
-    with pytest.raises(CollectionError, match="locomo, locomo-topical, locomo-turns.*nor is it a folder"):
+    with pytest.raises(CollectionError, match="locomo, locomo-topical, locomo-turns, preferences.*nor is it a folder"):
         load_collection("no-such-collection")

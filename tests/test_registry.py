@@ -75,6 +75,6 @@ def test_an_unknown_collection_that_is_no_folder_says_both(tmp_path):
     with pytest.raises(CollectionError) as refused:
         load_collection(str(tmp_path / "nope"))
     assert str(refused.value) == (
-        f"unknown collection {str(tmp_path / 'nope')!r}; known collections: locomo, locomo-topical, locomo-turns; "
-        "nor is it a folder (a TREC-style collection)"
+        f"unknown collection {str(tmp_path / 'nope')!r}; known collections: locomo, locomo-topical, locomo-turns, "
+        "preferences; nor is it a folder (a TREC-style collection)"
     )

@@ -128,7 +128,7 @@ def collection_flags(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--collection",
         help="a TREC-style folder (docs.jsonl, queries.jsonl, qrels) or a shipped collection: locomo (the default), "
-        "locomo-topical, locomo-turns",
+        "locomo-topical, locomo-turns, preferences",
     )
     command.add_argument("--locomo", default=None, help="path of locomo10.json (default: data/locomo10.json)")
 

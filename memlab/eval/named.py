@@ -1,9 +1,10 @@
 """The collections memlab ships, by name, for ``memlab eval --collection NAME``; any other value is a folder.
 
-All three are LoCoMo (``data/locomo10.json``, under its licence), read the way each name says and derived when
+Three are LoCoMo (``data/locomo10.json``, under its licence), read the way each name says and derived when
 loaded, so nothing but the one file ships: ``locomo`` (observations as memories, ``memlab.eval.locomo``),
 ``locomo-topical`` (the same, tagged with topical words, ``memlab.eval.topical``) and ``locomo-turns`` (the
-dialog turns as memories, ``memlab.eval.turns``).
+dialog turns as memories, ``memlab.eval.turns``). One is generated and reads no file: ``preferences`` (facts
+stated once, recalled by requests in other words, ``memlab.eval.preferences``; seed 0).
 
 A collection memlab ships is a ``Shipped`` in ``COLLECTIONS``, a ``memlab.registry.Registry``: a new one is one
 ``COLLECTIONS.register(Shipped(name, load))``.
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from memlab.eval.collections import Collection, CollectionError
 from memlab.eval.locomo import LOCOMO_PATH, load_locomo
+from memlab.eval.preferences import build_preferences
 from memlab.eval.topical import retag_topical
 from memlab.eval.trec import load_trec
 from memlab.eval.turns import load_locomo_turns
@@ -33,11 +35,11 @@ __all__ = ["Shipped", "COLLECTIONS", "load_collection"]
 
 @dataclass(frozen=True)
 class Shipped:
-    """A collection memlab ships: its name, and how it is read from the LoCoMo file."""
+    """A collection memlab ships: its name, and how it is read from the LoCoMo file (or made without it)."""
 
     name: str
     load: Callable[[Path], Collection]
-    """Reads the collection from the LoCoMo file at the path given."""
+    """Reads the collection from the LoCoMo file at the path given (a generated collection ignores it)."""
 
 
 COLLECTIONS: Registry[Shipped] = Registry("collection", Shipped)
@@ -45,6 +47,7 @@ for _shipped in (
     Shipped("locomo", load_locomo),
     Shipped("locomo-topical", lambda path: retag_topical(load_locomo(path))),
     Shipped("locomo-turns", load_locomo_turns),
+    Shipped("preferences", lambda path: build_preferences()),
 ):
     COLLECTIONS.register(_shipped)
 
