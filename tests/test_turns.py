@@ -61,7 +61,8 @@ def test_every_shipped_collection_has_a_name(name):
 
 def test_a_name_that_is_neither_a_shipped_collection_nor_a_folder_says_so(tmp_path, capsys):
     message = (
-        "unknown collection 'locomo-turn'; known collections: locomo, locomo-topical, locomo-turns; nor is it a folder"
+        "unknown collection 'locomo-turn'; known collections: locomo, locomo-topical, locomo-turns, preferences; "
+        "nor is it a folder"
     )
     with pytest.raises(CollectionError, match=message):
         load_collection("locomo-turn")

@@ -13,7 +13,7 @@ Generated, seeded, deterministic: ``build_preferences(seed)`` picks for each age
 category and a value for each family's slot; each chosen fact's two requests are queries judged to it
 (relevance 1); the agent's memories are its facts and every family's distractors, in a seeded order under
 neutral keys (``note-01``...). Judgments are incomplete by design: one fact is judged per request, though
-another of the agent's facts may bear on it. The templates are memlab's own work, under memlab's licence;
+another of the agent's facts may bear on it. The templates are memlab's own work, under memlab's licence (MIT);
 no data is read and no model is used.
 
 Examples:
