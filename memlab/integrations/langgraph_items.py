@@ -22,7 +22,23 @@ from memlab.labels import Integrity, Label
 __all__ = ["MemlabItem", "MemlabSearchItem", "item", "search_item", "value_of"]
 
 
-class MemlabItem(Item):
+class _Labelled:
+    """What memlab adds to LangGraph's items: the version's ``classification`` (set by each item's ``__init__``), its
+    ``integrity``, and both as text in ``dict()``."""
+
+    __slots__ = ()
+    classification: Label
+
+    @property
+    def integrity(self) -> Integrity:
+        """Whether a trusted decision may rest on this item: the integrity of the session that saved it."""
+        return self.classification.integrity
+
+    def dict(self) -> dict:
+        return super().dict() | _label_fields(self.classification)  # type: ignore[misc]
+
+
+class MemlabItem(_Labelled, Item):
     """LangGraph's ``Item``, with the memory's ``classification`` (a ``memlab.labels.Label``) and ``integrity``:
     what it is, as the store says it, never the value's to say. ``dict()`` carries both as text, as tool results
     do; equality is LangGraph's (value, key, namespace and times)."""
@@ -33,16 +49,8 @@ class MemlabItem(Item):
         super().__init__(**fields)
         self.classification = classification
 
-    @property
-    def integrity(self) -> Integrity:
-        """Whether a trusted decision may rest on this item: the integrity of the session that saved it."""
-        return self.classification.integrity
 
-    def dict(self) -> dict:
-        return super().dict() | _label_fields(self.classification)
-
-
-class MemlabSearchItem(SearchItem):
+class MemlabSearchItem(_Labelled, SearchItem):
     """LangGraph's ``SearchItem``, with the memory's ``classification`` and ``integrity`` (as ``MemlabItem``)."""
 
     __slots__ = ("classification",)
@@ -50,14 +58,6 @@ class MemlabSearchItem(SearchItem):
     def __init__(self, *args: Any, classification: Label, **fields: Any) -> None:
         super().__init__(*args, **fields)
         self.classification = classification
-
-    @property
-    def integrity(self) -> Integrity:
-        """Whether a trusted decision may rest on this item: the integrity of the session that saved it."""
-        return self.classification.integrity
-
-    def dict(self) -> dict:
-        return super().dict() | _label_fields(self.classification)
 
 
 def _label_fields(classification: Label) -> dict[str, str]:
