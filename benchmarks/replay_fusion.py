@@ -2,7 +2,7 @@
 
 Usage, from the repository's root (``memlab[dense]`` installed)::
 
-    python benchmarks/replay_fusion.py collect locomo locomo-topical locomo-turns --to /tmp/rankings
+    python benchmarks/replay_fusion.py collect locomo locomo-topical locomo-turns preferences --to /tmp/rankings
     python benchmarks/replay_fusion.py replay /tmp/rankings
     python benchmarks/replay_fusion.py tune /tmp/rankings
 
@@ -11,8 +11,8 @@ the depth ``memlab eval`` reads (100: the fusion reads each input that deep when
 query's two rankings, with the ``hybrid`` row's run to check the replay against the store. ``replay`` prints,
 for every rule in ``RULES``, S@10 and nDCG@10 on each half of the agents (``memlab.eval.tuning.halves``): a
 rule is chosen on one half and read on the other; ``tune`` replays ``memlab eval --tune``'s hybrid grid on
-LoCoMo's halves for the rule before and the rule now. The rules are functions of the two rankings only, as the
-store's ``_fuse`` is (memlab/storage/vectors.py).
+LoCoMo's halves for the rules. The rules are functions of the two rankings only, as the store's fusion is
+(``memlab.search.fusion``, which the rule now calls).
 """
 
 from __future__ import annotations
@@ -29,6 +29,9 @@ from memlab.eval.measures import per_query
 from memlab.eval.runner import run_configuration
 from memlab.eval.trec import load_trec
 from memlab.eval.tuning import halves
+from memlab.search.fusion import contributions
+from memlab.search.fusion import standardized as z_of
+from memlab.search.ranking import Ranking
 
 Run = dict[str, float]  # document id -> score, best first (as the store ranked them)
 
@@ -77,9 +80,31 @@ def cut(run: Run, depth: int) -> Run:
     return dict(list(run.items())[:depth])
 
 
+def standardized(lexical: Run, dense: Run, weight: float, floor: bool = True) -> Run:
+    """The store's fusion now (``memlab.search.fusion.contributions``, fusion_k 0) with dense weight ``weight``; with
+    ``floor=False`` a memory a ranking did not return counts as its mean (z 0) rather than its lowest."""
+    ranking = Ranking(dense=weight, fusion_k=0.0)
+    if floor:
+        fused = contributions(list(lexical.items()), list(dense.items()), ranking)
+        return {key: sum(parts) for key, parts in fused.items()}
+    (lz, _), (dz, _) = z_of(list(lexical.items())), z_of(list(dense.items()))
+    keys = list(dict.fromkeys([*lexical, *dense]))
+    scores = {key: lz.get(key, 0.0) + weight * dz.get(key, 0.0) for key in keys}
+    return {key: scores[key] for key in sorted(keys, key=lambda key: -scores[key])}
+
+
 Rule = Callable[[Run, Run], Run]
-NOW = "RRF 1 / 0.75 x weighted agreement, k 1 (now)"
+NOW = "standardized scores, dense 0.6 (now)"
+BEFORE = "RRF 1 / 0.75 x weighted agreement, k 1 (before)"
 RULES: dict[str, Rule] = {
+    NOW: lambda lexical, dense: standardized(lexical, dense, 0.6),
+    **{
+        f"standardized scores, dense {weight}": lambda lexical, dense, weight=weight: standardized(
+            lexical, dense, weight
+        )
+        for weight in (0.3, 0.4, 0.5, 0.7, 0.8, 1.0)
+    },
+    "standardized, an unreturned memory at z 0": lambda lexical, dense: standardized(lexical, dense, 0.6, False),
     "memlab (FTS5 alone)": lambda lexical, dense: lexical,
     "dense alone": lambda lexical, dense: dense,
     "RRF 1 / 0.75, k 1 (plain)": lambda lexical, dense: rrf(lexical, dense, 1, 0.75, 1),
@@ -102,7 +127,7 @@ RULES: dict[str, Rule] = {
     "x weighted agreement of the top 10": lambda lexical, dense: rrf(
         lexical, dense, 1, 0.75 * agreement_weighted(lexical, dense, 1, 10), 1
     ),
-    NOW: lambda lexical, dense: rrf(lexical, dense, 1, 0.75 * agreement_weighted(lexical, dense), 1),
+    BEFORE: lambda lexical, dense: rrf(lexical, dense, 1, 0.75 * agreement_weighted(lexical, dense), 1),
 }
 
 
@@ -139,9 +164,10 @@ TUNED_RULES: dict[str, Callable[[Run, Run, float, float], Run]] = {
     "x agreement@10, read 100 deep (before)": lambda lexical, dense, weight, k: rrf(
         lexical, dense, 1, weight * agreement_top10(lexical, dense), k
     ),
-    "x weighted agreement (now)": lambda lexical, dense, weight, k: rrf(
+    "x weighted agreement (before)": lambda lexical, dense, weight, k: rrf(
         lexical, dense, 1, weight * agreement_weighted(lexical, dense, k), k
     ),
+    "standardized scores (now; k unused)": lambda lexical, dense, weight, k: standardized(lexical, dense, weight),
 }
 
 

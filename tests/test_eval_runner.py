@@ -56,3 +56,19 @@ def test_a_collection_without_queries_or_an_unknown_row_is_refused(collection):
         run(Collection("empty", collection.documents, [], {}), workers=1, progress=False)
     with pytest.raises(InvalidArgument, match="nope"):
         run(collection, rows=["nope"], workers=1, progress=False)
+
+
+def test_a_fused_row_says_which_ranking_carried_its_first_result(tmp_path):
+    # Where FTS5 is blind (the preferences collection: its matches are topic words that settle nothing), the dense
+    # ranking carries most fused first results; rows that fuse nothing carry none. The share survives save and load.
+    # Guards: carried() always "lexical", or the carried column dropped by _tabulate.
+    from memlab.eval.preferences import build_preferences
+
+    fused = run(build_preferences(), rows=["memlab", "dense", "hybrid"], workers=1, progress=False, cache=False)
+    carried = fused.carried()
+    assert list(carried.index) == ["hybrid"] and list(carried.columns) == ["lexical", "dense"]
+    assert carried.loc["hybrid"].sum() == pytest.approx(1.0)
+    assert carried.loc["hybrid", "dense"] > 0.5
+    assert fused.per_query.query("row != 'hybrid'")["carried"].isna().all()
+    fused.save(tmp_path)
+    pd.testing.assert_frame_equal(Results.load(tmp_path).carried(), carried)

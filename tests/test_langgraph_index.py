@@ -68,8 +68,12 @@ def test_the_score_is_the_cosine_similarity_by_default_and_the_fused_score_under
         MemoryStore(embedder=IndexEmbedder(INDEX), ranking=Ranking.hybrid()), taint="PUBLIC", index=INDEX
     )
     hybrid.put(("a",), "pet", {"text": "kitten kitten"})
-    (item,) = hybrid.search(("a",), query="feline")
-    assert item.score == pytest.approx(Ranking.hybrid().dense / (Ranking.hybrid().fusion_k + 1))  # RRF, rank 1
+    hybrid.put(("a",), "ride", {"text": "sedan"})
+    first, second = hybrid.search(("a",), query="feline")
+    # Standardized score fusion (memlab.search.fusion): FTS5 matches nothing, the two cosines (1 and 0) are z +1 and
+    # -1, weighed by the hybrid's dense weight.
+    assert (first.key, first.score, second.score) == ("pet", pytest.approx(0.6), pytest.approx(-0.6))
+    assert Ranking.hybrid().dense == 0.6
 
 
 def test_only_the_fields_chosen_are_embedded_and_a_put_may_choose_its_own_or_none():

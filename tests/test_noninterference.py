@@ -222,9 +222,20 @@ def fusion_agreement(draw):
 @settings(max_examples=200)
 @given(case=fusion_agreement())
 def test_the_fusions_weights_depend_only_on_the_view(case):
-    """The dense ranking's weight in the fusion (its agreement with FTS5) comes from the view's two rankings."""
+    """The dense ranking's weight in the rank fusion (its agreement with FTS5) comes from the view's two rankings."""
     # Guards: the agreement counted against FTS5's matches of every level ("agreement over every level": in
     # SqliteStorage.search, _agreement given the lexical ranking of the highest level the agent has).
+    assert not interferes(case, embedder=WordsEmbedder(), ranking=Ranking(dense=0.75, fusion_k=1.0))
+
+
+@settings(max_examples=200)
+@given(case=fusion_agreement())
+def test_the_standardized_fusions_scores_depend_only_on_the_view(case):
+    """The default hybrid standardizes each ranking's scores over that ranking (memlab.search.fusion): its means,
+    spreads and floors, and with them every fused score and order, come from the view's two rankings only."""
+    # Guards: the z-scores' statistics taken over FTS5's ranking of every level while the fused keys stay the
+    # view's (in SqliteStorage.search: fuse given the ranking at RESTRICTED, its results kept to the view's versions):
+    # no memory above the bound is returned, but the scores and order of what is move with it.
     assert not interferes(case, embedder=WordsEmbedder(), ranking=Ranking.hybrid())
 
 

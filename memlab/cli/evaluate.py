@@ -135,6 +135,10 @@ def _print_results(results, tuned, collection) -> None:
         if not by_category.empty:  # only when the queries carry categories
             print("\nS@10 per query category")
             print(by_category.round(3).to_string())
+        carried = results.carried()
+        if not carried.empty:
+            print("\nWhich ranking carried the fused first result (share of queries)")
+            print(carried.round(3).to_string())
         print("\nTime: indexing (s), searching (s and ms per query)")
         print(results.timings.round(2).to_string())
         if results.summary["analyzer"].nunique() > 1:
@@ -145,7 +149,8 @@ def _print_results(results, tuned, collection) -> None:
 
 def _eval_document(results, chosen) -> dict:
     """``memlab eval --json``: the summary as a record per row (its analyzer column as the measures table says it),
-    the per-category table, the timings, the rows skipped and, after --tune, the ranking chosen per row and half."""
+    the per-category table, which ranking carried each fused row, the timings, the rows skipped and, after --tune,
+    the ranking chosen per row and half."""
     from memlab.eval import report
 
     document = {
@@ -153,6 +158,7 @@ def _eval_document(results, chosen) -> dict:
         "baseline": results.baseline,
         "summary": results.summary.assign(analyzer=report.analyzer_labels(results)),
         "by_category": results.by_category(),
+        "carried": results.carried(),
         "timings": results.timings,
         "skipped": results.skipped,
     }

@@ -63,6 +63,8 @@ LEGEND: dict[str, str] = {
     "* / **": "p < 0.05 / p < 0.01 against the baseline row, paired randomization test (10,000 sign flips)",
     "context": "yes when the row indexes a memory's source and occurred_at as weighted columns",
     "index_vs_baseline": "the row's indexing seconds divided by the baseline row's (2.0: twice as long to index)",
+    "carried": "for a fused row (hybrid), the share of queries whose first result took the larger part of its "
+    "score from FTS5's ranking (lexical) or the dense one",
 }
 """What each measure and column of ``memlab eval``'s tables means, as its legend prints it (ir-measures' and
 pytrec_eval's definitions; a memory is relevant when the qrels judge it with relevance > 0)."""

@@ -26,6 +26,7 @@ Examples:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import multiprocessing
 import os
@@ -39,11 +40,14 @@ from pathlib import Path
 import pandas as pd
 from tqdm.auto import tqdm
 
+from memlab.arguments import MAX_RESULTS_CAP
 from memlab.errors import InvalidArgument
 from memlab.eval.collections import Collection
 from memlab.eval.configurations import Configuration, rows_of
 from memlab.eval.locomo import category_label, load_locomo
 from memlab.eval.measures import LABELS, compare, per_query
+from memlab.search.fusion import CARRIERS, carried, contributions
+from memlab.search.ranking import Ranking
 from memlab.store import MemoryStore
 
 __all__ = [
@@ -86,6 +90,15 @@ class Results:
         table = self.per_query.pivot_table(index="row", columns="category", values=measure, aggfunc="mean", sort=False)
         table = table[sorted(table.columns, key=str)]
         return table.rename(columns=category_label) if self.collection.startswith("locomo") else table
+
+    def carried(self) -> pd.DataFrame:
+        """Per fused row (a hybrid), the share of its queries whose first result each ranking carried (``lexical``,
+        ``dense``: ``memlab.search.fusion.carried``), over the queries that found anything; empty without one."""
+        fused = self.per_query.dropna(subset=["carried"])
+        if fused.empty:
+            return pd.DataFrame()
+        table = pd.crosstab(fused["row"], fused["carried"], normalize="index")
+        return table.reindex(columns=list(CARRIERS), fill_value=0.0).rename_axis(None, axis=1)
 
     def save(self, folder: str | Path) -> list[Path]:
         """Keep what ``load`` needs to give these results back: the per-query measures (gzipped CSV), the
@@ -140,7 +153,7 @@ def run_configuration(
         The run (query id -> {document id: score}), seconds spent indexing, seconds spent searching.
     """
     done = run_group(collection, [configuration], depth=depth, queries=queries, postgres=postgres, cache=cache)
-    return done[configuration.name]
+    return done[configuration.name][:3]
 
 
 def run_group(
@@ -183,9 +196,36 @@ def run_group(
             started = time.perf_counter()
             ranking = search(store, sessions, collection, depth=depth, queries=queries)
             done[row.name] = (ranking, indexed, time.perf_counter() - started)
+            if postgres is None and row.ranking.uses_dense and row.ranking.lexical > 0:
+                done[row.name] += (carried_by(store, sessions, collection, row, depth=depth, queries=queries),)
             if notify is not None:
                 notify(row.name)
     return done
+
+
+def carried_by(
+    store: MemoryStore,
+    sessions: dict,
+    collection: Collection,
+    row: Configuration,
+    *,
+    depth: int,
+    queries: Iterable[str] | None = None,
+) -> dict[str, str | None]:
+    """Which ranking carried a fused row's first result, per query (``memlab.search.fusion.carried``): its two
+    inputs asked again on the same store, as deep as the store reads them to fuse (FTS5 alone with the row's weights,
+    the dense ranking alone), and fused as the store fuses them. Not timed with the row."""
+    lexical_only = dataclasses.replace(row.ranking, dense=0.0)
+    inputs = []
+    for ranking in (lexical_only, Ranking.dense_only()):
+        store.ranking = ranking
+        inputs.append(search(store, sessions, collection, depth=max(depth, MAX_RESULTS_CAP), queries=queries))
+    store.ranking = row.ranking
+    lexical, dense = inputs
+    return {
+        query: carried(contributions(list(lexical[query].items()), list(dense[query].items()), row.ranking))
+        for query in lexical
+    }
 
 
 def load(store: MemoryStore, collection: Collection, *, context: bool) -> dict:
@@ -305,9 +345,10 @@ def results_of(
     categories = {query.id: query.category for query in collection.queries}
     order = [query.id for query in collection.queries if query.id in done[configurations[0].name][0]]
     for row in configurations:
-        ranking, indexed, searched = done[row.name]
+        ranking, indexed, searched, *fused = done[row.name]
         frame = per_query(collection.qrels, in_order(ranking))
         frame = frame.reindex(order, fill_value=0.0).rename_axis("query").reset_index()
+        frame["carried"] = frame["query"].map(fused[0]) if fused else None
         frames.append(frame.assign(row=row.name, analyzer=row.analyzer, category=frame["query"].map(categories)))
         timings.append(
             {
@@ -341,7 +382,11 @@ def _tabulate(
 ) -> Results:
     """Results from per-query measures: means per row, and every row compared with the baseline."""
     measures = list(LABELS.values())
-    long = long[["row", "analyzer", "query", "category", *measures]]
+    if "carried" not in long:  # results saved before the fusion said which ranking carried it
+        long = long.assign(carried=None)
+    carried = long["carried"].astype(object)
+    long = long.assign(carried=carried.where(carried.notna(), None))  # None where not fused, read back or fresh
+    long = long[["row", "analyzer", "query", "category", "carried", *measures]]
     rows = list(dict.fromkeys(long["row"]))
     frames = {name: long[long["row"] == name].set_index("query")[measures] for name in rows}
     comparisons = {measure: compare(frames, baseline, measure=measure) for measure in SIGNIFICANCE_MEASURES}

@@ -47,7 +47,11 @@ GRID: dict[str, tuple[float, ...]] = {
     "key": (0.0, 1.0, 2.0),
     "tags": (0.0, 1.0, 2.0),
 }
-HYBRID_GRID: dict[str, tuple[float, ...]] = {"dense": (0.25, 0.5, 0.75, 1.0, 1.5), "fusion_k": (1.0, 2.0, 5.0, 10.0)}
+# fusion_k 0 is standardized score fusion (the default), above 0 reciprocal rank fusion (memlab.search.fusion).
+HYBRID_GRID: dict[str, tuple[float, ...]] = {
+    "dense": (0.25, 0.5, 0.75, 1.0, 1.5),
+    "fusion_k": (0.0, 1.0, 2.0, 5.0, 10.0),
+}
 GRIDS = {"memlab": GRID, "hybrid": HYBRID_GRID}
 FIGURES = ("S@1", "S@5", "S@10", "nDCG@10")  # what a saved ranking file reports of each row
 OBJECTIVE = ("S@10", "nDCG@10")  # maximised: the sum of their means over the tuning half's queries

@@ -89,8 +89,8 @@ class MemlabStore(BaseStore):
     ``index`` turns on semantic search: the store's vectors are made by ``langgraph_index.IndexEmbedder`` (LangGraph's
     ``dims``, ``embed`` and ``fields``) and a query is ranked by the memlab store's ranking, which must use them:
     ``Ranking.dense_only()`` when this store opens the memlab store itself, whose score is the cosine similarity as in
-    LangGraph (a fused score, ``Ranking.hybrid()``'s, is made of ranks within one namespace: it orders one namespace
-    well, but merges namespaces by rank, not by how near each hit is). ``ttl`` and ``put(..., ttl=)`` are
+    LangGraph (a fused score, ``Ranking.hybrid()``'s, is made of scores standardized within one namespace's rankings:
+    it orders one namespace well, but merges namespaces by how far each hit stands out, not by how near it is). ``ttl`` and ``put(..., ttl=)`` are
     LangGraph's, in minutes, by the memlab store's clock (``langgraph_ttl``): an expired item leaves every view at once,
     a read refreshes it where asked, and ``sweep_ttl`` purges expired items as the auditor.
 

@@ -53,9 +53,10 @@ __all__ = [
     "write",
 ]
 
-# Reciprocal rank fusion of FTS5 and MiniLM, tuned on LoCoMo like the rest (see Ranking.hybrid).
-HYBRID_DENSE = 0.75
-HYBRID_K = 1.0
+# The hybrid: standardized score fusion of FTS5 and MiniLM (memlab.search.fusion), the dense weight chosen on the
+# project's own collections (LoCoMo's halves, locomo-topical, locomo-turns, preferences; docs/relevance-lab.md).
+HYBRID_DENSE = 0.6
+HYBRID_K = 0.0
 
 # The trust-demoted ranking's factor (Ranking.untrusted) in the poisoning lab's row: an untrusted memory must score
 # twice a trusted one's to rank above it. A fixed, round choice, not tuned on any collection (docs/poisoning-lab.md).
@@ -81,11 +82,13 @@ class Ranking:
         when: weight of ``occurred_at`` written out as words (day, month name, year, weekday).
         tag_boost: added to the score of a memory one of whose tags equals a word of the query that is in at
             least half of the memories of the session's view (where bm25 floors its idf).
-        lexical: weight of the FTS5 ranking in reciprocal rank fusion (0: dense retrieval alone).
-        dense: weight of the dense ranking in reciprocal rank fusion (0: FTS5 alone, the default; above 0 the
-            store needs an embedder, ``memlab.search.dense``), scaled per query by the dense ranking's agreement
-            with FTS5's (``memlab.storage.vectors._agreement``).
-        fusion_k: the k of reciprocal rank fusion, ``lexical / (k + rank) + dense * agreement / (k + rank')``.
+        lexical: weight of the FTS5 ranking in the fusion (0: dense retrieval alone).
+        dense: weight of the dense ranking in the fusion (0: FTS5 alone, the default; above 0 the store needs an
+            embedder, ``memlab.search.dense``).
+        fusion_k: how the two are fused (``memlab.search.fusion``): 0 (the default), standardized scores,
+            ``lexical * z + dense * z'`` with each ranking's scores made z-scores over that ranking, so each weighs
+            by how far its first scores stand out on this query; above 0, reciprocal rank fusion with that k,
+            ``lexical / (k + rank) + dense * agreement / (k + rank')`` (the third wave's rule).
         untrusted: the trust-demoted ranking's factor, in ``(0, 1]``: an untrusted version's final score is
             multiplied by it (divided, when negative: moved towards worse either way) before the results are cut,
             so an attacker's memory must out-score a trusted one by that factor to rank above it. 1 (the default)
@@ -101,7 +104,7 @@ class Ranking:
     tag_boost: float = 2.0
     lexical: float = 1.0
     dense: float = 0.0
-    fusion_k: float = 1.0
+    fusion_k: float = 0.0
     untrusted: float = 1.0
 
     def __post_init__(self) -> None:
@@ -141,8 +144,8 @@ class Ranking:
 
     @classmethod
     def hybrid(cls) -> Ranking:
-        """memlab's default with dense retrieval fused in (``memlab[dense]``): RRF of FTS5 and MiniLM, its weight
-        and k chosen by held-out evidence."""
+        """memlab's default with dense retrieval fused in (``memlab[dense]``): standardized score fusion of FTS5
+        and MiniLM (``memlab.search.fusion``), the dense weight chosen on the project's own collections."""
         return cls(dense=HYBRID_DENSE, fusion_k=HYBRID_K)
 
     @classmethod

@@ -1,5 +1,5 @@
 """Dense search of one SQLite file: vectors backfilled per agent, an effective view's vectors as one matrix kept
-while the view holds, cosine ranking, and reciprocal rank fusion with FTS5's ranking."""
+while the view holds, cosine ranking, and its fusion with FTS5's ranking (``memlab.search.fusion``)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, NamedTuple
 
+from memlab.search.fusion import contributions
 from memlab.search.ranking import Ranking
 from memlab.storage.lexical import Ranked
 from memlab.storage.view_changes import ViewChanges
@@ -157,34 +158,12 @@ class _VectorView(NamedTuple):
 
 
 def fuse(lexical: list[Ranked], dense: list[Ranked], ranking: Ranking) -> list[Ranked]:
-    """Reciprocal rank fusion by memory key: ``lexical / (k + rank) + dense * agreement / (k + rank')``; a key
-    shows the version FTS5 found when it found one; ties keep FTS5's order, then the dense order.
-
-    The dense ranking's weight is scaled by its ``agreement`` with FTS5 on this query (``_agreement``): where the
-    model's nearest memories are ones FTS5 also matched it reorders them at full weight, and where they share no
-    word with the query it cannot push them above FTS5's matches. On short chat turns MiniLM alone is weak and
-    plain RRF fell below FTS5 alone (locomo-turns, docs/relevance-lab.md). Both rankings are read
-    ``FUSION_DEPTH`` deep, so the order does not depend on how many results are asked."""
-    scores: dict[str, float] = {}
+    """The two rankings fused by memory key, as ``memlab.search.fusion.contributions`` scores them (standardized
+    scores by default; reciprocal rank fusion scaled by agreement when ``ranking.fusion_k > 0``); a key shows the
+    version FTS5 found when it found one. Both rankings are read ``FUSION_DEPTH`` deep, so the order does not
+    depend on how many results are asked."""
     first_found: dict[str, Ranked] = {}
-    dense_weight = ranking.dense * _agreement(lexical, dense, ranking.fusion_k)
-    for weight, ranked in ((ranking.lexical, lexical), (dense_weight, dense)):
-        for rank, item in enumerate(ranked, start=1):
-            scores[item.key] = scores.get(item.key, 0.0) + weight / (ranking.fusion_k + rank)
-            first_found.setdefault(item.key, item)
-    order = sorted(scores, key=lambda key: -scores[key])  # stable: first seen first among equals
-    return [first_found[key]._replace(score=scores[key]) for key in order]
-
-
-def _agreement(lexical: list[Ranked], dense: list[Ranked], k: float) -> float:
-    """How much of the dense ranking FTS5 matched too, each rank weighed as the fusion weighs it (``1 / (k +
-    rank)``), as a share of as much as could be: the weight of the dense ranking's first ranks, as many as FTS5
-    matched keys. 1 when FTS5 matched nothing (the dense ranking is then all there is). Both rankings are of the
-    session's effective view, so the weight depends on nothing else."""
-    found = {item.key for item in lexical}
-    keys = list(dict.fromkeys(item.key for item in dense))
-    possible = sum(1 / (k + rank) for rank in range(1, min(len(keys), len(found)) + 1))
-    if possible == 0:
-        return 1.0
-    agreeing = sum(1 / (k + rank) for rank, key in enumerate(keys, start=1) if key in found)
-    return min(1.0, agreeing / possible)
+    for item in (*lexical, *dense):
+        first_found.setdefault(item.key, item)
+    fused = contributions([(i.key, i.score) for i in lexical], [(i.key, i.score) for i in dense], ranking)
+    return [first_found[key]._replace(score=sum(parts)) for key, parts in fused.items()]
