@@ -90,9 +90,10 @@ class MemlabStore(BaseStore):
     ``dims``, ``embed`` and ``fields``) and a query is ranked by the memlab store's ranking, which must use them:
     ``Ranking.dense_only()`` when this store opens the memlab store itself, whose score is the cosine similarity as in
     LangGraph (a fused score, ``Ranking.hybrid()``'s, is made of scores standardized within one namespace's rankings:
-    it orders one namespace well, but merges namespaces by how far each hit stands out, not by how near it is). ``ttl`` and ``put(..., ttl=)`` are
-    LangGraph's, in minutes, by the memlab store's clock (``langgraph_ttl``): an expired item leaves every view at once,
-    a read refreshes it where asked, and ``sweep_ttl`` purges expired items as the auditor.
+    it orders one namespace well, but merges namespaces by how far each hit stands out, not by how near it is).
+    ``ttl`` and ``put(..., ttl=)`` are LangGraph's, in minutes, by the memlab store's clock (``langgraph_ttl``): an
+    expired item leaves every view at once, a read refreshes it where asked, and ``sweep_ttl`` purges expired items as
+    the auditor.
 
     Integrity is one low-water mark for the whole store, as the taint is one label: it starts at ``integrity``
     (and ``taint``'s ``@untrusted``), and goes down when the host says the graph was fed untrusted content
