@@ -8,7 +8,7 @@ import pytest
 
 from memlab.errors import InvalidArgument
 from memlab.eval.configurations import ALL_ROWS, CONFIGURATIONS, DEFAULT_ROWS, Configuration, rows_of
-from memlab.search.ranking import Ranking
+from memlab.search.ranking import HYBRID_DENSE, Ranking
 
 
 def test_the_named_rows_and_every_analyzer_are_rows():
@@ -61,5 +61,5 @@ def test_rows_differing_only_in_their_weights_share_a_store():
 
 def test_describe_records_the_row_and_its_ranking():
     described = CONFIGURATIONS.get("hybrid").describe()
-    assert (described["embedder"], described["dense"], described["context"]) == ("minilm", 0.75, True)
+    assert (described["embedder"], described["dense"], described["context"]) == ("minilm", HYBRID_DENSE, True)
     assert Configuration("porter").unavailable() is None
