@@ -368,8 +368,8 @@ class MemlabStore(BaseStore):
             found, _ = self._found(op, SEARCH_DEPTH)
         if op.filter:
             found = [(item, memory) for item, memory in found if passes(item.value, op.filter)]
-        if op.query:
-            found.sort(key=lambda pair: -(pair[0].score or 0.0))
+        if op.query:  # best first; an item no query ranks (no vector) after every ranked one
+            found.sort(key=lambda pair: (pair[0].score is None, -(pair[0].score or 0.0)))
         found = found[op.offset : op.offset + op.limit]
         if op.refresh_ttl:
             for namespace in dict.fromkeys(item.namespace for item, _ in found):
@@ -377,23 +377,24 @@ class MemlabStore(BaseStore):
         return [item for item, _ in found]
 
     def _found(self, op: SearchOp, depth: int) -> tuple[list[tuple[MemlabSearchItem, Memory]], bool]:
-        """Each namespace's unexpired hits (or listing), and whether one's were cut at ``depth`` after some expired."""
+        """Each namespace's unexpired hits (or listing), and whether one's were cut at ``depth`` after some expired.
+        With an index, a namespace ranked short of ``depth`` adds its items no query ranks (no vector), unscored, as
+        LangGraph's ``InMemoryStore`` fills a page."""
         found, short = [], False
         for namespace in self._namespaces([MatchCondition("prefix", op.namespace_prefix)]):
             if op.query:
-                hits = self._reading(namespace, lambda session: self._ranked(session, op.query, depth))
+                hits = self._reading(namespace, lambda session: session.memory_search(op.query, max_results=depth))
                 now = self._store.clock()
                 live = [hit for hit in hits if not ttls.expired(hit.memory, now)]
                 short |= len(hits) == depth and len(live) < len(hits)
                 found += [(search_item(namespace, hit.memory, score=hit.score), hit.memory) for hit in live]
+                if self._index is not None and len(hits) < depth:
+                    ranked = {hit.memory.key for hit in hits}
+                    unranked = [m for m in self._reading(namespace, self._listed) if m.key not in ranked]
+                    found += [(search_item(namespace, memory), memory) for memory in unranked]
             else:
                 found += [(search_item(namespace, memory), memory) for memory in self._reading(namespace, self._listed)]
         return found, short
-
-    def _ranked(self, session: Session, query: str, depth: int) -> list[Any]:
-        """A query's hits; with an index the query is embedded as LangGraph embeds one."""
-        with contextlib.nullcontext() if self._index is None else self._index.searching(query):
-            return session.memory_search(query, max_results=depth)
 
     def _listed(self, session: Session) -> list[Memory]:
         return self._live(session.memory_list())
