@@ -160,6 +160,26 @@ def test_a_langchain_embeddings_object_and_an_async_function_embed_as_a_function
         assert [item.key for item in graph_store.search(("a",), query="kitten")] == ["pet", "ride"]
 
 
+def test_an_embeddings_object_embeds_each_field_text_as_a_document_and_the_query_as_a_query():
+    # Guards: a query embedded with embed_documents (asymmetric models such as E5 embed the two differently), and
+    # the field texts joined before they are embedded.
+    calls = []
+
+    class Recording(Embeddings):
+        def embed_documents(self, texts):
+            calls.append(("documents", list(texts)))
+            return meaning(texts)
+
+        def embed_query(self, text):
+            calls.append(("query", text))
+            return meaning([text])[0]
+
+    graph_store = MemlabStore(None, taint="PUBLIC", index={**INDEX, "embed": Recording(), "fields": ["a", "b"]})
+    graph_store.put(("n",), "k", {"a": "feline", "b": "sedan engine", "c": "storm"})
+    graph_store.search(("n",), query="kitten")
+    assert calls == [("documents", ["feline", "sedan engine"]), ("query", "kitten")]
+
+
 def test_the_async_operations_search_by_meaning_too():
     graph_store = MemlabStore(None, taint="PUBLIC", index=INDEX)
 
@@ -211,6 +231,51 @@ def test_an_untrusted_items_vector_never_moves_a_search_whose_floor_is_trusted()
         web.put(("a",), "poison", {"text": "kitten sedan"})
 
     assert floor_world(untrusted) == floor_world(lambda store: None)
+
+
+FIELDS = {**INDEX, "fields": ["title", "body"]}
+
+
+def fields_world(extra, **reader):
+    """What a PUBLIC graph (``reader``'s options) finds by meaning, items indexed by two fields, after PUBLIC puts and
+    whatever ``extra`` does on the same memlab store."""
+    store = cosine_store(FIELDS)
+    public = MemlabStore(store, taint="PUBLIC", index=FIELDS)
+    public.put(("users", "ann"), "pet", {"title": "my pet", "body": "a kitten"})
+    public.put(("users", "ann"), "ride", {"title": "sedan", "body": "rain tires"})
+    public.put(("users", "ann"), "note", {"title": "unindexed"}, index=False)
+    extra(store)
+    graph = MemlabStore(store, taint="PUBLIC", index=FIELDS, **reader)
+    return [
+        (item.namespace, item.key, item.value, item.score)
+        for query in ("kitten", "sedan", "cooking", "weather storm")
+        for item in graph.search(("users",), query=query)
+    ]
+
+
+def test_a_confidential_items_field_vectors_never_move_a_public_search():
+    # Guards: the view's matrix read from every level's vectors, and the unranked items of a public page listed from
+    # more than the public view.
+    def confidential(store):
+        secret = MemlabStore(store, taint="CONFIDENTIAL", index=FIELDS)
+        secret.put(("users", "ann"), "pet", {"title": "my pet", "body": "storm cooking"})  # shadows it above
+        secret.put(("users", "ann"), "ride", {"title": "sedan"}, index=False)
+        for n in range(5):
+            secret.put(("users", "ann"), f"secret-{n}", {"title": "plans", "body": "kitten sedan cooking weather"})
+            secret.put(("users", "ann"), f"bare-{n}", {"title": "kitten"}, index=False)
+        secret.put(("users", "eve"), "hidden", {"title": "kitten", "body": "sedan"})
+
+    assert fields_world(confidential) == fields_world(lambda store: None)
+
+
+def test_an_untrusted_items_field_vectors_never_move_a_search_whose_floor_is_trusted():
+    def untrusted(store):
+        web = MemlabStore(store, taint="PUBLIC", index=FIELDS, integrity="untrusted")
+        web.put(("users", "ann"), "pet", {"title": "sedan", "body": "storm"})
+        web.put(("users", "ann"), "poison", {"title": "kitten", "body": "sedan cooking weather"})
+        web.put(("users", "ann"), "bare", {"title": "kitten"}, index=False)
+
+    assert fields_world(untrusted, floor="trusted") == fields_world(lambda store: None, floor="trusted")
 
 
 @pytest.mark.parametrize(
