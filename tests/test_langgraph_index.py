@@ -318,6 +318,13 @@ def test_a_memlab_store_without_the_index_embedder_or_a_ranking_that_uses_it_is_
         MemlabStore(MemoryStore(embedder=IndexEmbedder(INDEX)), taint="PUBLIC", index=INDEX)
 
 
+def test_an_index_over_a_postgresql_store_is_refused_when_the_store_is_made(pg_url):
+    with MemoryStore(pg_url) as store, pytest.raises(InvalidArgument, match="embedder=IndexEmbedder"):
+        MemlabStore(store, taint="PUBLIC", index=INDEX)
+    with pytest.raises(InvalidArgument, match="PostgreSQL backend keeps no dense vectors"):
+        MemlabStore(pg_url, taint="PUBLIC", index=INDEX)
+
+
 def test_an_embed_function_giving_vectors_of_another_length_refuses_the_put_and_writes_nothing():
     graph_store = MemlabStore(None, taint="PUBLIC", index={**INDEX, "dims": 3})
     with pytest.raises(InvalidArgument, match="not \\(1, 3\\)"):

@@ -90,7 +90,9 @@ class MemlabStore(BaseStore):
     ``dims``, ``embed`` and ``fields``) and a query is ranked by the memlab store's ranking, which must use them:
     ``Ranking.dense_only()`` when this store opens the memlab store itself, whose score is the cosine similarity as in
     LangGraph (a fused score, ``Ranking.hybrid()``'s, is made of ranks within one namespace: it orders one namespace
-    well, but merges namespaces by rank, not by how near each hit is). ``ttl`` and ``put(..., ttl=)`` are
+    well, but merges namespaces by rank, not by how near each hit is). An item is ranked by its best field's vector;
+    one without a vector (``index=False``) comes after the ranked ones, unscored, where the page has room (one more
+    ``memory_list`` of its namespace), as in LangGraph's ``InMemoryStore``. ``ttl`` and ``put(..., ttl=)`` are
     LangGraph's, in minutes, by the memlab store's clock (``langgraph_ttl``): an expired item leaves every view at once,
     a read refreshes it where asked, and ``sweep_ttl`` purges expired items as the auditor.
 

@@ -8,8 +8,9 @@ Without the extra memlab searches with FTS5 alone, and ``get("minilm")`` raises 
 what is missing.
 
 A store opened with an embedder (``MemoryStore(embedder="minilm")``) stores a vector for each version it saves
-(of its content and source), searched by cosine similarity over the session's effective view only, and fused
-with FTS5's ranking by reciprocal rank fusion when the ``Ranking`` asks (``memlab.search.ranking``). Through
+(of its content; a ``FieldEmbedder`` makes none, one or several, and the version ranks by its best), searched by
+cosine similarity over the session's effective view only, and fused with FTS5's ranking by reciprocal rank fusion
+when the ``Ranking`` asks (``memlab.search.ranking``). Through
 ``memlab.search.embedding_cache.cached`` an embedder keeps each text's vector in the user's cache folder, so a
 text is embedded once (``memlab eval`` does by default; a store opts in: ``MemoryStore(embedder=cached("minilm"))``).
 """
