@@ -7,7 +7,7 @@ import sqlite3
 import numpy as np
 import pytest
 
-from memlab import InvalidArgument, Level, MemoryStore, Ranking
+from memlab import InvalidArgument, Level, MemoryStore, Ranking, SchemaError
 from memlab.search import dense
 from tests.backends import BACKENDS, WordsEmbedder, open_store
 
@@ -118,3 +118,104 @@ def test_a_cached_vector_view_follows_another_process_writes(tmp_path, layout):
         assert _keys(reader.session().memory_search("apples")) == ["b"]
         reader.session().memory_save("c", "apple pie")  # its own write, too
         assert "c" in _keys(reader.session().memory_search("apple pie"))
+
+
+class LinesEmbedder(WordsEmbedder):
+    """A ``FieldEmbedder``: each line of a saved text is a vector of its own (WordsEmbedder's), but a line starting
+    with ``#`` (no vector); a query is one vector."""
+
+    name = "test-lines-64"
+
+    def embed_fields(self, texts):
+        return [self.embed([line for line in text.splitlines() if not line.startswith("#")]) for text in texts]
+
+
+def test_a_field_embedder_is_an_embedder_whose_versions_keep_each_vector_it_makes():
+    assert isinstance(LinesEmbedder(), dense.FieldEmbedder) and not isinstance(WordsEmbedder(), dense.FieldEmbedder)
+    rows = dense.stored_vectors(LinesEmbedder(), ["one\ntwo three", "# none", "four"])
+    assert [part.shape for part in rows] == [(2, 64), (0, 64), (1, 64)]
+    assert [part.shape for part in dense.stored_vectors(WordsEmbedder(), ["one\ntwo", ""])] == [(1, 64), (1, 64)]
+
+
+def test_a_version_with_several_vectors_is_ranked_by_its_best(backend):
+    # Guards: a version scored by its first vector, or its vectors' mean (memlab.storage.vectors.dense).
+    with open_store(backend, embedder=LinesEmbedder(), ranking=Ranking.dense_only()) as store:
+        session = store.session()
+        session.memory_save("garden", "weather today\ntomatoes gardening")
+        session.memory_save("mixed", "tomatoes gardening weather rain cloud")
+        session.memory_save("other", "stock prices fell")
+        hits = session.memory_search("tomatoes gardening")
+        assert [(hit.memory.key, round(hit.score, 6)) for hit in hits][:1] == [("garden", 1.0)]  # its second line
+        assert _keys(hits) == ["garden", "mixed", "other"]
+
+
+def test_a_version_with_no_vector_is_ranked_by_words_alone(backend):
+    with open_store(backend, embedder=LinesEmbedder(), ranking=Ranking.dense_only()) as store:
+        session = store.session()
+        session.memory_save("blank", "# no line to embed")
+        session.memory_save("lines", "blank lines")
+        assert _keys(session.memory_search("blank")) == ["lines"]
+        store.ranking = Ranking.hybrid()
+        assert sorted(_keys(session.memory_search("blank lines"))) == ["blank", "lines"]  # FTS5 finds the key
+
+
+def test_a_purge_takes_every_vector_of_a_version(tmp_path):
+    path = tmp_path / "store.db"
+    with MemoryStore(path, layout="file", embedder=LinesEmbedder(), ranking=Ranking.dense_only()) as store:
+        session = store.session()
+        session.memory_save("diagnosis", "a rare condition\nof the left knee\nseen in march")
+        session.memory_save("other", "weather today")
+        store.purge("main", "diagnosis", reason="erasure request", by="dpo")
+        assert _keys(session.memory_search("knee condition")) == ["other"]
+        assert store.verify().ok
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT count(*), sum(length(vector)) FROM vectors").fetchone() == (1, 4 * 64)
+
+
+def test_a_vector_row_edited_to_hold_part_of_a_vector_is_refused(tmp_path):
+    # Guards: the rows of a view read from blobs of any length (a version's rows would shift into the next's).
+    path = tmp_path / "store.db"
+    with MemoryStore(path, layout="file", embedder=LinesEmbedder(), ranking=Ranking.dense_only()) as store:
+        store.session().memory_save("a", "one\ntwo")
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE vectors SET vector = substr(vector, 1, 300)")
+    with MemoryStore(path, layout="file", embedder=LinesEmbedder(), ranking=Ranking.dense_only()) as store:
+        with pytest.raises(SchemaError, match="not whole 256-byte vectors"):
+            store.session().memory_search("one")
+
+
+def _lines_world(backend, extra, **reader):
+    """What a PUBLIC session (opened with ``reader``'s options) finds by meaning after PUBLIC saves and whatever
+    ``extra`` does to the same store."""
+    with open_store(backend, embedder=LinesEmbedder(), ranking=Ranking.dense_only()) as store:
+        public = store.session()
+        public.memory_save("plan", "the picnic\nsandwiches and lemonade")
+        public.memory_save("trip", "a train to the coast\nswimming")
+        extra(store)
+        reading = store.session(**reader)
+        return [
+            (hit.memory.key, hit.memory.content, hit.score)
+            for query in ("merger board", "picnic sandwiches", "swimming coast", "initech")
+            for hit in reading.memory_search(query)
+        ]
+
+
+def test_a_higher_versions_vectors_never_move_a_lower_search(backend):
+    # Guards: the view's matrix read from every level's vectors (memlab.storage.vectors._vector_view).
+    def confidential(store):
+        secret = store.session(Level.CONFIDENTIAL)
+        secret.memory_save("plan", "the picnic\nthe merger board meeting\npicnic sandwiches")  # shadows it above
+        for number in range(4):
+            secret.memory_save(f"deal-{number}", "swimming coast\nmerger board\ninitech")
+
+    assert _lines_world(backend, confidential) == _lines_world(backend, lambda store: None)
+
+
+def test_an_untrusted_versions_vectors_never_move_a_search_whose_floor_is_trusted(backend):
+    def untrusted(store):
+        web = store.session(integrity="untrusted")
+        web.memory_save("plan", "picnic sandwiches\nmerger board")
+        web.memory_save("poison", "swimming coast\ninitech\npicnic sandwiches")
+
+    trusted = {"floor": "trusted"}
+    assert _lines_world(backend, untrusted, **trusted) == _lines_world(backend, lambda store: None, **trusted)

@@ -1,6 +1,6 @@
 """LangGraph's semantic search over memlab (``memlab.integrations.langgraph_index``, ``MemlabStore(index=...)``): a
-query ranks by meaning through the caller's embed function, the fields chosen are what is embedded, the vectors are
-gated like every index (two worlds), and a bad configuration is refused."""
+query ranks by meaning through the caller's embed function, each text at the fields chosen is embedded on its own and
+an item ranks by its best, the vectors are gated like every index (two worlds), and a bad configuration is refused."""
 
 from __future__ import annotations
 
@@ -82,24 +82,60 @@ def test_only_the_fields_chosen_are_embedded_and_a_put_may_choose_its_own_or_non
     graph_store.put(("a",), "text-is-cars", {"text": "sedan engine", "note": "kitten kitten kitten"})
     graph_store.put(("a",), "note-chosen", {"text": "sedan engine", "note": "kitten"}, index=["note"])
     graph_store.put(("a",), "not-embedded", {"text": "kitten"}, index=False)
-    scores = {item.key: item.score for item in graph_store.search(("a",), query="cat")}
-    assert scores["note-chosen"] == pytest.approx(1.0)
-    assert scores["text-is-cars"] == pytest.approx(0.0)  # its note is about cats, but only "text" is embedded
-    assert scores["not-embedded"] == pytest.approx(0.0)  # no vector of its own: all zeros
+    found = graph_store.search(("a",), query="cat")
+    assert [(item.key, item.score) for item in found] == [
+        ("note-chosen", pytest.approx(1.0)),
+        ("text-is-cars", pytest.approx(0.0)),  # its note is about cats, but only "text" is embedded
+        ("not-embedded", None),  # no vector: no query ranks it; it comes after the ranked, unscored
+    ]
 
 
-def test_a_path_into_lists_embeds_each_element_text_joined():
-    embedder = IndexEmbedder({"dims": DIMS, "embed": meaning, "fields": ["children[*].name"]})
-    content = '{"children": [{"name": "kitten"}, {"name": "sedan"}], "other": "storm storm storm"}'
-    (row,) = embedder.embed([content])
-    assert row.dtype == np.float32 and np.linalg.norm(row) == pytest.approx(1.0)
-    assert row.tolist() == pytest.approx([2**-0.5, 2**-0.5, 0, 0, 0])  # the names only, one text
+def test_an_item_whose_second_field_matches_the_query_is_ranked_by_that_field():
+    # Guards: the texts of an item's fields joined into one vector (the kitten diluted by the sedan: 0.32, below the
+    # mixed title's 0.82), and an item scored by its mean (0.5) or its first field (0) rather than its best.
+    index = {**INDEX, "fields": ["title", "body"]}
+    graph_store = MemlabStore(None, taint="PUBLIC", index=index)
+    graph_store.put(("users", "ann"), "garage", {"title": "sedan engine sedan", "body": "kitten"})
+    graph_store.put(("users", "ann"), "mixed", {"title": "kitten feline sedan", "body": "rain"})
+    graph_store.put(("users", "ann"), "dinner", {"title": "pasta recipe", "body": "cooking dinner"})
+    found = graph_store.search(("users",), query="cat")
+    assert [(item.key, item.score) for item in found] == [
+        ("garage", pytest.approx(1.0)),  # its body alone is about cats
+        ("mixed", pytest.approx(2 / 5**0.5)),
+        ("dinner", pytest.approx(0.0)),
+    ]
+    assert [item.key for item in graph_store.search(("users",), query="automobile", limit=1)] == ["garage"]
 
 
-def test_content_another_door_saved_as_text_is_embedded_as_it_is_and_a_value_without_the_fields_not_at_all():
+def test_each_element_of_a_list_path_is_a_vector_of_its_own():
+    graph_store = MemlabStore(None, taint="PUBLIC", index={**INDEX, "fields": ["children[*].name"]})
+    graph_store.put(("a",), "family", {"children": [{"name": "kitten"}, {"name": "sedan"}], "other": "storm"})
+    graph_store.put(("a",), "weather", {"children": [{"name": "storm rain"}], "other": "kitten"})
+    found = graph_store.search(("a",), query="automobile")
+    assert [(item.key, item.score) for item in found] == [("family", pytest.approx(1.0)), ("weather", 0.0)]
+    embedder = IndexEmbedder({"dims": DIMS, "embed": meaning, "fields": ["children[*].name", "other"]})
+    (rows,) = embedder.embed_fields(['{"children": [{"name": "kitten"}, {"name": "sedan"}], "other": "storm"}'])
+    assert rows.dtype == np.float32 and np.allclose(rows, np.eye(DIMS)[:3])  # kitten, sedan, storm: one each
+
+
+def test_content_another_door_saved_as_text_is_one_text_and_a_value_without_the_fields_has_no_vector():
     embedder = IndexEmbedder(INDEX)
-    plain, empty = embedder.embed(["kitten", '{"other": "kitten"}'])
-    assert plain.tolist() == pytest.approx([1, 0, 0, 0, 0]) and not empty.any()
+    plain, empty = embedder.embed_fields(["kitten", '{"other": "kitten"}'])
+    assert np.allclose(plain, np.eye(DIMS)[:1]) and empty.shape == (0, DIMS)
+
+
+def test_an_unranked_item_comes_after_every_ranked_one_and_only_where_the_page_has_room():
+    # Guards: unranked items sorted as a score of 0 (above a negative cosine), and a page filled past its limit.
+    def signed(texts):  # "up" and "down" opposite, any other text orthogonal to both
+        return [[{"up": 1.0, "down": -1.0}.get(text, 0.0), float(text not in ("up", "down"))] for text in texts]
+
+    graph_store = MemlabStore(None, taint="PUBLIC", index={"dims": 2, "embed": signed, "fields": ["text"]})
+    graph_store.put(("a",), "opposite", {"text": "down"})
+    graph_store.put(("b",), "unembedded", {"text": "up"}, index=False)
+    found = graph_store.search((), query="up")
+    assert [(item.key, item.score) for item in found] == [("opposite", pytest.approx(-1.0)), ("unembedded", None)]
+    assert [item.key for item in graph_store.search((), query="up", limit=1)] == ["opposite"]
+    assert [item.key for item in graph_store.search((), query="up", offset=1)] == ["unembedded"]
 
 
 def test_the_index_embedder_is_memlabs_embedder_and_its_name_says_model_length_and_fields():
@@ -126,6 +162,26 @@ def test_a_langchain_embeddings_object_and_an_async_function_embed_as_a_function
         graph_store.put(("a",), "pet", {"text": "feline"})
         graph_store.put(("a",), "ride", {"text": "sedan"})
         assert [item.key for item in graph_store.search(("a",), query="kitten")] == ["pet", "ride"]
+
+
+def test_an_embeddings_object_embeds_each_field_text_as_a_document_and_the_query_as_a_query():
+    # Guards: a query embedded with embed_documents (asymmetric models such as E5 embed the two differently), and
+    # the field texts joined before they are embedded.
+    calls = []
+
+    class Recording(Embeddings):
+        def embed_documents(self, texts):
+            calls.append(("documents", list(texts)))
+            return meaning(texts)
+
+        def embed_query(self, text):
+            calls.append(("query", text))
+            return meaning([text])[0]
+
+    graph_store = MemlabStore(None, taint="PUBLIC", index={**INDEX, "embed": Recording(), "fields": ["a", "b"]})
+    graph_store.put(("n",), "k", {"a": "feline", "b": "sedan engine", "c": "storm"})
+    graph_store.search(("n",), query="kitten")
+    assert calls == [("documents", ["feline", "sedan engine"]), ("query", "kitten")]
 
 
 def test_the_async_operations_search_by_meaning_too():
@@ -181,6 +237,51 @@ def test_an_untrusted_items_vector_never_moves_a_search_whose_floor_is_trusted()
     assert floor_world(untrusted) == floor_world(lambda store: None)
 
 
+FIELDS = {**INDEX, "fields": ["title", "body"]}
+
+
+def fields_world(extra, **reader):
+    """What a PUBLIC graph (``reader``'s options) finds by meaning, items indexed by two fields, after PUBLIC puts and
+    whatever ``extra`` does on the same memlab store."""
+    store = cosine_store(FIELDS)
+    public = MemlabStore(store, taint="PUBLIC", index=FIELDS)
+    public.put(("users", "ann"), "pet", {"title": "my pet", "body": "a kitten"})
+    public.put(("users", "ann"), "ride", {"title": "sedan", "body": "rain tires"})
+    public.put(("users", "ann"), "note", {"title": "unindexed"}, index=False)
+    extra(store)
+    graph = MemlabStore(store, taint="PUBLIC", index=FIELDS, **reader)
+    return [
+        (item.namespace, item.key, item.value, item.score)
+        for query in ("kitten", "sedan", "cooking", "weather storm")
+        for item in graph.search(("users",), query=query)
+    ]
+
+
+def test_a_confidential_items_field_vectors_never_move_a_public_search():
+    # Guards: the view's matrix read from every level's vectors, and the unranked items of a public page listed from
+    # more than the public view.
+    def confidential(store):
+        secret = MemlabStore(store, taint="CONFIDENTIAL", index=FIELDS)
+        secret.put(("users", "ann"), "pet", {"title": "my pet", "body": "storm cooking"})  # shadows it above
+        secret.put(("users", "ann"), "ride", {"title": "sedan"}, index=False)
+        for n in range(5):
+            secret.put(("users", "ann"), f"secret-{n}", {"title": "plans", "body": "kitten sedan cooking weather"})
+            secret.put(("users", "ann"), f"bare-{n}", {"title": "kitten"}, index=False)
+        secret.put(("users", "eve"), "hidden", {"title": "kitten", "body": "sedan"})
+
+    assert fields_world(confidential) == fields_world(lambda store: None)
+
+
+def test_an_untrusted_items_field_vectors_never_move_a_search_whose_floor_is_trusted():
+    def untrusted(store):
+        web = MemlabStore(store, taint="PUBLIC", index=FIELDS, integrity="untrusted")
+        web.put(("users", "ann"), "pet", {"title": "sedan", "body": "storm"})
+        web.put(("users", "ann"), "poison", {"title": "kitten", "body": "sedan cooking weather"})
+        web.put(("users", "ann"), "bare", {"title": "kitten"}, index=False)
+
+    assert fields_world(untrusted, floor="trusted") == fields_world(lambda store: None, floor="trusted")
+
+
 @pytest.mark.parametrize(
     "index, message",
     [
@@ -221,9 +322,16 @@ def test_a_memlab_store_without_the_index_embedder_or_a_ranking_that_uses_it_is_
         MemlabStore(MemoryStore(embedder=IndexEmbedder(INDEX)), taint="PUBLIC", index=INDEX)
 
 
+def test_an_index_over_a_postgresql_store_is_refused_when_the_store_is_made(pg_url):
+    with MemoryStore(pg_url) as store, pytest.raises(InvalidArgument, match="embedder=IndexEmbedder"):
+        MemlabStore(store, taint="PUBLIC", index=INDEX)
+    with pytest.raises(InvalidArgument, match="PostgreSQL backend keeps no dense vectors"):
+        MemlabStore(pg_url, taint="PUBLIC", index=INDEX)
+
+
 def test_an_embed_function_giving_vectors_of_another_length_refuses_the_put_and_writes_nothing():
     graph_store = MemlabStore(None, taint="PUBLIC", index={**INDEX, "dims": 3})
-    with pytest.raises(InvalidArgument, match="not \\(n, 3\\)"):
+    with pytest.raises(InvalidArgument, match="not \\(1, 3\\)"):
         graph_store.put(("a",), "k", {"text": "kitten"})
     assert graph_store.store.agents() == []
 
@@ -258,7 +366,7 @@ def test_puts_of_one_batch_each_embed_their_own_fields():
         ]
     )
     scores = {item.key: item.score for item in graph_store.search(("a",), query="cat")}
-    assert scores == pytest.approx({"hidden": 0.0, "shown": 1.0, "noted": 1.0})
+    assert scores == {"hidden": None, "shown": pytest.approx(1.0), "noted": pytest.approx(1.0)}
 
 
 def test_a_bad_taint_with_a_path_opens_no_store(tmp_path):

@@ -90,10 +90,12 @@ class MemlabStore(BaseStore):
     ``dims``, ``embed`` and ``fields``) and a query is ranked by the memlab store's ranking, which must use them:
     ``Ranking.dense_only()`` when this store opens the memlab store itself, whose score is the cosine similarity as in
     LangGraph (a fused score, ``Ranking.hybrid()``'s, is made of scores standardized within one namespace's rankings:
-    it orders one namespace well, but merges namespaces by how far each hit stands out, not by how near it is).
-    ``ttl`` and ``put(..., ttl=)`` are LangGraph's, in minutes, by the memlab store's clock (``langgraph_ttl``): an
-    expired item leaves every view at once, a read refreshes it where asked, and ``sweep_ttl`` purges expired items as
-    the auditor.
+    it orders one namespace well, but merges namespaces by how far each hit stands out, not by how near it is). An
+    item is ranked by its best field's vector; one without a vector (``index=False``) comes after the ranked ones,
+    unscored, where the page has room (one more ``memory_list`` of its namespace), as in LangGraph's
+    ``InMemoryStore``. ``ttl`` and ``put(..., ttl=)`` are LangGraph's, in minutes, by the memlab store's clock
+    (``langgraph_ttl``): an expired item leaves every view at once, a read refreshes it where asked, and ``sweep_ttl``
+    purges expired items as the auditor.
 
     Integrity is one low-water mark for the whole store, as the taint is one label: it starts at ``integrity``
     (and ``taint``'s ``@untrusted``), and goes down when the host says the graph was fed untrusted content
@@ -369,8 +371,8 @@ class MemlabStore(BaseStore):
             found, _ = self._found(op, SEARCH_DEPTH)
         if op.filter:
             found = [(item, memory) for item, memory in found if passes(item.value, op.filter)]
-        if op.query:
-            found.sort(key=lambda pair: -(pair[0].score or 0.0))
+        if op.query:  # best first; an item no query ranks (no vector) after every ranked one
+            found.sort(key=lambda pair: (pair[0].score is None, -(pair[0].score or 0.0)))
         found = found[op.offset : op.offset + op.limit]
         if op.refresh_ttl:
             for namespace in dict.fromkeys(item.namespace for item, _ in found):
@@ -378,23 +380,24 @@ class MemlabStore(BaseStore):
         return [item for item, _ in found]
 
     def _found(self, op: SearchOp, depth: int) -> tuple[list[tuple[MemlabSearchItem, Memory]], bool]:
-        """Each namespace's unexpired hits (or listing), and whether one's were cut at ``depth`` after some expired."""
+        """Each namespace's unexpired hits (or listing), and whether one's were cut at ``depth`` after some expired.
+        With an index, a namespace ranked short of ``depth`` adds its items no query ranks (no vector), unscored, as
+        LangGraph's ``InMemoryStore`` fills a page."""
         found, short = [], False
         for namespace in self._namespaces([MatchCondition("prefix", op.namespace_prefix)]):
             if op.query:
-                hits = self._reading(namespace, lambda session: self._ranked(session, op.query, depth))
+                hits = self._reading(namespace, lambda session: session.memory_search(op.query, max_results=depth))
                 now = self._store.clock()
                 live = [hit for hit in hits if not ttls.expired(hit.memory, now)]
                 short |= len(hits) == depth and len(live) < len(hits)
                 found += [(search_item(namespace, hit.memory, score=hit.score), hit.memory) for hit in live]
+                if self._index is not None and len(hits) < depth:
+                    ranked = {hit.memory.key for hit in hits}
+                    unranked = [m for m in self._reading(namespace, self._listed) if m.key not in ranked]
+                    found += [(search_item(namespace, memory), memory) for memory in unranked]
             else:
                 found += [(search_item(namespace, memory), memory) for memory in self._reading(namespace, self._listed)]
         return found, short
-
-    def _ranked(self, session: Session, query: str, depth: int) -> list[Any]:
-        """A query's hits; with an index the query is embedded as LangGraph embeds one."""
-        with contextlib.nullcontext() if self._index is None else self._index.searching(query):
-            return session.memory_search(query, max_results=depth)
 
     def _listed(self, session: Session) -> list[Memory]:
         return self._live(session.memory_list())

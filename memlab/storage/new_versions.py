@@ -70,7 +70,7 @@ class VersionWriter:
         latest: Latest,
         *,
         saved_by: str,
-        vectors: np.ndarray | None,
+        vectors: list[np.ndarray] | None,
         distrust: tuple[str, ...] = (),
     ) -> tuple[list[Memory], list[str]]:
         """Insert the rows of new versions at ``label``, in the caller's write transaction, each numbered after the
@@ -83,7 +83,7 @@ class VersionWriter:
             versions: what is saved, in order.
             latest: the newest version of each key at each label (``live.latest``); the new ones are entered.
             saved_by: the saving session's id.
-            vectors: the embedder's vector of each version's content, or None.
+            vectors: each version's vectors (a row each; none or several from a ``FieldEmbedder``), or None.
             distrust: the sources that lowered the saving session (``Memory.distrust``); empty when trusted.
 
         Returns:

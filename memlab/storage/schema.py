@@ -213,8 +213,9 @@ def _create(conn: sqlite3.Connection, analyzer: str, views: str) -> None:
 
 
 def create_vectors(db: sqlite3.Connection) -> None:
-    """Create the dense vectors' table (one row per saved version with a vector)."""
-    # A version's dense vector (float32, unit length) under the model that made it: memlab.search.dense.
+    """Create the dense vectors' table (one row per saved version with vectors)."""
+    # A version's dense vectors (float32, unit length; one, or as many as a FieldEmbedder made, none included) in one
+    # blob, under the model that made them: memlab.search.dense, memlab.storage.vectors.
     db.execute(
         "CREATE TABLE vectors (memory_id INTEGER PRIMARY KEY REFERENCES memories(id), model TEXT NOT NULL, "
         "vector BLOB NOT NULL)"

@@ -268,7 +268,7 @@ class SqliteStorage:
         if not versions:
             return []
         # Vectors are made before the write lock is taken: a model is slow, the lock is shared.
-        vectors = None if self.embedder is None else self.embedder.embed([new.content for new in versions])
+        vectors = self._vectors.stored([new.content for new in versions])
         label = as_label(classification)
         with self._write():
             agent_id, indexed = self._agents.get(agent, create=True)

@@ -1,5 +1,11 @@
 """Dense search of one SQLite file: vectors backfilled per agent, an effective view's vectors as one matrix kept
-while the view holds, cosine ranking, and its fusion with FTS5's ranking (``memlab.search.fusion``)."""
+while the view holds, cosine ranking, and its fusion with FTS5's ranking (``memlab.search.fusion``).
+
+A version's vectors are one row of ``vectors`` (memory id, model, vector): its blob holds as many unit float32
+vectors as the embedder made of it, one for most (``Embedder.embed``), none or several for a ``FieldEmbedder``
+(LangGraph's fields, one per text at each). A version is ranked by its best vector; one with none is not ranked by
+meaning (lexical ranking still finds it). The row lives and dies with the version (a purge deletes it), and is read
+only through the effective view it belongs to."""
 
 from __future__ import annotations
 
@@ -9,6 +15,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, NamedTuple
 
+from memlab.errors import SchemaError
 from memlab.search.fusion import contributions
 from memlab.search.ranking import Ranking
 from memlab.storage.lexical import Ranked
@@ -52,7 +59,7 @@ class VectorSearch:
         self._vector_views: OrderedDict[tuple[int, int | str, str], tuple[tuple[int, int], _VectorView]] = OrderedDict()
 
     def query_vector(self, query: str, ranking: Ranking) -> np.ndarray:
-        """The vector of ``query``.
+        """The vector of ``query`` (``Embedder.embed``: a ``FieldEmbedder`` embeds it as a query).
 
         Args:
             query: the query as asked.
@@ -66,6 +73,12 @@ class VectorSearch:
         """
         ranking.require_embedder(self._embedder)
         return self._embedder.embed([query])[0]
+
+    def stored(self, contents: list[str]) -> list[np.ndarray] | None:
+        """The vectors each of ``contents`` is saved with (``dense.stored_vectors``); None without an embedder."""
+        from memlab.search.dense import stored_vectors
+
+        return None if self._embedder is None else stored_vectors(self._embedder, contents)
 
     def backfill(self, agent_id: int | None, write: Callable[[], AbstractContextManager[None]]) -> None:
         """Give every version in the agent's views a vector of this embedder, once per agent and connection
@@ -85,7 +98,7 @@ class VectorSearch:
             (model, agent_id),
         ).fetchall()
         if missing:
-            vectors = self._embedder.embed([content for _, content in missing])
+            vectors = self.stored([content for _, content in missing])
             with write():
                 self._conn.executemany(
                     "INSERT OR REPLACE INTO vectors (memory_id, model, vector) SELECT ?, ?, ? "
@@ -113,6 +126,8 @@ class VectorSearch:
         if not view.ids.size:
             return []
         scores = view.matrix @ vector
+        if len(scores) > len(view.ids):  # some version has several vectors: each scores its best
+            scores = np.maximum.reduceat(scores, view.starts)
         if scores.size > limit:  # only the candidates for the top ``limit`` (ties at the edge included) are sorted
             edge = np.partition(scores, scores.size - limit)[scores.size - limit]
             chosen = np.flatnonzero(scores >= edge)
@@ -138,10 +153,16 @@ class VectorSearch:
             "JOIN vectors v ON v.memory_id = e.memory_id AND v.model = ? WHERE e.agent_id = ? AND e.taint = ?",
             (self._embedder.name, agent_id, taint),
         ).fetchall()
+        width = 4 * self._embedder.dimensions  # bytes of one float32 vector
+        if any(len(row[2]) % width for row in rows):
+            raise SchemaError(f"a vector row of {self._embedder.name!r} is not whole {width}-byte vectors: edited")
+        rows = [row for row in rows if row[2]]  # a version with no vector is not ranked by meaning
+        counts = np.array([len(row[2]) // width for row in rows], dtype=np.int64)
         view = _VectorView(
             np.array([row[0] for row in rows], dtype=np.int64),
             [row[1] for row in rows],
             matrix([row[2] for row in rows], self._embedder.dimensions),
+            np.cumsum(counts) - counts,
         )
         self._vector_views[place] = (token, view)
         while len(self._vector_views) > _VECTOR_VIEWS:
@@ -150,11 +171,13 @@ class VectorSearch:
 
 
 class _VectorView(NamedTuple):
-    """An effective view's vectors: memory ids, keys, and one row of the matrix each."""
+    """An effective view's vectors: the ids and keys of the versions that have any, their vectors as the rows of one
+    matrix, and where each version's rows start (a version's rows are consecutive)."""
 
     ids: np.ndarray
     keys: list[str]
     matrix: np.ndarray
+    starts: np.ndarray
 
 
 def fuse(lexical: list[Ranked], dense: list[Ranked], ranking: Ranking) -> list[Ranked]:
