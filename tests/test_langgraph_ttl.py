@@ -90,6 +90,30 @@ def test_a_read_refreshes_the_ttl_where_asked_and_not_otherwise(store, clock):
     assert [item.key for item in plain.search(("a",))] == ["got", "searched"]
 
 
+@pytest.mark.parametrize(
+    "config, read_item_kept",
+    [({"default_ttl": 5}, True), ({"default_ttl": 5, "refresh_on_read": False}, False)],
+    ids=["refresh-on-read-omitted", "refresh-on-read-false"],
+)
+def test_a_puts_own_ttl_beats_the_default_and_a_read_refreshes_unless_the_config_says_not(
+    store, clock, config, read_item_kept
+):
+    # Guards: a put's ttl=None kept as "never expires" (not confused with no ttl given, which takes the default), and
+    # refresh_on_read defaulting to True as LangGraph's TTLConfig documents and PostgresStore does (LangGraph's
+    # SqliteStore refreshes only when the config says refresh_on_read=True).
+    graph_store = MemlabStore(store, taint="INTERNAL", ttl=config)
+    graph_store.put(("a",), "short", {"text": "lisbon"}, ttl=1)
+    graph_store.put(("a",), "default", {"text": "porto"})
+    graph_store.put(("a",), "forever", {"text": "faro"}, ttl=None)
+    clock.advance(2)
+    assert [graph_store.get(("a",), key) is not None for key in ("short", "default", "forever")] == [False, True, True]
+    clock.advance(4)  # 6 minutes after the puts, 4 after the read
+    kept = ["default", "forever"] if read_item_kept else ["forever"]
+    assert [item.key for item in graph_store.search(("a",), refresh_ttl=False)] == kept
+    graph_store.sweep_ttl()
+    assert [item.key for item in graph_store.search(("a",))] == kept
+
+
 def test_a_store_whose_ttl_says_no_refresh_on_read_lets_a_read_item_expire(store, clock):
     graph_store = MemlabStore(store, taint="INTERNAL", ttl={"default_ttl": 5, "refresh_on_read": False})
     graph_store.put(("a",), "k", {"text": "lisbon"})
