@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from memlab import InvalidArgument
+from memlab import InvalidArgument, MemoryStore
+from memlab.integrations.langgraph import MemlabStore
 from memlab.integrations.langgraph_filter import OPERATORS, check_filter, field, passes
 
 PRICES = [{"price": price} for price in (-10, 0, 10, 2.5, 10**100, 10**400)]
@@ -98,3 +99,19 @@ def test_a_filter_memlab_cannot_read_is_refused_naming_the_field(where, message)
 
 def test_the_operators_are_langgraphs():
     assert OPERATORS == ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
+
+
+def test_a_filter_field_name_is_data_so_one_carrying_sql_widens_nothing_and_any_json_name_matches():
+    # Guards: a field the value lacks matching nothing but None (were it skipped, the crafted name below would match
+    # the private item), and no refusal of field names LangGraph's SqliteStore cannot build into its SQL: memlab
+    # matches filters in Python, never in SQL, as InMemoryStore does and PostgresStore binds them.
+    graph_store = MemlabStore(MemoryStore(), taint="PUBLIC")
+    graph_store.put(("docs",), "public", {"access": "public", "data": "public info"})
+    graph_store.put(("docs",), "private", {"access": "private", "data": "secret", "password": "123"})
+    graph_store.put(("docs",), "quoted", {"O'Brien's field": "x; DROP TABLE memories --", "first name": "Ann"})
+    crafted = "access') = 'public' OR '1'='1' OR json_extract(value, '$."
+    assert graph_store.search(("docs",), filter={crafted: "dummy"}) == []
+    assert [item.key for item in graph_store.search(("docs",), filter={"access": "public' OR '1'='1"})] == []
+    wanted = {"O'Brien's field": "x; DROP TABLE memories --", "first name": "Ann"}
+    assert [item.key for item in graph_store.search(("docs",), filter=wanted)] == ["quoted"]
+    assert sorted(item.key for item in graph_store.search(("docs",))) == ["private", "public", "quoted"]
