@@ -352,6 +352,24 @@ def test_the_async_operations_are_the_same_calls():
     assert store.audit()["tool"].tolist() == tools
 
 
+def test_the_sync_operations_work_inside_a_running_event_loop():
+    # An async node calling the sync API gets its answer, as from InMemoryStore or SqliteStore: MemlabStore is bound
+    # to no event loop, so it has no deadlock to guard against (LangGraph's AsyncBatchedBaseStore stores, whose sync
+    # calls wait on their own loop, raise asyncio.InvalidStateError instead).
+    graph_store = MemlabStore(MemoryStore(), taint="PUBLIC")
+
+    async def node():
+        graph_store.put(("sam",), "city", {"text": "Lisbon"})
+        graph_store.batch([PutOp(("sam",), "trip", {"text": "Oslo"})])
+        item = graph_store.get(("sam",), "city")
+        found = graph_store.search(("sam",), query="oslo")
+        namespaces = graph_store.list_namespaces(prefix=("sam",))
+        graph_store.delete(("sam",), "city")
+        return item.value, [hit.key for hit in found], namespaces, graph_store.get(("sam",), "city")
+
+    assert asyncio.run(node()) == ({"text": "Lisbon"}, ["trip"], [("sam",)], None)
+
+
 # -- bad input: a clear error, and nothing written ---------------------------------------------------------
 
 
