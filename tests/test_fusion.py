@@ -61,7 +61,11 @@ def test_a_memory_one_ranking_did_not_return_counts_as_its_lowest():
     z, floor = standardized([("a", 3.0), ("b", 2.0), ("c", 1.0)])
     assert floor == z["c"] < 0
     fused = contributions([("a", 3.0), ("b", 2.0), ("c", 1.0)], [("d", 0.9), ("c", 0.5), ("e", 0.1)], Ranking.hybrid())
-    assert fused["d"][0] == floor * Ranking.hybrid().lexical
+    # Each part is measured from its ranking's lowest: what a ranking did not return gets nothing from it, as its
+    # lowest does, and no part is negative.
+    assert fused["d"][0] == fused["c"][0] == 0.0 < fused["b"][0]
+    assert fused["a"][0] == Ranking.hybrid().lexical * (z["a"] - floor)
+    assert all(part >= 0 for parts in fused.values() for part in parts)
     assert list(fused).index("c") < list(fused).index("e")
 
 
@@ -166,7 +170,8 @@ def test_the_fused_top_results_do_not_depend_on_how_many_are_asked():
 
 def test_with_no_fts5_match_the_dense_ranking_stands_alone():
     fused = fuse([], scored("x:0.9 y:0.5 z:0.1"), Ranking.hybrid())
-    z, _ = standardized([("x", 0.9), ("y", 0.5), ("z", 0.1)])
-    assert [(item.key, item.score) for item in fused] == [(key, Ranking.hybrid().dense * z[key]) for key in "xyz"]
+    z, floor = standardized([("x", 0.9), ("y", 0.5), ("z", 0.1)])
+    expected = [(key, Ranking.hybrid().dense * (z[key] - floor)) for key in "xyz"]
+    assert [(item.key, item.score) for item in fused] == expected
     fused = fuse([], ranked("x y"), RRF)
     assert [(item.key, item.score) for item in fused] == [("x", 0.75 / 2), ("y", 0.75 / 3)]

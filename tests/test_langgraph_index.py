@@ -71,8 +71,8 @@ def test_the_score_is_the_cosine_similarity_by_default_and_the_fused_score_under
     hybrid.put(("a",), "ride", {"text": "sedan"})
     first, second = hybrid.search(("a",), query="feline")
     # Standardized score fusion (memlab.search.fusion): FTS5 matches nothing, the two cosines (1 and 0) are z +1 and
-    # -1, weighed by the hybrid's dense weight.
-    assert (first.key, first.score, second.score) == ("pet", pytest.approx(0.6), pytest.approx(-0.6))
+    # -1, each measured from the lowest (-1) and weighed by the hybrid's dense weight.
+    assert (first.key, first.score, second.score) == ("pet", pytest.approx(1.2), pytest.approx(0.0))
     assert Ranking.hybrid().dense == 0.6
 
 

@@ -83,10 +83,16 @@ def test_demotion_reorders_a_hybrid_ranking_too(backend):
     """Dense hits carry no row until shown: demotion reads their versions to know which are untrusted."""
     with open_store(backend, embedder=WordsEmbedder(), ranking=Ranking.hybrid()) as store:
         _attacked(store)
+        # The rest of the victim's memory: the fusion standardizes each ranking over what it found, so the trusted
+        # memory is not the lowest of both rankings (where it would score 0, and no factor lifts a score over 0).
+        past = store.session(session_id="victim-notes")
+        for n, note in enumerate(["dana walked the dog", "the office plants need water", "dana likes jazz"]):
+            past.memory_save(f"other-{n}", note)
         victim = store.session(session_id="victim")
-        assert _keys(victim.memory_search(QUESTION)) == ["dana-diet-2", "dana-diet"]
+        assert _keys(victim.memory_search(QUESTION))[:2] == ["dana-diet-2", "dana-diet"]
         store.ranking = Ranking(dense=Ranking.hybrid().dense, untrusted=0.01)
-        assert _keys(victim.memory_search(QUESTION)) == ["dana-diet", "dana-diet-2"]
+        demoted = _keys(victim.memory_search(QUESTION))
+        assert demoted[0] == "dana-diet" and demoted.index("dana-diet-2") > 0
     with open_store(backend, embedder=WordsEmbedder(), ranking=Ranking.dense_only()) as store:
         _attacked(store)
         store.ranking = Ranking(lexical=0.0, dense=1.0, untrusted=0.01)

@@ -1,5 +1,6 @@
 """The relevance lab: collections, analyzers compared on the real store, IR measures and significance."""
 
+from memlab.eval.blind import BlindCase, blind_case
 from memlab.eval.collections import Collection, CollectionError, Document, Query
 from memlab.eval.configurations import ALL_ROWS
 from memlab.eval.locomo import load_locomo
@@ -18,4 +19,6 @@ __all__ = [
     "Results",
     "run",
     "ALL_ROWS",
+    "BlindCase",
+    "blind_case",
 ]

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from memlab.errors import InvalidArgument
 from memlab.eval.collections import Collection
+from memlab.eval.runner import cached_embedder
 from memlab.search.fusion import carried, contributions
 from memlab.search.ranking import Ranking
 from memlab.store import MemoryStore
@@ -45,9 +46,12 @@ class BlindCase:
     """Which ranking carried the hybrid's first result: ``lexical`` or ``dense``."""
 
 
-def blind_case(collection: Collection, agent: str, *, blind: str, embedder: object = "minilm") -> BlindCase | None:
+def blind_case(collection: Collection, agent: str, *, blind: str, embedder: object = None) -> BlindCase | None:
     """The first judged question of ``agent`` whose memory the ``blind`` ranking (``lexical``: FTS5, or ``dense``)
     misses in its top ten and the hybrid ranks there; None when no question is such.
+
+    ``embedder``: the dense model (None: ``memlab eval``'s, the packaged MiniLM through the embedding cache and the
+    bundled LoCoMo's warm vectors, ``memlab.eval.runner.cached_embedder``).
 
     Raises:
         InvalidArgument: ``blind`` is neither ``lexical`` nor ``dense``, or the agent has no memory in the collection.
@@ -59,7 +63,7 @@ def blind_case(collection: Collection, agent: str, *, blind: str, embedder: obje
         raise InvalidArgument(f"the collection {collection.name!r} has no memory of agent {agent!r}")
     texts = {document.key: document.text for document in documents}
     ids = {document.key: document.id for document in documents}
-    with MemoryStore(embedder=embedder) as store:
+    with MemoryStore(embedder=embedder if embedder is not None else cached_embedder("minilm")) as store:
         session = store.session(agent=agent)
         session.memory_save_many([document.record() for document in documents])
         for query in collection.queries:

@@ -2,9 +2,13 @@
 
 The default (``Ranking.fusion_k == 0``) is **standardized score fusion**: each ranking's scores are made z-scores
 over that ranking (its mean and spread over every memory it ranked, read ``FUSION_DEPTH`` deep), a memory one
-ranking did not return counts as that ranking's lowest, and the fused score is ``lexical * z_fts5 + dense *
-z_dense``. It is query-adaptive with no signal of its own: how far a ranking's first scores stand out from the rest
-is the evidence, per query, of how sure it is. Where FTS5 is blind (a request that shares no word with the memory it
+ranking did not return counts as that ranking's lowest, and the fused score is ``lexical * (z_fts5 - lowest) +
+dense * (z_dense - lowest')``: how far above each ranking's lowest a memory stands, in that ranking's spreads. The
+lowest is the same for every memory of a query, so it orders nothing; measured from it, a part is never negative
+and a memory a ranking did not return gets nothing from it (0, as in rank fusion).
+
+It is query-adaptive with no signal of its own: how far a ranking's first scores stand out from the rest is the
+evidence, per query, of how sure it is. Where FTS5 is blind (a request that shares no word with the memory it
 needs, whose matches are topic words a dozen memories share alike) its scores barely spread, and the dense
 ranking's confident first memories lead; where the model is weak (short chat turns) its scores are flat near the
 top, and FTS5's sharp matches lead. The weights were chosen on the project's own collections (LoCoMo's halves,
@@ -67,10 +71,10 @@ def contributions(lexical: Scored, dense: Scored, ranking: Ranking) -> dict[str,
     else:
         (lexical_z, lexical_floor), (dense_z, dense_floor) = standardized(lexical), standardized(dense)
         parts = {
-            "lexical": {key: ranking.lexical * z for key, z in lexical_z.items()},
-            "dense": {key: ranking.dense * z for key, z in dense_z.items()},
+            "lexical": {key: ranking.lexical * (z - lexical_floor) for key, z in lexical_z.items()},
+            "dense": {key: ranking.dense * (z - dense_floor) for key, z in dense_z.items()},
         }
-        missing = {"lexical": ranking.lexical * lexical_floor, "dense": ranking.dense * dense_floor}
+        missing = {"lexical": 0.0, "dense": 0.0}
     keys = dict.fromkeys([*(key for key, _ in lexical), *(key for key, _ in dense)])
     split = {
         key: (parts["lexical"].get(key, missing["lexical"]), parts["dense"].get(key, missing["dense"])) for key in keys

@@ -86,8 +86,9 @@ class Ranking:
         dense: weight of the dense ranking in the fusion (0: FTS5 alone, the default; above 0 the store needs an
             embedder, ``memlab.search.dense``).
         fusion_k: how the two are fused (``memlab.search.fusion``): 0 (the default), standardized scores,
-            ``lexical * z + dense * z'`` with each ranking's scores made z-scores over that ranking, so each weighs
-            by how far its first scores stand out on this query; above 0, reciprocal rank fusion with that k,
+            ``lexical * (z - lowest) + dense * (z' - lowest')`` with each ranking's scores made z-scores over that
+            ranking, so each weighs by how far its first scores stand out on this query; above 0, reciprocal rank
+            fusion with that k,
             ``lexical / (k + rank) + dense * agreement / (k + rank')`` (the third wave's rule).
         untrusted: the trust-demoted ranking's factor, in ``(0, 1]``: an untrusted version's final score is
             multiplied by it (divided, when negative: moved towards worse either way) before the results are cut,
