@@ -196,6 +196,8 @@ def tags(value: Any) -> tuple[str, ...]:
         return ()
     if not isinstance(value, (list, tuple)):
         raise InvalidArgument(f"tags must be a list of strings, not {type(value).__name__}")
+    if not value:
+        return ()
     try:
         joined = "\x00".join(value)
     except TypeError:  # a tag that is not text: the rules of names name it

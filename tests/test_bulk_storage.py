@@ -95,7 +95,9 @@ def test_an_index_holds_the_stored_text_of_its_view(tmp_path, analyzer):
     # Guards: a batch of 16 or more new versions indexed over json_each with the ids shifted by one
     # (`SELECT value + 1 FROM json_each(?)` in IndexUpkeep._index_rows): seen failing, and only here (the
     # comparison with single saves uses batches below 16). Guards: the indexed columns added in reverse order
-    # (`id, {reversed columns}`): seen failing. The index must hold what ``memories`` holds, as one rebuilt
+    # (`id, {reversed columns}`): seen failing. Guards: the text of just-written versions, indexed as given
+    # (VersionWriter.insert's texts), in another column order or read from the unstemmed columns under a
+    # pre-stemming analyzer: both seen failing. The index must hold what ``memories`` holds, as one rebuilt
     # from the effective view does.
     store = MemoryStore(tmp_path / "m.db", layout="file", analyzer=analyzer)
     for taint, records in [*BATCHES, (Level.INTERNAL, [{"key": f"n{i}", "content": f"bulk {i}"} for i in range(40)])]:

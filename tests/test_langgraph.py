@@ -8,6 +8,7 @@ import asyncio
 import json
 import subprocess
 import sys
+import types
 
 import pytest
 from hypothesis import given, settings
@@ -500,6 +501,38 @@ def test_a_batch_whose_later_op_is_bad_is_refused_whole_with_langgraphs_error_an
     with pytest.raises(error, match=message):
         graph_store.batch([*GOOD_PUTS, bad])
     assert store.storage.agents() == [] and store.audit().empty
+
+
+class _LooksLikeMain(str):
+    """A label whose ``==`` says it is any label (and hashes as ``main``): it must not pass as one checked before."""
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    def __hash__(self) -> int:
+        return hash("main")
+
+
+def test_a_batch_checks_a_namespace_once_but_never_skips_one_whose_label_only_claims_to_be_equal():
+    # A batch's puts to one namespace check it once; a label type with its own == must not borrow that check.
+    # Guards: check_namespace's memo looked up without its exact-str condition (the put was saved under the
+    # namespace of the run it "joined", ("main",), though it named "main\n").
+    store = MemoryStore()
+    graph_store = MemlabStore(store, taint="PUBLIC")
+    with pytest.raises(InvalidNamespaceError, match="whitespace"):
+        graph_store.batch(
+            [PutOp(("main",), "a", {"text": "x"}), PutOp((_LooksLikeMain("main\n"),), "b", {"text": "y"})]
+        )
+    assert store.storage.agents() == [] and store.audit().empty
+    graph_store.batch([PutOp(("main",), f"k{i}", {"text": "x"}) for i in range(3)])
+    assert [item.key for item in graph_store.search(("main",))] == ["k0", "k1", "k2"]
+
+
+def test_a_value_that_is_a_mapping_but_not_a_dict_is_saved_as_its_dict():
+    # Guards: _put_content encoding the value as given (json refuses a mappingproxy: "is not JSON").
+    graph_store = MemlabStore(MemoryStore(), taint="PUBLIC")
+    graph_store.put(("a",), "k", types.MappingProxyType({"text": "x", "n": 1}))
+    assert graph_store.get(("a",), "k").value == {"text": "x", "n": 1}
 
 
 def test_a_prefix_or_suffix_given_as_a_list_reads_as_the_tuple():

@@ -31,7 +31,7 @@ def storage():
 
 def _insert(storage: SqliteStorage, writer: VersionWriter, versions: list[NewVersion]) -> list[tuple[int, str, int]]:
     keys = list(dict.fromkeys(version.key for version in versions))
-    saved, digests = writer.insert(
+    saved, digests, _texts = writer.insert(
         "main", 1, PUBLIC, versions, latest(storage.conn, 1, keys), saved_by="s", vectors=None
     )
     assert len(digests) == len(saved)

@@ -1,5 +1,5 @@
 """Opening an existing SQLite store and every tool call use the bare ``sqlite3`` connection: sqlite-utils (whose
-import loads pandas and numpy) is imported only to create a store's tables, numpy only for dense search."""
+import loads pandas and numpy) is never imported to open or create a store, numpy only for dense search."""
 
 from __future__ import annotations
 
@@ -69,6 +69,23 @@ def test_opening_an_existing_store_and_every_tool_call_import_no_heavy_module(tm
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]", f"imported on the open and call path: {result.stdout}"
+
+
+def test_creating_a_store_and_its_first_save_import_no_heavy_module(tmp_path):
+    # A new store's first save (file and folder layouts, a new agent's file) wrote its tables through sqlite-utils,
+    # whose import loads pandas and numpy: a quarter of a second before the first memory was saved.
+    # Guards: `import sqlite_utils` back in schema._create.
+    code = f"""
+import sys
+from memlab import Level, MemoryStore
+for layout, path in (("file", {str(tmp_path / "store.db")!r}), ("folder", {str(tmp_path / "folder")!r})):
+    with MemoryStore(path, layout=layout) as store:
+        store.session(Level.PUBLIC, "main").memory_save("k1", "lisbon trip", tags=["travel"])
+print(sorted({{name.split(".")[0] for name in sys.modules}} & set({HEAVY!r})))
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]", f"imported to create a store: {result.stdout}"
 
 
 def test_no_module_level_import_of_a_heavy_module():

@@ -245,7 +245,8 @@ class MemlabStore(BaseStore):
         ``memory_save`` audit row each, as one by one; a hook's ``Denied`` refuses that run of puts whole)."""
         results: list[Result] = []
         run: list[_Saving] = []
-        for prepared in [*(_prepare(op) for op in ops), None]:
+        checked: set[tuple[str, ...]] = set()  # the namespaces of this batch checked so far
+        for prepared in [*(_prepare(op, checked) for op in ops), None]:
             if run and not (isinstance(prepared, _Saving) and prepared.joins(run[0])):
                 self._save(run)
                 results += [None] * len(run)
@@ -426,18 +427,20 @@ class MemlabStore(BaseStore):
 # -- checking an operation before anything of its batch runs -------------------------------------------
 
 
-def _prepare(op: Op) -> Any:
+def _prepare(op: Op, checked: set[tuple[str, ...]] | None = None) -> Any:
     """The checked operation, as a function of the store that runs it: everything memlab would refuse of it (its
-    namespace, key, value, query and filter) is refused here, before anything of its batch runs."""
+    namespace, key, value, query and filter) is refused here, before anything of its batch runs. ``checked``: the
+    namespaces already checked in this batch (``check_namespace``)."""
     if isinstance(op, GetOp):
         check_namespace(op.namespace)
         check_key(op.key)
         return lambda store: store._get(op)
     if isinstance(op, PutOp):
-        check_namespace(op.namespace)  # a "langgraph" root is BaseStore.put's refusal; a batch may write it
+        check_namespace(op.namespace, checked)  # a "langgraph" root is BaseStore.put's refusal; a batch may write it
         check_key(op.key)
         content = _put_content(op)
-        op = op._replace(ttl=ttls.check_minutes(op.ttl))
+        if op.ttl is not None:
+            op = op._replace(ttl=ttls.check_minutes(op.ttl))
         if op.index is not None and op.index is not False:
             op = op._replace(index=check_fields(op.index, "index"))
         return (lambda store: store._delete(op)) if content is None else _Saving(op, content)
@@ -470,14 +473,21 @@ class _Saving(NamedTuple):
         return self.op.namespace == first.op.namespace and self.op.index == first.op.index
 
 
+# json.dumps(value, ensure_ascii=False, allow_nan=False), the encoder made once rather than on every put.
+_VALUE_JSON = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+
+
 def _put_content(op: PutOp) -> str | None:
     """A put's value as memory content (JSON text), or None for a delete."""
-    if op.value is None:
+    value = op.value
+    if value is None:
         return None
-    if not isinstance(op.value, Mapping):
-        raise InvalidArgument(f"the value of {op.key!r} must be a dict, not {type(op.value).__name__}")
+    if type(value) is not dict:
+        if not isinstance(value, Mapping):
+            raise InvalidArgument(f"the value of {op.key!r} must be a dict, not {type(value).__name__}")
+        value = dict(value)
     try:
-        content = json.dumps(dict(op.value), ensure_ascii=False, allow_nan=False)
+        content = _VALUE_JSON.encode(value)
     except (TypeError, ValueError) as error:
         raise InvalidArgument(f"the value of {op.key!r} in {op.namespace!r} is not JSON: {error}") from None
     try:

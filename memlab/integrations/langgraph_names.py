@@ -29,14 +29,29 @@ from memlab.arguments import quoted
 __all__ = ["check_namespace", "check_key", "check_labels", "path", "addressable"]
 
 
-def check_namespace(namespace: Any) -> None:
+def check_namespace(namespace: Any, checked: set[tuple[str, ...]] | None = None) -> None:
     """Refuse the namespace of a get, put or delete unless it names a memlab agent exactly: its labels
     (``check_labels``) and their join must be names memlab keeps as given (``arguments.agent``), at most
     ``MAX_AGENT_CHARS`` joined.
 
+    Args:
+        namespace: the namespace given.
+        checked: the namespaces accepted so far (a batch's puts mostly share one), added to: one found there is not
+            checked again. Only tuples of exact ``str`` are kept and looked up, so no label type's own ``==``
+            decides what is skipped.
+
     Raises:
         InvalidNamespaceError: LangGraph's error for a namespace, naming what is wrong.
     """
+    plain = checked is not None and type(namespace) is tuple and all(type(label) is str for label in namespace)
+    if plain and namespace in checked:
+        return
+    _check_namespace(namespace)
+    if plain:
+        checked.add(namespace)
+
+
+def _check_namespace(namespace: Any) -> None:
     check_labels(namespace, "namespace")
     if not namespace:
         raise InvalidNamespaceError("the namespace must not be empty: it names the agent")

@@ -12,7 +12,7 @@ from memlab.records import Memory, NewVersion
 from memlab.search.analyzers import Analyzer
 from memlab.search.ranking import when_words
 from memlab.storage.chain import json_strings
-from memlab.storage.fts_tables import tag_words
+from memlab.storage.fts_tables import indexed_columns, tag_words
 from memlab.storage.label_codes import stored
 from memlab.storage.live import Latest
 from memlab.storage.seal import seal_many
@@ -26,11 +26,11 @@ __all__ = ["VersionWriter"]
 
 _TAG_WORDS_KEPT = 4_096
 _UNKNOWN = object()
-_INSERT_VERSION = (
-    "INSERT INTO memories (id, agent_id, key, content, tags, classification, version, saved_at, saved_by, source, "
-    "occurred_at, index_key, index_content, index_tags, index_source, index_when, index_tag_words, salt, commitment, "
-    f"distrust) VALUES ({', '.join('?' * 20)})"
-)
+_VERSION_COLUMNS = (
+    "id, agent_id, key, content, tags, classification, version, saved_at, saved_by, source, occurred_at, index_key, "
+    "index_content, index_tags, index_source, index_when, index_tag_words, salt, commitment, distrust"
+).split(", ")
+_INSERT_VERSION = f"INSERT INTO memories ({', '.join(_VERSION_COLUMNS)}) VALUES ({', '.join('?' * 20)})"
 
 
 class VersionWriter:
@@ -56,6 +56,8 @@ class VersionWriter:
         # its transactions (a migration fills a new file); any other change makes the storage call forget.
         self._next_id: int | None = None
         self._tag_words_of: dict[tuple[str, ...], str | None] = {}  # tags -> their one-word tags (_tag_words)
+        # Where a row holds what the FTS5 indexes read (fts_tables.indexed_columns, in their order).
+        self._indexed = [_VERSION_COLUMNS.index(column) for column in indexed_columns(analyzer)]
 
     def forget(self) -> None:
         """Drop the next id (the storage found the file changed, or a transaction rolled back)."""
@@ -72,7 +74,7 @@ class VersionWriter:
         saved_by: str,
         vectors: list[np.ndarray] | None,
         distrust: tuple[str, ...] = (),
-    ) -> tuple[list[Memory], list[str]]:
+    ) -> tuple[list[Memory], list[str], dict[int, tuple[str | None, ...]]]:
         """Insert the rows of new versions at ``label``, in the caller's write transaction, each numbered after the
         newest of its key there, as saving them one by one would.
 
@@ -87,7 +89,8 @@ class VersionWriter:
             distrust: the sources that lowered the saving session (``Memory.distrust``); empty when trusted.
 
         Returns:
-            The versions saved, and each one's digest for its audit row.
+            The versions saved, each one's digest for its audit row, and by id what the FTS5 indexes read of each
+            (``fts_tables.indexed_columns``, the values just stored: ``IndexUpkeep.refresh``'s ``texts``).
         """
         next_id = self._next_id
         if next_id is None:
@@ -134,7 +137,9 @@ class VersionWriter:
                 "INSERT INTO vectors (memory_id, model, vector) VALUES (?, ?, ?)",
                 [(row[0], self._embedder.name, vector.tobytes()) for row, vector in zip(rows, vectors, strict=True)],
             )
-        return saved, [sealed.digest for sealed in seals]
+        indexed = self._indexed
+        texts = {row[0]: tuple([row[at] for at in indexed]) for row in rows}
+        return saved, [sealed.digest for sealed in seals], texts
 
     def _tag_words(self, tags: tuple[str, ...]) -> str | None:
         """``fts_tables.tag_words`` of ``tags`` under this store's analyzer, each distinct list worked out once (the

@@ -1,7 +1,7 @@
 """The sqlite schema: tables, the append-only audit, and the version check made on open.
 
-Opening an existing store reads and checks it over the bare ``sqlite3`` connection; sqlite-utils (which imports
-pandas and numpy when it loads) is imported only to create a new store's tables.
+Opening an existing store and creating a new one use the bare ``sqlite3`` connection: no sqlite-utils (which imports
+pandas and numpy when it loads).
 """
 
 from __future__ import annotations
@@ -114,102 +114,78 @@ def earlier_schema(version: int) -> str:
 
 
 def _create(conn: sqlite3.Connection, analyzer: str, views: str) -> None:
-    import sqlite_utils  # only a new store needs it (its import loads pandas and numpy)
-
-    db = sqlite_utils.Database(conn, execute_plugins=False)
-    db["memlab_meta"].create({"name": str, "value": str}, pk="name", not_null={"value"})
-    db["memlab_meta"].insert_all(
+    """Create a new store's tables, indexes and triggers (``CREATE_TABLES`` then ``TRIGGERS``) and its meta rows."""
+    for sql in CREATE_TABLES:
+        conn.execute(sql)
+    conn.executemany(
+        "INSERT INTO memlab_meta (name, value) VALUES (?, ?)",
         [
-            {"name": "format", "value": FORMAT},
-            {"name": "schema_version", "value": str(SCHEMA_VERSION)},
-            {"name": "analyzer", "value": analyzer},
-            {"name": "views", "value": views},
-            {"name": "chain_genesis", "value": genesis()},
-        ]
+            ("format", FORMAT),
+            ("schema_version", str(SCHEMA_VERSION)),
+            ("analyzer", analyzer),
+            ("views", views),
+            ("chain_genesis", genesis()),
+        ],
     )
+    create_vectors(conn)
+    for name, sql in TRIGGERS.items():
+        conn.execute(f"CREATE TRIGGER {name} {sql}")
+
+
+def _table(name: str, columns: str) -> str:
+    """``CREATE TABLE`` written as sqlite-utils wrote it when it created memlab's tables: files created before and
+    after keep one schema text (``sqlite_master``), byte for byte."""
+    return f'CREATE TABLE "{name}" (\n' + ",\n".join(f"   {column}" for column in columns.split("; ")) + "\n)"
+
+
+# Written out as SQL: sqlite-utils, which created them until a new store's first save had to import it (and pandas
+# and numpy with it, a quarter of a second), wrote exactly this text.
+CREATE_TABLES = (
+    _table("memlab_meta", '"name" TEXT PRIMARY KEY; "value" TEXT NOT NULL'),
     # indexed_levels: bit mask of the levels whose FTS5 index is kept (those that ever had a save).
-    db["agents"].create(
-        {"id": int, "name": str, "indexed_levels": int}, pk="id", not_null={"name"}, defaults={"indexed_levels": 0}
-    )
-    db["agents"].create_index(["name"], unique=True)
-    db["sessions"].create(
-        # floor: the least trusted grade the session reads (NULL: every grade).
-        {"id": str, "agent": str, "taint": str, "created_at": str, "floor": str},
-        pk="id",
-        not_null={"agent", "taint", "created_at"},
-    )
-    db["taint_events"].create(
-        {"id": int, "session_id": str, "at": str, "from_level": str, "to_level": str, "reason": str},
-        pk="id",
-        not_null={"session_id", "at", "from_level", "to_level"},
-        foreign_keys=[("session_id", "sessions", "id")],
-    )
-    db["memories"].create(
-        {
-            "id": int,
-            "agent_id": int,
-            "key": str,
-            "content": str,
-            "tags": str,
-            "classification": int,
-            "version": int,
-            "saved_at": str,
-            "saved_by": str,
-            "deleted_at": str,
-            "deleted_by": str,
-            # Context the host gave: the message(s) the memory came from, and when it happened (ISO 8601).
-            "source": str,
-            "occurred_at": str,
-            # What a pre-stemmed analyzer indexes instead of key, content, tags and source (NULL otherwise).
-            "index_key": str,
-            "index_content": str,
-            "index_tags": str,
-            "index_source": str,
-            # occurred_at written out as words (memlab.search.ranking.when_words; pre-stemmed if the analyzer is).
-            "index_when": str,
-            # The tags that are one word each, lower-cased (pre-stemmed if the analyzer is): the tag boost's column.
-            "index_tag_words": str,
-            # HMAC-SHA256(salt, content ‖ tags ‖ context): binds a version to the audit chain (memlab.storage.seal).
-            "salt": bytes,
-            "commitment": str,
-            "purged_at": str,
-            # The sources the host named when it lowered the saving session (a JSON array; NULL when trusted).
-            "distrust": str,
-        },
-        pk="id",
-        not_null={"agent_id", "key", "content", "tags", "classification", "version", "saved_at", "saved_by"},
-        foreign_keys=[("agent_id", "agents", "id")],
-    )
-    db["memories"].create_index(["agent_id", "key", "classification", "version"], unique=True)
+    _table("agents", '"id" INTEGER PRIMARY KEY; "name" TEXT NOT NULL; "indexed_levels" INTEGER DEFAULT 0'),
+    'CREATE UNIQUE INDEX "idx_agents_name"\n    ON "agents" ("name")',
+    # floor: the least trusted grade the session reads (NULL: every grade).
+    _table(
+        "sessions",
+        '"id" TEXT PRIMARY KEY; "agent" TEXT NOT NULL; "taint" TEXT NOT NULL; "created_at" TEXT NOT NULL; "floor" TEXT',
+    ),
+    _table(
+        "taint_events",
+        '"id" INTEGER PRIMARY KEY; "session_id" TEXT NOT NULL REFERENCES "sessions"("id"); "at" TEXT NOT NULL; '
+        '"from_level" TEXT NOT NULL; "to_level" TEXT NOT NULL; "reason" TEXT',
+    ),
+    _table(
+        "memories",
+        '"id" INTEGER PRIMARY KEY; "agent_id" INTEGER NOT NULL REFERENCES "agents"("id"); "key" TEXT NOT NULL; '
+        '"content" TEXT NOT NULL; "tags" TEXT NOT NULL; "classification" INTEGER NOT NULL; "version" INTEGER NOT NULL; '
+        '"saved_at" TEXT NOT NULL; "saved_by" TEXT NOT NULL; "deleted_at" TEXT; "deleted_by" TEXT; '
+        # Context the host gave: the message(s) the memory came from, and when it happened (ISO 8601).
+        '"source" TEXT; "occurred_at" TEXT; '
+        # What a pre-stemmed analyzer indexes instead of key, content, tags and source (NULL otherwise);
+        # occurred_at written out as words (memlab.search.ranking.when_words; pre-stemmed if the analyzer is);
+        # the tags that are one word each, lower-cased (pre-stemmed if the analyzer is): the tag boost's column.
+        '"index_key" TEXT; "index_content" TEXT; "index_tags" TEXT; "index_source" TEXT; "index_when" TEXT; '
+        '"index_tag_words" TEXT; '
+        # HMAC-SHA256(salt, content ‖ tags ‖ context): binds a version to the audit chain (memlab.storage.seal).
+        '"salt" BLOB; "commitment" TEXT; "purged_at" TEXT; '
+        # The sources the host named when it lowered the saving session (a JSON array; NULL when trusted).
+        '"distrust" TEXT',
+    ),
+    'CREATE UNIQUE INDEX "idx_memories_agent_id_key_classification_version"\n'
+    '    ON "memories" ("agent_id", "key", "classification", "version")',
     # The effective view, materialised: for each agent and taint T, the version a session at T sees.
     # A key's rows for the four taints share one page: a save touches them together.
-    db.execute(
-        "CREATE TABLE effective (agent_id INTEGER NOT NULL, key TEXT NOT NULL, taint INTEGER NOT NULL, "
-        "memory_id INTEGER NOT NULL, PRIMARY KEY (agent_id, key, taint)) WITHOUT ROWID"
-    )
-    db["audit"].create(
-        {
-            "seq": int,
-            "at": str,
-            "session_id": str,
-            "agent": str,
-            "taint": str,
-            "tool": str,
-            "key": str,
-            "query": str,
-            "outcome": str,
-            "records": str,
-            "notes": str,
-            "message": str,
-            "digest": str,
-            "hash": str,
-        },
-        pk="seq",
-        not_null={"at", "session_id", "agent", "taint", "tool", "outcome", "hash"},
-    )
-    create_vectors(db)
-    for name, sql in TRIGGERS.items():
-        db.execute(f"CREATE TRIGGER {name} {sql}")
+    "CREATE TABLE effective (agent_id INTEGER NOT NULL, key TEXT NOT NULL, taint INTEGER NOT NULL, "
+    "memory_id INTEGER NOT NULL, PRIMARY KEY (agent_id, key, taint)) WITHOUT ROWID",
+    _table(
+        "audit",
+        '"seq" INTEGER PRIMARY KEY; "at" TEXT NOT NULL; "session_id" TEXT NOT NULL; "agent" TEXT NOT NULL; '
+        '"taint" TEXT NOT NULL; "tool" TEXT NOT NULL; "key" TEXT; "query" TEXT; "outcome" TEXT NOT NULL; '
+        '"records" TEXT; "notes" TEXT; "message" TEXT; "digest" TEXT; "hash" TEXT NOT NULL',
+    ),
+)
+"""The tables and indexes of a new store but ``vectors`` (``create_vectors``, which an upgrade adds too)."""
 
 
 def create_vectors(db: sqlite3.Connection) -> None:

@@ -277,10 +277,10 @@ class SqliteStorage:
             keys = list(dict.fromkeys(version.key for version in versions))
             newest = latest(self.conn, agent_id, keys)
             before = live_versions(newest)
-            saved, digests = self._versions.insert(
+            saved, digests, texts = self._versions.insert(
                 agent, agent_id, label, versions, newest, saved_by=saved_by, vectors=vectors, distrust=distrust
             )
-            self._indexes.refresh(agent_id, keys, before, live_versions(newest), indexed, changed=label)
+            self._indexes.refresh(agent_id, keys, before, live_versions(newest), indexed, changed=label, texts=texts)
             self._audit.append([audit(memory) for memory in saved], digests)
         return saved
 
