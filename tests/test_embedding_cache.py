@@ -313,3 +313,62 @@ print(json.dumps("onnxruntime" in sys.modules))
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[-1]) is False
     assert dense.MiniLM().embed(["a cat sat"]).shape == (1, 384)  # and a text not cached loads it
+
+
+class Roles(WordsEmbedder):
+    """A model with a query role: a query's vector is another than the same text's stored vector."""
+
+    name = "test-roles"
+
+    def embed_query(self, texts):
+        return np.ascontiguousarray(np.flip(self.embed(texts), axis=1))
+
+
+class Refusing(Roles):
+    fingerprint = fingerprint(Roles()).split("@", 1)[1]
+
+    def embed(self, texts):
+        raise AssertionError("the cache should have answered")
+
+    embed_query = embed
+
+
+def test_queries_are_cached_apart_from_memories_when_the_model_has_roles(tmp_path):
+    first = cached(Roles(), tmp_path)
+    stored, asked = first.embed(TEXTS), first.embed_query(TEXTS)
+    assert np.array_equal(stored, Roles().embed(TEXTS)) and np.array_equal(asked, Roles().embed_query(TEXTS))
+    again = Cached(Refusing(), EmbeddingCache(tmp_path))
+    assert np.array_equal(again.embed(TEXTS), stored) and np.array_equal(again.embed_query(TEXTS), asked)
+    # Guards: one key for both roles (a query served the stored vector of the same text, or the reverse).
+
+
+def test_a_model_without_roles_embeds_a_query_once_for_both(tmp_path):
+    counting = Counting(WordsEmbedder())
+    both = Cached(counting, EmbeddingCache(tmp_path))
+    assert np.array_equal(both.embed_query(TEXTS), both.embed(TEXTS))
+    assert counting.embedded == 3
+
+
+def test_only_minilm_reads_the_shipped_warm_vectors(tmp_path):
+    """LoCoMo's warm file is MiniLM's: another model's rows do not open it (nor warn that it is another's)."""
+    from memlab.eval.runner import cached_embedder
+
+    assert [layer.path for layer in cached_embedder("minilm", tmp_path).warm] == list(WARM)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        e5 = cached_embedder("e5-small", tmp_path)
+        assert e5.warm == [] and e5.embed(["a cat sat"]).shape == (1, 384)
+
+
+def test_a_second_eval_of_the_e5_rows_embeds_nothing(tmp_path, monkeypatch):
+    """The optional rows through the cache: memories and queries (each in its role) embedded once."""
+    collection = load_trec("tests/fixtures/trec-tiny")
+    first = run(collection, rows=["dense-e5", "hybrid-e5"], progress=False, workers=1, cache=tmp_path)
+
+    def refuse(self, texts, *, query):
+        raise AssertionError("the second run embedded")
+
+    monkeypatch.setattr(dense.E5Small, "_model", refuse)
+    second = run(collection, rows=["dense-e5", "hybrid-e5"], progress=False, workers=1, cache=tmp_path)
+    assert second.per_query.equals(first.per_query)
+    assert first.summary.loc["dense-e5", "S@10"] > 0

@@ -244,7 +244,7 @@ def test_the_cached_results_the_notebook_shows_equal_a_fresh_run(locomo_all):
 def test_rows_that_cannot_run_here_are_skipped_with_the_reason(monkeypatch, tiny):
     from memlab.search import dense
 
-    monkeypatch.setattr(dense, "missing", lambda: ["onnxruntime"])
+    monkeypatch.setattr(dense, "missing", lambda name="minilm": ["onnxruntime"])
     results = run(tiny, rows=["porter", "hybrid", "memlab"], progress=False, workers=1)
     assert list(results.summary.index) == ["porter", "memlab"]
     assert results.skipped == {"hybrid": "needs onnxruntime (pip install 'memlab[dense]')"}

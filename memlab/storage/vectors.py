@@ -16,6 +16,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, NamedTuple
 
 from memlab.errors import SchemaError
+from memlab.search.dense import query_vectors
 from memlab.search.fusion import contributions
 from memlab.search.ranking import Ranking
 from memlab.storage.lexical import Ranked
@@ -66,13 +67,13 @@ class VectorSearch:
             ranking: the ranking that asks for it.
 
         Returns:
-            The embedder's vector of it.
+            The embedder's vector of it, embedded as a query (``memlab.search.dense.query_vectors``).
 
         Raises:
             InvalidArgument: the store has no embedder (``Ranking.require_embedder``).
         """
         ranking.require_embedder(self._embedder)
-        return self._embedder.embed([query])[0]
+        return query_vectors(self._embedder, [query])[0]
 
     def stored(self, contents: list[str]) -> list[np.ndarray] | None:
         """The vectors each of ``contents`` is saved with (``dense.stored_vectors``); None without an embedder."""
