@@ -27,9 +27,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bench_store import Corpus, RawStore, Row, environment, interleaved, print_table, ratio_row  # noqa: E402
+from bench_store import Corpus, Row, environment, interleaved, loaded, print_table, ratio_row, searching  # noqa: E402
 
-from memlab import MemoryStore, Ranking  # noqa: E402
+from memlab import Ranking  # noqa: E402
 
 DIMENSIONS = 384
 BEFORE = Ranking(dense=0.75, fusion_k=1.0)  # the third wave's hybrid
@@ -51,27 +51,14 @@ class HashedEmbedder:
 
 
 def bench(corpus: Corpus, size: int, queries: list[str], workdir: Path) -> list[Row]:
-    notes = list(corpus.notes(0, size))
-    raw = RawStore(workdir / f"raw-{size}.db")
-    raw.load(notes)
-    store = MemoryStore(workdir / f"memlab-{size}", embedder=HashedEmbedder())
-    session = store.session()
-    session.memory_save_many({"key": note.key, "content": note.content, "tags": list(note.tags)} for note in notes)
-
-    def under(ranking: Ranking):
-        def search(query: str) -> object:
-            store.ranking = ranking
-            return session.memory_search(query)
-
-        return search
-
+    raw, store, session = loaded(corpus, size, workdir, embedder=HashedEmbedder())
     for ranking in (Ranking(), BEFORE, Ranking.hybrid()):  # the first search builds the view's matrix
-        under(ranking)(queries[0])
+        searching(store, session, ranking)(queries[0])
     timings = interleaved(
         {
-            "fts5": under(Ranking()),
-            "before": under(BEFORE),
-            "now": under(Ranking.hybrid()),
+            "fts5": searching(store, session, Ranking()),
+            "before": searching(store, session, BEFORE),
+            "now": searching(store, session, Ranking.hybrid()),
             "raw": lambda query: raw.search(query, limit=100),
         },
         queries,

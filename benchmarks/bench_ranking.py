@@ -38,7 +38,17 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bench_store import TAGS, Corpus, RawStore, Row, environment, interleaved, print_table, ratio_row  # noqa: E402
+from bench_store import (  # noqa: E402
+    TAGS,
+    Corpus,
+    Row,
+    environment,
+    interleaved,
+    loaded,
+    print_table,
+    ratio_row,
+    searching,
+)
 
 from memlab import MemoryStore, Ranking  # noqa: E402
 
@@ -46,21 +56,15 @@ DIMENSIONS = 384
 
 
 def bench_search(corpus: Corpus, size: int, queries: list[str], workdir: Path) -> list[Row]:
-    notes = list(corpus.notes(0, size))
-    raw = RawStore(workdir / f"raw-{size}.db")
-    raw.load(notes)
-    store = MemoryStore(workdir / f"memlab-{size}")
-    session = store.session()
-    session.memory_save_many({"key": note.key, "content": note.content, "tags": list(note.tags)} for note in notes)
-
-    def under(ranking: Ranking):
-        def search(query: str) -> object:
-            store.ranking = ranking
-            return session.memory_search(query)
-
-        return search
-
-    timings = interleaved({"plain": under(Ranking.plain()), "default": under(Ranking()), "raw": raw.search}, queries)
+    raw, store, session = loaded(corpus, size, workdir)
+    timings = interleaved(
+        {
+            "plain": searching(store, session, Ranking.plain()),
+            "default": searching(store, session, Ranking()),
+            "raw": raw.search,
+        },
+        queries,
+    )
     store.close()
     raw.close()
     plain, default, baseline = timings["plain"], timings["default"], timings["raw"]

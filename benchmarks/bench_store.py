@@ -234,6 +234,29 @@ class Timings:
         return len(self.samples) / sum(self.samples)
 
 
+def loaded(corpus: Corpus, size: int, workdir: Path, **options: Any) -> tuple[RawStore, MemoryStore, Session]:
+    """The corpus's first ``size`` notes in raw sqlite3 and in a memlab store (``options``: ``MemoryStore``'s), saved
+    by one PUBLIC session with ``memory_save_many``: the raw store, the memlab store and that session."""
+    notes = list(corpus.notes(0, size))
+    raw = RawStore(workdir / f"raw-{size}.db")
+    raw.load(notes)
+    store = MemoryStore(workdir / f"memlab-{size}", **options)
+    session = store.session()
+    session.memory_save_many({"key": note.key, "content": note.content, "tags": list(note.tags)} for note in notes)
+    return raw, store, session
+
+
+def searching(store: MemoryStore, session: Session, ranking: Any) -> Callable[[str], object]:
+    """A search of ``session`` under ``ranking``, set on ``store`` before each call (so calls under several rankings
+    can be timed interleaved)."""
+
+    def search(query: str) -> object:
+        store.ranking = ranking
+        return session.memory_search(query)
+
+    return search
+
+
 def interleaved(calls: dict[str, Callable[[Any], object]], items: Sequence[Any]) -> dict[str, Timings]:
     """Time every call on every item, alternating the calls item by item (the order rotates each item)."""
     names = list(calls)
