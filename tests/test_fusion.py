@@ -175,3 +175,10 @@ def test_with_no_fts5_match_the_dense_ranking_stands_alone():
     assert [(item.key, item.score) for item in fused] == expected
     fused = fuse([], ranked("x y"), RRF)
     assert [(item.key, item.score) for item in fused] == [("x", 0.75 / 2), ("y", 0.75 / 3)]
+
+
+def test_a_key_ranked_twice_counts_where_it_first_ranks():
+    # Guards: _first keeping a repeated key at its later place or with its later score.
+    fused = contributions([("a", 3.0), ("b", 2.0), ("a", 1.0)], [], Ranking.hybrid())
+    assert list(fused) == ["a", "b"] and fused["a"][0] == 2.0  # z +1 above the lowest, -1
+    assert list(contributions([("a", 3.0), ("b", 2.0), ("a", 1.0)], [], RRF)) == ["a", "b"]

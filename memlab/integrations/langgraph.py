@@ -88,14 +88,11 @@ class MemlabStore(BaseStore):
 
     ``index`` turns on semantic search: the store's vectors are made by ``langgraph_index.IndexEmbedder`` (LangGraph's
     ``dims``, ``embed`` and ``fields``) and a query is ranked by the memlab store's ranking, which must use them:
-    ``Ranking.dense_only()`` when this store opens the memlab store itself, whose score is the cosine similarity as in
-    LangGraph (a fused score, ``Ranking.hybrid()``'s, is made of scores standardized within one namespace's rankings:
-    it orders one namespace well, but merges namespaces by how far each hit stands out, not by how near it is). An
-    item is ranked by its best field's vector; one without a vector (``index=False``) comes after the ranked ones,
-    unscored, where the page has room (one more ``memory_list`` of its namespace), as in LangGraph's
-    ``InMemoryStore``. ``ttl`` and ``put(..., ttl=)`` are LangGraph's, in minutes, by the memlab store's clock
-    (``langgraph_ttl``): an expired item leaves every view at once, a read refreshes it where asked, and ``sweep_ttl``
-    purges expired items as the auditor.
+    ``Ranking.dense_only()`` when this store opens the memlab store itself (the cosine similarity, as in LangGraph; a
+    fused score is standardized within one namespace, docs/agents-and-mcp.md). An item ranks by its best field's
+    vector; one without a vector (``index=False``) comes after the ranked ones, unscored, where the page has room.
+    ``ttl`` and ``put(..., ttl=)`` are LangGraph's, in minutes, by the memlab store's clock (``langgraph_ttl``): an
+    expired item leaves every view at once, a read refreshes it where asked, and ``sweep_ttl`` purges as the auditor.
 
     Integrity is one low-water mark for the whole store, as the taint is one label: it starts at ``integrity``
     (and ``taint``'s ``@untrusted``), and goes down when the host says the graph was fed untrusted content
@@ -111,8 +108,7 @@ class MemlabStore(BaseStore):
     (``InvalidNamespaceError``, ``memlab.integrations.langgraph_names``); a key memlab would refuse or keep
     otherwise (NFC), a value that is not a JSON object or whose JSON is over the content limit, a query over its
     limit, an unknown filter operator, a ``ttl`` that is not minutes above 0 or an ``index`` that is not fields
-    (``InvalidArgument``). Only a hook's ``Denied``
-    comes from the call itself, audited, with nothing of that op written.
+    (``InvalidArgument``). Only a hook's ``Denied`` comes from the call itself, audited, with nothing written.
 
     Examples:
         >>> from memlab import MemoryStore

@@ -14,9 +14,8 @@ ranking's confident first memories lead; where the model is weak (short chat tur
 top, and FTS5's sharp matches lead. The weights were chosen on the project's own collections (LoCoMo's halves,
 ``locomo-topical``, ``locomo-turns``, ``preferences``: docs/relevance-lab.md), nowhere else.
 
-``fusion_k > 0`` is the third wave's rule, kept for comparison and for ranking files tuned under it: reciprocal rank
-fusion ``lexical / (k + rank) + dense * agreement / (k + rank')``, the dense weight scaled by its agreement with FTS5
-(``agreement``).
+``fusion_k > 0`` is reciprocal rank fusion, ``lexical / (k + rank) + dense * agreement / (k + rank')``, the dense
+weight scaled by its agreement with FTS5 (``agreement``): a ranking file that sets it ranks by ranks alone.
 
 Both read nothing but the two rankings, which are of the session's effective view: a fused score, and which ranking
 carried it, depends on nothing the session cannot see (tests/test_noninterference.py).
@@ -63,22 +62,13 @@ def contributions(lexical: Scored, dense: Scored, ranking: Ranking) -> dict[str,
     lexical, dense = _first(lexical), _first(dense)
     if ranking.fusion_k > 0:
         weight = ranking.dense * agreement(lexical, dense, ranking.fusion_k)
-        parts = {
-            "lexical": _reciprocal(lexical, ranking.lexical, ranking.fusion_k),
-            "dense": _reciprocal(dense, weight, ranking.fusion_k),
-        }
-        missing = {"lexical": 0.0, "dense": 0.0}
+        lexical_part = _reciprocal(lexical, ranking.lexical, ranking.fusion_k)
+        dense_part = _reciprocal(dense, weight, ranking.fusion_k)
     else:
-        (lexical_z, lexical_floor), (dense_z, dense_floor) = standardized(lexical), standardized(dense)
-        parts = {
-            "lexical": {key: ranking.lexical * (z - lexical_floor) for key, z in lexical_z.items()},
-            "dense": {key: ranking.dense * (z - dense_floor) for key, z in dense_z.items()},
-        }
-        missing = {"lexical": 0.0, "dense": 0.0}
-    keys = dict.fromkeys([*(key for key, _ in lexical), *(key for key, _ in dense)])
-    split = {
-        key: (parts["lexical"].get(key, missing["lexical"]), parts["dense"].get(key, missing["dense"])) for key in keys
-    }
+        lexical_part, dense_part = _above_lowest(lexical, ranking.lexical), _above_lowest(dense, ranking.dense)
+    # A key a ranking did not return gets nothing from it, under either rule.
+    keys = dict.fromkeys([*lexical_part, *dense_part])
+    split = {key: (lexical_part.get(key, 0.0), dense_part.get(key, 0.0)) for key in keys}
     order = sorted(split, key=lambda key: -sum(split[key]))  # stable: first seen first among equals
     return {key: split[key] for key in order}
 
@@ -129,7 +119,16 @@ def carried(fused: dict[str, tuple[float, float]]) -> str | None:
 
 def _first(ranked: Scored) -> list[tuple[str, float]]:
     """A ranking with each key once, where it first ranks."""
-    return list({key: (key, score) for key, score in reversed(ranked)}.values())[::-1]
+    first: dict[str, float] = {}
+    for key, score in ranked:
+        first.setdefault(key, score)
+    return list(first.items())
+
+
+def _above_lowest(ranked: Scored, weight: float) -> dict[str, float]:
+    """Each key's z-score (``standardized``) above the ranking's lowest, times ``weight``."""
+    z, lowest = standardized(ranked)
+    return {key: weight * (value - lowest) for key, value in z.items()}
 
 
 def _reciprocal(ranked: Scored, weight: float, k: float) -> dict[str, float]:

@@ -88,8 +88,7 @@ class Ranking:
         fusion_k: how the two are fused (``memlab.search.fusion``): 0 (the default), standardized scores,
             ``lexical * (z - lowest) + dense * (z' - lowest')`` with each ranking's scores made z-scores over that
             ranking, so each weighs by how far its first scores stand out on this query; above 0, reciprocal rank
-            fusion with that k,
-            ``lexical / (k + rank) + dense * agreement / (k + rank')`` (the third wave's rule).
+            fusion with that k, ``lexical / (k + rank) + dense * agreement / (k + rank')``.
         untrusted: the trust-demoted ranking's factor, in ``(0, 1]``: an untrusted version's final score is
             multiplied by it (divided, when negative: moved towards worse either way) before the results are cut,
             so an attacker's memory must out-score a trusted one by that factor to rank above it. 1 (the default)
