@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, NamedTuple
 
 from memlab.errors import SchemaError
-from memlab.search.dense import query_vectors
+from memlab.search.dense import query_vectors, stored_vectors
 from memlab.search.fusion import contributions
 from memlab.search.ranking import Ranking
 from memlab.storage.lexical import Ranked
@@ -60,7 +60,7 @@ class VectorSearch:
         self._vector_views: OrderedDict[tuple[int, int | str, str], tuple[tuple[int, int], _VectorView]] = OrderedDict()
 
     def query_vector(self, query: str, ranking: Ranking) -> np.ndarray:
-        """The vector of ``query`` (``Embedder.embed``: a ``FieldEmbedder`` embeds it as a query).
+        """The vector of ``query``.
 
         Args:
             query: the query as asked.
@@ -77,8 +77,6 @@ class VectorSearch:
 
     def stored(self, contents: list[str]) -> list[np.ndarray] | None:
         """The vectors each of ``contents`` is saved with (``dense.stored_vectors``); None without an embedder."""
-        from memlab.search.dense import stored_vectors
-
         return None if self._embedder is None else stored_vectors(self._embedder, contents)
 
     def backfill(self, agent_id: int | None, write: Callable[[], AbstractContextManager[None]]) -> None:
